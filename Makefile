@@ -1,0 +1,134 @@
+# hookit: the one entry point.
+#   make            build everything into build/
+#   make check      build and run every test; ends with "N passed, N failed"
+#   make demo       profile the bundled example and print its call tree
+#   make bench      benchmarks, side by side (never part of make check)
+#   make install    PREFIX=/usr/local DESTDIR=
+#   make deps       install missing Debian packages
+
+PREFIX  ?= /usr/local
+DESTDIR ?=
+VERSION := 0.1.0
+
+CC      ?= gcc
+B       := build
+O       := $(B)/obj
+
+WARN    := -Wall -Wextra -Wno-unused-parameter -Wshadow -Wstrict-prototypes
+CFLAGS  ?= -O2 -g
+ALL_CFLAGS = -std=gnu11 $(WARN) $(CFLAGS) -fPIC -fvisibility=hidden \
+             -fno-instrument-functions -Iinclude -I. -DHOOKIT_VERSION='"$(VERSION)"'
+# SANITIZE=address,undefined builds the libraries and tools with sanitizers.
+ifneq ($(SANITIZE),)
+ALL_CFLAGS += -fsanitize=$(SANITIZE) -fno-omit-frame-pointer
+SAN_LDFLAGS := -fsanitize=$(SANITIZE)
+endif
+LDFLAGS ?=
+ALL_LDFLAGS = $(LDFLAGS) $(SAN_LDFLAGS)
+
+# ---- components ------------------------------------------------------------
+LIFECYCLE_SRC := $(wildcard lifecycle/*.c)
+HOOKIT_SRC    := $(wildcard hookit/*.c)
+A2N_SRC       := $(wildcard a2n/*.c)
+PROFILE_SRC   := $(wildcard profile/*.c)
+TOOLS_SRC     := $(wildcard tools/*.c)
+PLUGINS       := $(notdir $(wildcard profiler/*))
+
+obj = $(patsubst %.c,$(O)/%.o,$(1))
+
+LIBHOOKIT_SO := $(B)/lib/libhookit.so
+LIBHOOKIT_A  := $(B)/lib/libhookit.a
+LIBA2N_A     := $(B)/lib/liba2n.a
+LIBPROFILE_A := $(O)/libprofile.a
+PLUGIN_SOS   := $(foreach p,$(PLUGINS),$(B)/lib/hookit/lib$(p).so)
+HOOKIT_BIN   := $(B)/bin/hookit
+
+.PHONY: all check demo bench install uninstall deps clean
+all: $(LIBHOOKIT_SO) $(LIBHOOKIT_A) $(LIBA2N_A) $(PLUGIN_SOS) $(HOOKIT_BIN) examples
+
+$(O)/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -MMD -MP -c $< -o $@
+
+-include $(shell find $(O) -name '*.d' 2>/dev/null)
+
+# libhookit: hooks + lifecycle.  Never links libbfd (see design.md).
+$(LIBHOOKIT_SO): $(call obj,$(HOOKIT_SRC) $(LIFECYCLE_SRC))
+	@mkdir -p $(dir $@)
+	$(CC) -shared -Wl,-soname,libhookit.so -Wl,-z,nodelete $(ALL_LDFLAGS) -o $@ $^ -ldl -lpthread
+
+$(LIBHOOKIT_A): $(call obj,$(HOOKIT_SRC) $(LIFECYCLE_SRC))
+	@mkdir -p $(dir $@)
+	rm -f $@ && ar rcs $@ $^
+
+$(LIBA2N_A): $(call obj,$(A2N_SRC))
+	@mkdir -p $(dir $@)
+	rm -f $@ && ar rcs $@ $^
+
+$(LIBPROFILE_A): $(call obj,$(PROFILE_SRC))
+	@mkdir -p $(dir $@)
+	rm -f $@ && ar rcs $@ $^
+
+# Each folder profiler/NAME becomes the plugin lib/hookit/libNAME.so.
+.SECONDEXPANSION:
+$(B)/lib/hookit/lib%.so: $$(call obj,$$(wildcard profiler/%/*.c)) $(LIBA2N_A) $(LIBPROFILE_A)
+	@mkdir -p $(dir $@)
+	$(CC) -shared $(ALL_LDFLAGS) -o $@ $(filter %.o,$^) $(LIBPROFILE_A) $(LIBA2N_A) -lbfd -lz -ldl -lpthread
+
+$(HOOKIT_BIN): $(call obj,$(TOOLS_SRC)) $(LIBPROFILE_A) $(LIBA2N_A)
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_LDFLAGS) -o $@ $(filter %.o,$^) $(LIBPROFILE_A) $(LIBA2N_A) -lbfd -lz -ldl -lm
+
+# ---- examples ----------------------------------------------------------------
+EXAMPLE_APP := $(B)/examples/primes
+.PHONY: examples
+examples: $(EXAMPLE_APP) $(B)/examples/libcount.so
+
+$(EXAMPLE_APP): examples/primes.c $(LIBHOOKIT_SO)
+	@mkdir -p $(dir $@)
+	$(CC) -O1 -g -finstrument-functions -Iinclude -o $@ $< -L$(B)/lib -lhookit -Wl,-rpath,'$$ORIGIN/../lib'
+
+$(B)/examples/libcount.so: examples/count_plugin.c include/hookit/profiler.h
+	@mkdir -p $(dir $@)
+	$(CC) -std=gnu11 -O2 -g -Wall -fPIC -shared -Iinclude -o $@ $<
+
+demo: deps all
+	@echo "== running $(EXAMPLE_APP) (built with -finstrument-functions -lhookit)"
+	@rm -rf $(B)/demo && mkdir -p $(B)/demo
+	cd $(B)/demo && HOOKIT_OUTPUT=. ../examples/primes 20000
+	$(HOOKIT_BIN) report $(B)/demo/hookit.primes.*.prof
+
+# ---- tests -------------------------------------------------------------------
+check: deps all
+	@python3 tests/run $(if $(TESTS),$(TESTS),)
+
+bench: all
+	@bench/run
+
+# ---- install -----------------------------------------------------------------
+install: all
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib/hookit \
+	  $(DESTDIR)$(PREFIX)/include/hookit $(DESTDIR)$(PREFIX)/lib/pkgconfig \
+	  $(DESTDIR)$(PREFIX)/share/man/man1
+	install -m 755 $(HOOKIT_BIN) $(DESTDIR)$(PREFIX)/bin/hookit
+	install -m 755 $(LIBHOOKIT_SO) $(DESTDIR)$(PREFIX)/lib/libhookit.so
+	install -m 644 $(LIBHOOKIT_A) $(LIBA2N_A) $(DESTDIR)$(PREFIX)/lib/
+	install -m 755 $(PLUGIN_SOS) $(DESTDIR)$(PREFIX)/lib/hookit/
+	install -m 644 include/hookit/*.h $(DESTDIR)$(PREFIX)/include/hookit/
+	test ! -f include/monitor.h || install -m 644 include/monitor.h $(DESTDIR)$(PREFIX)/include/
+	sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@VERSION@|$(VERSION)|g' hookit.pc.in \
+	  > $(DESTDIR)$(PREFIX)/lib/pkgconfig/hookit.pc
+	install -m 644 docs/hookit.1 $(DESTDIR)$(PREFIX)/share/man/man1/hookit.1
+
+uninstall:
+	rm -rf $(DESTDIR)$(PREFIX)/bin/hookit $(DESTDIR)$(PREFIX)/lib/libhookit.* \
+	  $(DESTDIR)$(PREFIX)/lib/liba2n.a $(DESTDIR)$(PREFIX)/lib/hookit \
+	  $(DESTDIR)$(PREFIX)/include/hookit $(DESTDIR)$(PREFIX)/lib/pkgconfig/hookit.pc \
+	  $(DESTDIR)$(PREFIX)/share/man/man1/hookit.1
+
+# ---- dependencies ------------------------------------------------------------
+deps:
+	@tools/deps.sh
+
+clean:
+	rm -rf $(B)

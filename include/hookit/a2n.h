@@ -1,0 +1,82 @@
+/*
+ * A2N: address to name.
+ *
+ * A process is a list of modules (from /proc/PID/maps); a module is an object
+ * file mapped at a load bias; its symbols come from libbfd (.symtab, else
+ * .dynsym), are loaded the first time an address in it is looked up, and are
+ * searched by binary search.  C++ names are demangled.
+ *
+ * Modules that disappear from the maps on a reload are kept (marked unmapped)
+ * so addresses recorded while they were mapped still resolve; a lookup
+ * prefers a module that is mapped now.
+ *
+ * Fallback names, so every address gets a name:
+ *   vdso:       module "[vdso]",    function "[vdso]+0xOFF" (or the vdso symbol)
+ *   anonymous:  module "[anon]",    function "[anon]+0xADDR"
+ *   no module:  module "[unknown]", function "0xADDR"
+ *   in a module but no symbol covers it: function "MODULE+0xOFF"
+ *
+ * Not thread-safe: one caller at a time per struct a2n.
+ */
+#ifndef HOOKIT_A2N_H
+#define HOOKIT_A2N_H
+
+#include <stdint.h>
+#include <sys/types.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+struct a2n;
+
+/* One mapping line of /proc/PID/maps. */
+struct a2n_map {
+    uint64_t start, end, file_offset;
+    char perms[5];              /* "r-xp" */
+    uint64_t inode;
+    char path[4096];            /* "" for anonymous */
+};
+
+/* Parse one line of /proc/PID/maps (without or with its newline).
+ * Returns 0 on success, -1 if the line is malformed. */
+int a2n_parse_maps_line(const char *line, struct a2n_map *out);
+
+/* Open the address space of pid (0 = this process) and read its maps.
+ * Returns NULL with errno set on failure. */
+struct a2n *a2n_open(pid_t pid);
+void a2n_close(struct a2n *a2n);
+
+/* Re-read the maps: new modules are added, vanished ones are kept as
+ * unmapped.  Called by the lifecycle layer after dlopen/dlclose.
+ * A failed lookup also triggers one reload.  Returns 0 or -1. */
+int a2n_reload(struct a2n *a2n);
+
+#define A2N_FOUND_MODULE   0x1  /* the address is inside a known module */
+#define A2N_FOUND_SYMBOL   0x2  /* a symbol covers it */
+#define A2N_FOUND_LINE     0x4  /* file and line are known (debug info) */
+
+struct a2n_result {
+    int flags;                  /* A2N_FOUND_* */
+    const char *module;         /* base name: "libc.so.6", "app", "[vdso]" */
+    const char *module_path;    /* full path, or the bracketed name */
+    const char *function;       /* demangled name, or a fallback (see above) */
+    const char *file;           /* source file, or NULL */
+    unsigned line;              /* source line, or 0 */
+    uint64_t symbol_addr;       /* run-time address of the symbol's start, or 0 */
+    uint64_t module_offset;     /* address - module load bias */
+};
+
+/* Resolve addr.  The strings stay valid until a2n_close.  want_lines asks
+ * for file:line (slower: reads DWARF).  Always fills *out; returns 0 when a
+ * symbol was found, -1 when only a fallback name could be given. */
+int a2n_lookup(struct a2n *a2n, uint64_t addr, int want_lines, struct a2n_result *out);
+
+/* Demangle a C++ symbol name; returns a malloc'ed string, or NULL when
+ * name is not a mangled name. */
+char *a2n_demangle(const char *name);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

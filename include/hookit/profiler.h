@@ -1,0 +1,126 @@
+/*
+ * hookit profiler plugin ABI.
+ *
+ * A profiler plugin is a shared object that libhookit loads at start-up
+ * (HOOKIT_PROFILER=name-or-path, default libjprof.so).  libhookit owns the
+ * compiler hooks (__cyg_profile_func_enter/exit) and the process lifecycle;
+ * the plugin owns the data.  The plugin exports, with C linkage:
+ *
+ *   int  HookitStart(const struct hookit_host *host, struct hookit_plugin *plugin);
+ *        Called once, before any other entry point.  Fill in *plugin and
+ *        return 0 to accept, non-zero to refuse (libhookit then runs the
+ *        program unprofiled).  plugin->abi_version must be HOOKIT_ABI_VERSION.
+ *
+ *   void HookitEvent(const struct hookit_event *event);
+ *        Every event: function entry/exit (unless fast entry points were
+ *        given) and the lifecycle events listed in enum hookit_event_type.
+ *
+ *   void HookitFinish(int how);
+ *        Called once at process end (how is a HOOKIT_END_* value), from the
+ *        thread that ends the process, after every thread's THREAD_END.
+ *
+ * Optionally plugin->enter / plugin->exit: direct entry points that libhookit
+ * calls instead of HookitEvent for function entry and exit (the hot path).
+ * They must not take locks, allocate, or call into libc (except a clock),
+ * and must be marked no_instrument_function.
+ *
+ * The switch: host->collecting points to libhookit's on/off flag.  While it
+ * is zero, libhookit delivers no ENTER/EXIT events.  The plugin may store to
+ * it (hookit_start()/hookit_stop() and `hookit ctl` do the same).
+ *
+ * Plugins must be built without -finstrument-functions.
+ */
+#ifndef HOOKIT_PROFILER_H
+#define HOOKIT_PROFILER_H
+
+#include <stdint.h>
+#include <sys/types.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Bumped on any incompatible change of the structures below. */
+#define HOOKIT_ABI_VERSION 1
+
+enum hookit_event_type {
+    HOOKIT_EV_ENTER = 1,        /* fn, call_site */
+    HOOKIT_EV_EXIT,             /* fn, call_site */
+    HOOKIT_EV_THREAD_START,     /* in the new thread */
+    HOOKIT_EV_THREAD_END,       /* in the ending thread */
+    HOOKIT_EV_FORK_PREPARE,     /* in the parent, before fork */
+    HOOKIT_EV_FORK_PARENT,      /* in the parent, after fork */
+    HOOKIT_EV_FORK_CHILD,       /* in the child, after fork (only this thread survives) */
+    HOOKIT_EV_EXEC,             /* before an exec replaces the image: write now */
+    HOOKIT_EV_EXEC_FAILED,      /* the exec returned: collection resumes */
+    HOOKIT_EV_DLOPEN,           /* path (may be NULL), handle */
+    HOOKIT_EV_DLCLOSE,          /* handle, after the library was closed */
+    HOOKIT_EV_FLUSH,            /* write a profile now and keep collecting */
+    HOOKIT_EV_RESET,            /* discard everything collected so far */
+    HOOKIT_EV_ZEROBASE,         /* zero the numbers, keep the trees */
+    HOOKIT_EV_MPI_RANK,         /* rank, size known (MPI_Init / MPI_Comm_rank) */
+    HOOKIT_EV_SIGNAL_DEATH,     /* signo: the process is about to die by a signal */
+};
+
+/* How the process ended, passed to HookitFinish. */
+enum hookit_end_how {
+    HOOKIT_END_EXIT = 1,        /* exit, return from main, _exit ... */
+    HOOKIT_END_SIGNAL = 2,      /* death by a signal */
+    HOOKIT_END_EXEC = 3,        /* exec replaced the image */
+};
+
+struct hookit_event {
+    uint32_t type;              /* enum hookit_event_type */
+    int32_t  signo;             /* SIGNAL_DEATH */
+    void    *fn;                /* ENTER/EXIT: the function's address */
+    void    *call_site;         /* ENTER/EXIT: the caller's address */
+    const char *path;           /* DLOPEN */
+    void    *handle;            /* DLOPEN, DLCLOSE */
+    pid_t    tid;               /* THREAD_START/END: kernel tid */
+    int32_t  rank, size;        /* MPI_RANK */
+};
+
+/* What libhookit offers the plugin. */
+struct hookit_host {
+    uint32_t abi_version;       /* HOOKIT_ABI_VERSION of libhookit */
+    uint32_t size;              /* sizeof(struct hookit_host) */
+    volatile int *collecting;   /* the on/off switch, see above */
+    const char *output_dir;     /* HOOKIT_OUTPUT or "." */
+    const char *plugin_dir;     /* where hookit's plugins live */
+    int debug;                  /* HOOKIT_DEBUG=1 */
+    /* One line to stderr, prefixed "hookit[PID]: ".  printf-style. */
+    void (*log)(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+    /* Same, but only when HOOKIT_DEBUG=1. */
+    void (*debug_log)(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+};
+
+/* Capabilities a plugin declares in hookit_plugin.caps. */
+#define HOOKIT_CAP_CALLS   0x1u /* wants ENTER/EXIT */
+#define HOOKIT_CAP_THREADS 0x2u /* wants THREAD_START/END */
+#define HOOKIT_CAP_FORK    0x4u /* wants FORK_* and EXEC* */
+#define HOOKIT_CAP_DLOPEN  0x8u /* wants DLOPEN/DLCLOSE */
+#define HOOKIT_CAP_CONTROL 0x10u /* handles FLUSH/RESET/ZEROBASE */
+
+typedef void (*hookit_fast_fn)(void *fn, void *call_site);
+
+/* What the plugin tells libhookit, filled in by HookitStart. */
+struct hookit_plugin {
+    uint32_t abi_version;       /* must be HOOKIT_ABI_VERSION */
+    uint32_t caps;              /* HOOKIT_CAP_* */
+    const char *name;           /* short name for messages */
+    hookit_fast_fn enter;       /* optional direct entry hook */
+    hookit_fast_fn exit;        /* optional direct exit hook */
+};
+
+typedef int  (*hookit_start_fn)(const struct hookit_host *, struct hookit_plugin *);
+typedef void (*hookit_event_fn)(const struct hookit_event *);
+typedef void (*hookit_finish_fn)(int how);
+
+int  HookitStart(const struct hookit_host *host, struct hookit_plugin *plugin);
+void HookitEvent(const struct hookit_event *event);
+void HookitFinish(int how);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

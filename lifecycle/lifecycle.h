@@ -1,0 +1,46 @@
+/*
+ * The lifecycle layer's internal client interface.
+ *
+ * lifecycle/ keeps control of the process (start, exit, threads, fork, exec,
+ * signals, dlopen, MPI) and reports what happens to two kinds of client:
+ *   - a user's libmonitor-style client, through the monitor_* callbacks of
+ *     include/monitor.h (weak defaults, overridden by the client);
+ *   - libhookit itself, through the struct below, registered with
+ *     lifecycle_register() from libhookit's constructor.  This keeps hookit's
+ *     profiler out of the monitor_* symbols so both receive every event.
+ *
+ * lifecycle/ depends on libc only.  Each callback may be NULL.  Callbacks
+ * run in the thread the event concerns (thread start/end inside that thread,
+ * fork child in the child).
+ */
+#ifndef HOOKIT_LIFECYCLE_H
+#define HOOKIT_LIFECYCLE_H
+
+#include <sys/types.h>
+
+/* How a process ends (same values as MONITOR_EXIT_*). */
+enum lc_end_how {
+    LC_EXIT_NORMAL = 1,
+    LC_EXIT_SIGNAL = 2,
+    LC_EXIT_EXEC = 3,
+};
+
+struct lc_client {
+    void (*init_process)(void);             /* before main (or at first control) */
+    void (*fini_process)(int how, int signo);/* once; after every fini_thread */
+    void (*init_thread)(void);              /* inside the new thread */
+    void (*fini_thread)(void);              /* inside the ending thread */
+    void (*pre_fork)(void);
+    void (*post_fork_parent)(void);
+    void (*post_fork_child)(void);          /* only the forking thread survives */
+    void (*pre_exec)(void);                 /* the image is about to be replaced */
+    void (*exec_failed)(void);              /* exec returned: carry on */
+    void (*post_dlopen)(const char *path, void *handle);
+    void (*post_dlclose)(void *handle);
+    void (*mpi_rank)(int rank, int size);
+};
+
+/* Register libhookit's client.  Safe to call before the layer is started. */
+void lifecycle_register(const struct lc_client *client);
+
+#endif

@@ -1,0 +1,143 @@
+"""Helpers for hookit's tests: build test programs, run them, read profiles.
+
+Every test function takes `tmp`, its own empty directory.  Tests run in
+parallel threads: never chdir, always pass cwd=tmp.
+"""
+import glob, json, os, shutil, subprocess
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+BUILD = os.path.join(ROOT, "build")
+BIN = os.path.join(BUILD, "bin", "hookit")
+LIB = os.path.join(BUILD, "lib")
+LIBHOOKIT = os.path.join(LIB, "libhookit.so")
+PLUGIN_DIR = os.path.join(LIB, "hookit")
+INCLUDE = os.path.join(ROOT, "include")
+PROGS = os.path.join(ROOT, "tests", "progs")
+
+
+class Skip(Exception):
+    pass
+
+
+def skip(why):
+    raise Skip(why)
+
+
+def test_env(**extra):
+    """The environment for a program under test: no inherited HOOKIT_* or
+    JPROFOPTS, so the user's settings never leak into a test."""
+    env = {k: v for k, v in os.environ.items()
+           if not k.startswith("HOOKIT_") and k not in ("JPROFOPTS", "LD_PRELOAD")}
+    env["HOOKIT_BUILD"] = BUILD
+    env["HOOKIT_ROOT"] = ROOT
+    for k, v in extra.items():
+        if v is None:
+            env.pop(k, None)
+        else:
+            env[k] = str(v)
+    return env
+
+
+def have(cmd):
+    return shutil.which(cmd) is not None
+
+
+def cc(tmp, sources, out, compiler="gcc", link_hookit=True, instrument=True,
+       flags=(), libs=(), shared=False):
+    """Compile sources (paths relative to tests/progs unless absolute) into
+    tmp/out.  Returns the output path."""
+    srcs = [s if os.path.isabs(s) else os.path.join(PROGS, s) for s in sources]
+    dst = os.path.join(tmp, out)
+    cmd = [compiler, "-g", "-O1", "-I" + INCLUDE]
+    if instrument:
+        cmd.append("-finstrument-functions")
+    if shared:
+        cmd += ["-shared", "-fPIC"]
+    cmd += list(flags) + ["-o", dst] + srcs
+    if link_hookit:
+        cmd += ["-L" + LIB, "-lhookit", "-Wl,-rpath," + LIB]
+    cmd += list(libs)
+    p = subprocess.run(cmd, capture_output=True, text=True, cwd=tmp)
+    if p.returncode != 0:
+        raise AssertionError(f"compile failed: {' '.join(cmd)}\n{p.stderr}")
+    return dst
+
+
+def run(tmp, argv, env=None, timeout=120, check=True, input=None):
+    """Run argv in tmp with HOOKIT_OUTPUT=tmp (unless env overrides it).
+    Returns the CompletedProcess (text mode)."""
+    e = test_env(HOOKIT_OUTPUT=tmp)
+    if env:
+        for k, v in env.items():
+            if v is None:
+                e.pop(k, None)
+            else:
+                e[k] = str(v)
+    p = subprocess.run(argv, cwd=tmp, env=e, capture_output=True, text=True,
+                       timeout=timeout, input=input)
+    if check and p.returncode != 0:
+        raise AssertionError(f"{argv} exited {p.returncode}\nstdout:\n{p.stdout}\nstderr:\n{p.stderr}")
+    return p
+
+
+def hookit(tmp, *args, check=True, env=None, input=None):
+    """Run the hookit command."""
+    return run(tmp, [BIN] + list(args), env=env, check=check, input=input)
+
+
+def profiles(tmp, exe=None):
+    """Profile files in tmp (for exe if given), sorted."""
+    pat = f"hookit.{exe}.*.prof" if exe else "hookit.*.prof"
+    return sorted(glob.glob(os.path.join(tmp, pat)))
+
+
+def one_profile(tmp, exe=None):
+    ps = profiles(tmp, exe)
+    assert len(ps) == 1, f"expected one profile in {tmp}, found {ps}: {os.listdir(tmp)}"
+    return ps[0]
+
+
+def export_json(tmp, prof):
+    p = hookit(tmp, "export", "--format=json", prof)
+    return json.loads(p.stdout)
+
+
+def walk(nodes, path=()):
+    """Yield (path, node) for every node; path is the tuple of names from the root."""
+    for n in nodes:
+        p = path + (n["name"],)
+        yield p, n
+        yield from walk(n.get("children", []), p)
+
+
+def thread_of(doc, index=0):
+    for t in doc["threads"]:
+        if t["index"] == index:
+            return t
+    raise AssertionError(f"no thread with index {index}: {[t['index'] for t in doc['threads']]}")
+
+
+def node(thread, *names):
+    """The node reached from the thread's roots by the path of names; the
+    path may start at any depth (the first match of names[0] is taken, in
+    preorder)."""
+    for p, n in walk(thread["roots"]):
+        if p[-len(names):] == tuple(names):
+            return n
+    raise AssertionError(f"no path {' -> '.join(names)}; have:\n" +
+                         "\n".join(" -> ".join(p) for p, _ in walk(thread["roots"])))
+
+
+def child(n, name):
+    for c in n.get("children", []):
+        if c["name"] == name:
+            return c
+    raise AssertionError(f"{n['name']} has no child {name}: {[c['name'] for c in n.get('children', [])]}")
+
+
+def check_tree_consistent(thread):
+    """Inclusive time >= exclusive, and >= the sum of the children's inclusive."""
+    for p, n in walk(thread["roots"]):
+        assert n["calls"] >= 0 and n["incl_ns"] >= n["excl_ns"] >= 0, (p, n)
+        s = sum(c["incl_ns"] for c in n.get("children", []))
+        assert n["incl_ns"] >= s, (p, n["incl_ns"], s)

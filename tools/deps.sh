@@ -1,0 +1,36 @@
+#!/bin/sh
+# make deps: install the Debian packages the build and the tests need, only
+# those that are missing.  Each line: package, then a file that proves it is
+# installed (checked first, so an installed machine never calls apt-get).
+set -eu
+
+NEEDED="
+binutils-dev        /usr/include/bfd.h
+zlib1g-dev          /usr/include/zlib.h
+libiberty-dev       /usr/include/libiberty/demangle.h
+python3             /usr/bin/python3
+gcc                 /usr/bin/gcc
+clang               /usr/bin/clang
+valgrind            /usr/bin/callgrind_annotate
+"
+# Extra packages asked for by later parts of the test suite are appended
+# here, one "package file" pair per line.
+NEEDED="$NEEDED${HOOKIT_EXTRA_DEPS:-}"
+
+missing=$(printf '%s\n' "$NEEDED" | while read -r pkg file; do
+    [ -n "$pkg" ] || continue
+    [ -e "$file" ] || printf '%s ' "$pkg"
+done)
+
+[ -n "$missing" ] || exit 0
+
+if ! command -v apt-get >/dev/null 2>&1; then
+    echo "make deps: not a Debian system; please install: $missing" >&2
+    exit 1
+fi
+SUDO=
+[ "$(id -u)" = 0 ] || SUDO=sudo
+echo "make deps: installing $missing"
+$SUDO apt-get update -qq
+# shellcheck disable=SC2086
+DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends $missing
