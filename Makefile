@@ -11,7 +11,8 @@ DESTDIR ?=
 VERSION := 0.1.0
 
 CC      ?= gcc
-B       := build
+# B=DIR builds elsewhere (several builds of one tree side by side).
+B       ?= build
 O       := $(B)/obj
 
 WARN    := -Wall -Wextra -Wno-unused-parameter -Wshadow -Wstrict-prototypes
@@ -50,6 +51,12 @@ $(O)/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -MMD -MP -c $< -o $@
 
+# The static variant (libhookit.a, `hookit link`): same sources, -DHOOKIT_STATIC
+# selects ld --wrap wrappers and the statically linked profiler.
+$(O)/static/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -DHOOKIT_STATIC -MMD -MP -c $< -o $@
+
 -include $(shell find $(O) -name '*.d' 2>/dev/null)
 
 # libhookit: hooks + lifecycle.  Never links libbfd (see design.md).
@@ -57,7 +64,8 @@ $(LIBHOOKIT_SO): $(call obj,$(HOOKIT_SRC) $(LIFECYCLE_SRC))
 	@mkdir -p $(dir $@)
 	$(CC) -shared -Wl,-soname,libhookit.so -Wl,-z,nodelete $(ALL_LDFLAGS) -o $@ $^ -ldl -lpthread
 
-$(LIBHOOKIT_A): $(call obj,$(HOOKIT_SRC) $(LIFECYCLE_SRC))
+sobj = $(patsubst %.c,$(O)/static/%.o,$(1))
+$(LIBHOOKIT_A): $(call sobj,$(HOOKIT_SRC) $(LIFECYCLE_SRC))
 	@mkdir -p $(dir $@)
 	rm -f $@ && ar rcs $@ $^
 
@@ -100,10 +108,10 @@ demo: deps all
 
 # ---- tests -------------------------------------------------------------------
 check: deps all
-	@python3 tests/run $(if $(TESTS),$(TESTS),)
+	@HOOKIT_BUILD_DIR=$(abspath $(B)) python3 tests/run $(TESTS)
 
 bench: all
-	@bench/run
+	@HOOKIT_BUILD_DIR=$(abspath $(B)) bench/run
 
 # ---- install -----------------------------------------------------------------
 install: all

@@ -6,7 +6,7 @@ parallel threads: never chdir, always pass cwd=tmp.
 import glob, json, os, shutil, subprocess
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-BUILD = os.path.join(ROOT, "build")
+BUILD = os.environ.get("HOOKIT_BUILD_DIR") or os.path.join(ROOT, "build")
 BIN = os.path.join(BUILD, "bin", "hookit")
 LIB = os.path.join(BUILD, "lib")
 LIBHOOKIT = os.path.join(LIB, "libhookit.so")
