@@ -17,8 +17,9 @@ O       := $(B)/obj
 
 WARN    := -Wall -Wextra -Wno-unused-parameter -Wshadow -Wstrict-prototypes
 CFLAGS  ?= -O2 -g
-ALL_CFLAGS = -std=gnu11 $(WARN) $(CFLAGS) -fPIC -fvisibility=hidden \
-             -fno-instrument-functions -Iinclude -I. -DHOOKIT_VERSION='"$(VERSION)"'
+ALL_CFLAGS = -std=gnu11 -D_GNU_SOURCE $(WARN) $(CFLAGS) -fPIC -fvisibility=hidden \
+             -fno-instrument-functions -Iinclude -I. -DHOOKIT_VERSION='"$(VERSION)"' \
+             -DHOOKIT_PLUGIN_DIR='"$(PREFIX)/lib/hookit"'
 # SANITIZE=address,undefined builds the libraries and tools with sanitizers.
 ifneq ($(SANITIZE),)
 ALL_CFLAGS += -fsanitize=$(SANITIZE) -fno-omit-frame-pointer

@@ -19,6 +19,11 @@
  *        Called once at process end (how is a HOOKIT_END_* value), from the
  *        thread that ends the process, after every thread's THREAD_END.
  *
+ * and, so that libhookit can check compatibility before running any of the
+ * plugin's code, the data symbol
+ *
+ *   HOOKIT_PLUGIN_ABI;   (expands to: const uint32_t HookitAbiVersion = HOOKIT_ABI_VERSION)
+ *
  * Optionally plugin->enter / plugin->exit: direct entry points that libhookit
  * calls instead of HookitEvent for function entry and exit (the hot path).
  * They must not take locks, allocate, or call into libc (except a clock),
@@ -111,6 +116,10 @@ struct hookit_plugin {
     hookit_fast_fn enter;       /* optional direct entry hook */
     hookit_fast_fn exit;        /* optional direct exit hook */
 };
+
+/* Put this once in a plugin's source, at file scope. */
+#define HOOKIT_PLUGIN_ABI \
+    __attribute__((visibility("default"))) const uint32_t HookitAbiVersion = HOOKIT_ABI_VERSION
 
 typedef int  (*hookit_start_fn)(const struct hookit_host *, struct hookit_plugin *);
 typedef void (*hookit_event_fn)(const struct hookit_event *);

@@ -1,0 +1,61 @@
+/* Configuration from the environment, read once at start.  A bad value gets
+ * one line naming the variable and the valid values; the default stays. */
+#include "hookit/internal.h"
+
+#include <dlfcn.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct hk_config hk_config;
+
+HK_NOINSTR static int read_bool(const char *var, int dflt)
+{
+    const char *v = getenv(var);
+    if (!v || !*v)
+        return dflt;
+    if (!strcmp(v, "0"))
+        return 0;
+    if (!strcmp(v, "1"))
+        return 1;
+    hk_log("%s='%.64s' is not valid: use 0 or 1 (using %d)", var, v, dflt);
+    return dflt;
+}
+
+HK_NOINSTR static void read_path(const char *var, char *dst, size_t size, const char *dflt)
+{
+    const char *v = getenv(var);
+    if (v && *v && strlen(v) < size) {
+        strcpy(dst, v);
+        return;
+    }
+    if (v && *v)
+        hk_log("%s is too long (at most %zu bytes): using '%s'", var, size - 1, dflt);
+    strcpy(dst, dflt);
+}
+
+/* Plugins live in <directory of libhookit.so>/hookit, in the build tree as
+ * after `make install`, so a relocated installation keeps working. */
+HK_NOINSTR static void find_plugin_dir(void)
+{
+    Dl_info info;
+    const char *fallback = HOOKIT_PLUGIN_DIR;
+    if (dladdr((void *)&find_plugin_dir, &info) && info.dli_fname && info.dli_fname[0] == '/') {
+        const char *slash = strrchr(info.dli_fname, '/');
+        size_t len = (size_t)(slash - info.dli_fname);
+        if (len + sizeof "/hookit" < sizeof hk_config.plugin_dir) {
+            memcpy(hk_config.plugin_dir, info.dli_fname, len);
+            strcpy(hk_config.plugin_dir + len, "/hookit");
+            return;
+        }
+    }
+    strcpy(hk_config.plugin_dir, fallback);
+}
+
+HK_NOINSTR void hk_config_read(void)
+{
+    hk_config.debug = read_bool("HOOKIT_DEBUG", 0);
+    hk_config.start_on = read_bool("HOOKIT_PROFILING", 1);
+    read_path("HOOKIT_OUTPUT", hk_config.output_dir, sizeof hk_config.output_dir, ".");
+    read_path("HOOKIT_PROFILER", hk_config.profiler, sizeof hk_config.profiler, "libjprof.so");
+    find_plugin_dir();
+}

@@ -1,0 +1,49 @@
+/* The compiler hooks: the hot path.  Called on every function entry and exit
+ * of instrumented code; a load of the switch, then a direct jump into the
+ * profiler's entry point.  No locks, no libc, errno untouched. */
+#include "hookit/internal.h"
+
+volatile int hk_collecting;
+volatile int hk_initialized;
+
+HK_NOINSTR static void ignore_call(void *fn, void *site)
+{
+    (void)fn;
+    (void)site;
+}
+
+hookit_fast_fn hk_enter = ignore_call;
+hookit_fast_fn hk_exit = ignore_call;
+
+/* The first hook may run before our constructor (an instrumented constructor
+ * of a library loaded earlier, or preinit code): initialise here, then
+ * deliver the event if collection is on. */
+HK_NOINSTR __attribute__((noinline, cold)) static void init_from_hook(void *fn, void *site)
+{
+    hk_init();
+    if (hk_collecting)
+        hk_enter(fn, site);
+}
+
+HK_EXPORT HK_NOINSTR void __cyg_profile_func_enter(void *fn, void *site)
+{
+    if (HK_LIKELY(hk_collecting)) {
+        hk_enter(fn, site);
+        return;
+    }
+    if (HK_UNLIKELY(!hk_initialized))
+        init_from_hook(fn, site);
+}
+
+HK_EXPORT HK_NOINSTR void __cyg_profile_func_exit(void *fn, void *site)
+{
+    if (HK_LIKELY(hk_collecting))
+        hk_exit(fn, site);
+}
+
+/* Hidden aliases for our own callers (MPI frames, wrappers): a call to the
+ * exported name could bind through the PLT to glibc's no-op hooks. */
+extern void hk_func_enter(void *fn, void *site)
+    __attribute__((alias("__cyg_profile_func_enter"), visibility("hidden")));
+extern void hk_func_exit(void *fn, void *site)
+    __attribute__((alias("__cyg_profile_func_exit"), visibility("hidden")));

@@ -1,0 +1,127 @@
+/* Start-up, shut-down, and the bridge from the lifecycle layer to the
+ * profiler plugin.
+ *
+ * libhookit initialises from its ELF constructor or from the first hook,
+ * whichever comes first.  When the lifecycle layer is linked in (always,
+ * in libhookit proper) it drives everything else: thread start/end, fork,
+ * exec, dlopen, and the one process end.  The destructor below is the
+ * last-chance fallback. */
+#include "hookit/internal.h"
+#include "lifecycle/lifecycle.h"
+
+#include <pthread.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+/* Weak so libhookit links even without the lifecycle layer. */
+extern void lifecycle_register(const struct lc_client *client) __attribute__((weak));
+
+static volatile int init_state;         /* 0 not started, 1 running, 2 done */
+static volatile int finished;
+
+HK_NOINSTR static void send(uint32_t type)
+{
+    struct hookit_event ev = { .type = type };
+    hk_plugin_event(&ev);
+}
+
+HK_NOINSTR static void send_thread(uint32_t type)
+{
+    struct hookit_event ev = { .type = type, .tid = (pid_t)syscall(SYS_gettid) };
+    hk_plugin_event(&ev);
+}
+
+HK_NOINSTR static void on_init_thread(void) { send_thread(HOOKIT_EV_THREAD_START); }
+HK_NOINSTR static void on_fini_thread(void) { send_thread(HOOKIT_EV_THREAD_END); }
+HK_NOINSTR static void on_pre_fork(void) { send(HOOKIT_EV_FORK_PREPARE); }
+HK_NOINSTR static void on_post_fork_parent(void) { send(HOOKIT_EV_FORK_PARENT); }
+HK_NOINSTR static void on_pre_exec(void) { send(HOOKIT_EV_EXEC); }
+HK_NOINSTR static void on_exec_failed(void) { send(HOOKIT_EV_EXEC_FAILED); }
+
+/* A forked child: only this thread survives; the plugin starts the child's
+ * own profile.  finished is per process: the child has not finished. */
+HK_NOINSTR static void on_post_fork_child(void)
+{
+    finished = 0;
+    send(HOOKIT_EV_FORK_CHILD);
+}
+
+HK_NOINSTR static void on_dlopen(const char *path, void *handle)
+{
+    struct hookit_event ev = { .type = HOOKIT_EV_DLOPEN, .path = path, .handle = handle };
+    hk_plugin_event(&ev);
+}
+
+HK_NOINSTR static void on_dlclose(void *handle)
+{
+    struct hookit_event ev = { .type = HOOKIT_EV_DLCLOSE, .handle = handle };
+    hk_plugin_event(&ev);
+}
+
+HK_NOINSTR static void on_mpi_rank(int rank, int size)
+{
+    struct hookit_event ev = { .type = HOOKIT_EV_MPI_RANK, .rank = rank, .size = size };
+    hk_plugin_event(&ev);
+}
+
+HK_NOINSTR static void on_fini_process(int how, int signo)
+{
+    if (how == LC_EXIT_SIGNAL) {
+        struct hookit_event ev = { .type = HOOKIT_EV_SIGNAL_DEATH, .signo = signo };
+        hk_plugin_event(&ev);
+    }
+    hk_finish(how == LC_EXIT_SIGNAL ? HOOKIT_END_SIGNAL :
+              how == LC_EXIT_EXEC ? HOOKIT_END_EXEC : HOOKIT_END_EXIT);
+}
+
+static const struct lc_client bridge = {
+    .init_process = hk_init,
+    .fini_process = on_fini_process,
+    .init_thread = on_init_thread,
+    .fini_thread = on_fini_thread,
+    .pre_fork = on_pre_fork,
+    .post_fork_parent = on_post_fork_parent,
+    .post_fork_child = on_post_fork_child,
+    .pre_exec = on_pre_exec,
+    .exec_failed = on_exec_failed,
+    .post_dlopen = on_dlopen,
+    .post_dlclose = on_dlclose,
+    .mpi_rank = on_mpi_rank,
+};
+
+HK_NOINSTR void hk_init(void)
+{
+    int expected = 0;
+    if (init_state == 2 ||
+        !__atomic_compare_exchange_n(&init_state, &expected, 1, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+        return;     /* done, or under way in this or another thread */
+    hk_config_read();
+    int loaded = hk_plugin_load() == 0;
+    if (lifecycle_register)
+        lifecycle_register(&bridge);
+    else
+        pthread_atfork(on_pre_fork, on_post_fork_parent, on_post_fork_child);
+    __atomic_store_n(&hk_initialized, 1, __ATOMIC_RELEASE);
+    __atomic_store_n(&init_state, 2, __ATOMIC_RELEASE);
+    if (loaded && hk_config.start_on)
+        hk_collecting = 1;
+}
+
+HK_NOINSTR void hk_finish(int how)
+{
+    if (__atomic_exchange_n(&finished, 1, __ATOMIC_ACQ_REL))
+        return;
+    hk_collecting = 0;
+    if (hk_plugin.finish)
+        hk_plugin.finish(how);
+}
+
+__attribute__((constructor(101))) HK_NOINSTR static void hk_constructor(void)
+{
+    hk_init();
+}
+
+__attribute__((destructor(101))) HK_NOINSTR static void hk_destructor(void)
+{
+    hk_finish(HOOKIT_END_EXIT);
+}

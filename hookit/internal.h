@@ -1,0 +1,54 @@
+/* libhookit internals: shared by the files of hookit/, never installed. */
+#ifndef HOOKIT_INTERNAL_H
+#define HOOKIT_INTERNAL_H
+
+#include <hookit/profiler.h>
+#include <stdarg.h>
+
+#define HK_NOINSTR __attribute__((no_instrument_function))
+#define HK_EXPORT  __attribute__((visibility("default")))
+#define HK_LIKELY(x)   __builtin_expect(!!(x), 1)
+#define HK_UNLIKELY(x) __builtin_expect(!!(x), 0)
+
+/* Configuration read once from the environment (config.c). */
+struct hk_config {
+    char output_dir[4096];      /* HOOKIT_OUTPUT or "." */
+    char profiler[4096];        /* HOOKIT_PROFILER or "libjprof.so" */
+    char plugin_dir[4096];      /* <dir of libhookit>/hookit */
+    int start_on;               /* HOOKIT_PROFILING */
+    int debug;                  /* HOOKIT_DEBUG */
+};
+extern struct hk_config hk_config;
+void hk_config_read(void);
+
+/* The hot-path state (hooks.c).  hk_collecting is the switch the plugin
+ * receives; hk_enter/hk_exit are the plugin's fast entry points or the
+ * adapters that wrap HookitEvent. */
+extern volatile int hk_collecting;
+extern hookit_fast_fn hk_enter, hk_exit;
+
+/* The loaded plugin (plugin.c). */
+struct hk_plugin {
+    struct hookit_plugin info;
+    hookit_event_fn event;
+    hookit_finish_fn finish;
+    void *handle;
+};
+extern struct hk_plugin hk_plugin;
+extern struct hookit_host hk_host;
+/* Load the configured plugin.  0 on success; -1 after one line on stderr. */
+int hk_plugin_load(void);
+/* Deliver a lifecycle event to the plugin if it wants it. */
+void hk_plugin_event(const struct hookit_event *ev);
+
+/* Start-up and shut-down (init.c). */
+void hk_init(void);             /* idempotent, thread-safe */
+void hk_finish(int how);        /* idempotent */
+extern volatile int hk_initialized;
+
+/* Diagnostics (log.c): one line on stderr, "hookit[PID]: ...", errno kept. */
+void hk_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void hk_debug(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void hk_vlog(const char *fmt, va_list ap);
+
+#endif

@@ -1,0 +1,136 @@
+/* Loading the profiler plugin (HOOKIT_PROFILER) and delivering events to it.
+ *
+ * Dynamic builds dlopen the plugin: a bare name is looked up in hookit's
+ * plugin directory first, then by the loader's usual search.  The static
+ * variant (libhookit.a, `hookit link`) uses the plugin linked into the
+ * program when there is one. */
+#include "hookit/internal.h"
+
+#include <dlfcn.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+struct hk_plugin hk_plugin;
+struct hookit_host hk_host;
+
+HK_NOINSTR static void event_enter(void *fn, void *site)
+{
+    struct hookit_event ev = { .type = HOOKIT_EV_ENTER, .fn = fn, .call_site = site };
+    hk_plugin.event(&ev);
+}
+
+HK_NOINSTR static void event_exit(void *fn, void *site)
+{
+    struct hookit_event ev = { .type = HOOKIT_EV_EXIT, .fn = fn, .call_site = site };
+    hk_plugin.event(&ev);
+}
+
+HK_NOINSTR static void resolve_path(char *path, size_t size)
+{
+    const char *name = hk_config.profiler;
+    if (!strchr(name, '/')) {
+        snprintf(path, size, "%s/%s", hk_config.plugin_dir, name);
+        if (access(path, F_OK) == 0)
+            return;
+    }
+    snprintf(path, size, "%s", name);
+}
+
+/* Refuse a plugin built for another ABI before running any of its code. */
+HK_NOINSTR static int abi_matches(void *handle, const char *path)
+{
+    const uint32_t *abi = dlsym(handle, "HookitAbiVersion");
+    if (!abi) {
+        hk_log("%s is not a hookit profiler (no HookitAbiVersion); running unprofiled", path);
+        return 0;
+    }
+    if (*abi != HOOKIT_ABI_VERSION) {
+        hk_log("%s was built for profiler ABI %u, this libhookit speaks %u; running unprofiled",
+               path, *abi, HOOKIT_ABI_VERSION);
+        return 0;
+    }
+    return 1;
+}
+
+#ifdef HOOKIT_STATIC
+extern int HookitStart(const struct hookit_host *, struct hookit_plugin *) __attribute__((weak));
+extern void HookitEvent(const struct hookit_event *) __attribute__((weak));
+extern void HookitFinish(int) __attribute__((weak));
+#endif
+
+HK_NOINSTR static hookit_start_fn find_entry_points(char *path, size_t size)
+{
+#ifdef HOOKIT_STATIC
+    if (HookitStart && HookitEvent && HookitFinish) {
+        snprintf(path, size, "(linked in)");
+        hk_plugin.event = HookitEvent;
+        hk_plugin.finish = HookitFinish;
+        return HookitStart;
+    }
+#endif
+    resolve_path(path, size);
+    void *handle = dlopen(path, RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE);
+    if (!handle) {
+        hk_log("cannot load profiler %s: %s; running unprofiled", path, dlerror());
+        return NULL;
+    }
+    if (!abi_matches(handle, path))
+        return NULL;
+    hookit_start_fn start = (hookit_start_fn)dlsym(handle, "HookitStart");
+    hk_plugin.event = (hookit_event_fn)dlsym(handle, "HookitEvent");
+    hk_plugin.finish = (hookit_finish_fn)dlsym(handle, "HookitFinish");
+    if (!start || !hk_plugin.event || !hk_plugin.finish) {
+        hk_log("%s is not a hookit profiler (needs HookitStart, HookitEvent and HookitFinish); "
+               "running unprofiled", path);
+        return NULL;
+    }
+    hk_plugin.handle = handle;
+    return start;
+}
+
+HK_NOINSTR int hk_plugin_load(void)
+{
+    char path[8300];
+    hookit_start_fn start = find_entry_points(path, sizeof path);
+    if (!start) {
+        hk_plugin.event = NULL;
+        return -1;
+    }
+    hk_host = (struct hookit_host){
+        .abi_version = HOOKIT_ABI_VERSION,
+        .size = sizeof hk_host,
+        .collecting = &hk_collecting,
+        .output_dir = hk_config.output_dir,
+        .plugin_dir = hk_config.plugin_dir,
+        .debug = hk_config.debug,
+        .log = hk_log,
+        .debug_log = hk_debug,
+    };
+    struct hookit_plugin info = { 0 };
+    if (start(&hk_host, &info) != 0) {
+        hk_log("profiler %s refused to start; running unprofiled", path);
+        hk_plugin.event = NULL;
+        return -1;
+    }
+    if (info.abi_version != HOOKIT_ABI_VERSION) {
+        hk_log("profiler %s answered with ABI %u, expected %u; running unprofiled",
+               path, info.abi_version, HOOKIT_ABI_VERSION);
+        hk_plugin.event = NULL;
+        return -1;
+    }
+    hk_plugin.info = info;
+    if (info.caps & HOOKIT_CAP_CALLS) {
+        hk_enter = info.enter ? info.enter : event_enter;
+        hk_exit = info.exit ? info.exit : event_exit;
+    }
+    hk_debug("profiler %s loaded (%s)", path, info.name ? info.name : "unnamed");
+    return 0;
+}
+
+HK_NOINSTR void hk_plugin_event(const struct hookit_event *ev)
+{
+    if (hk_plugin.event)
+        hk_plugin.event(ev);
+}
