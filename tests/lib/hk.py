@@ -141,3 +141,95 @@ def check_tree_consistent(thread):
         assert n["calls"] >= 0 and n["incl_ns"] >= n["excl_ns"] >= 0, (p, n)
         s = sum(c["incl_ns"] for c in n.get("children", []))
         assert n["incl_ns"] >= s, (p, n["incl_ns"], s)
+
+
+# ---- exact call trees (tests/core) -------------------------------------------
+
+C_COMPILERS = ("gcc", "clang")
+CXX_COMPILERS = ("g++", "clang++")
+
+
+class CallTree:
+    """Builds the call tree a test program should produce, by running a
+    Python mirror of its C code:
+
+        t = hk.CallTree()
+        def fib(n):
+            with t.call("fib"):
+                return n if n < 2 else fib(n - 1) + fib(n - 2)
+        with t.call("main"):
+            fib(12)
+        hk.assert_tree(thread, t.calls)
+
+    t.calls maps each path (tuple of names from the root) to its call count."""
+
+    def __init__(self):
+        self.calls = {}
+        self._stack = []
+
+    class _Frame:
+        def __init__(self, tree, name):
+            self.tree, self.name = tree, name
+
+        def __enter__(self):
+            self.tree._stack.append(self.name)
+            p = tuple(self.tree._stack)
+            self.tree.calls[p] = self.tree.calls.get(p, 0) + 1
+
+        def __exit__(self, *exc):
+            self.tree._stack.pop()
+            return False
+
+    def call(self, name):
+        return CallTree._Frame(self, name)
+
+
+def call_counts(thread):
+    """{path: calls} for every node of a thread; a path appears once (a
+    calling-context tree has one node per distinct path)."""
+    out = {}
+    for p, n in walk(thread["roots"]):
+        assert p not in out, f"path {' -> '.join(p)} appears twice in the tree"
+        out[p] = n["calls"]
+    return out
+
+
+def assert_tree(thread, expected, exact=True):
+    """Every expected path has exactly the expected call count; with exact,
+    the thread has no other node either."""
+    got = call_counts(thread)
+    fmt = lambda p: " -> ".join(p)  # noqa: E731
+    errors = []
+    for p, c in sorted(expected.items()):
+        if p not in got:
+            errors.append(f"missing {fmt(p)} (expected {c} calls)")
+        elif got[p] != c:
+            errors.append(f"{fmt(p)}: {got[p]} calls, expected {c}")
+    if exact:
+        errors += [f"unexpected {fmt(p)} ({c} calls)" for p, c in sorted(got.items())
+                   if p not in expected]
+    if errors:
+        raise AssertionError(f"thread {thread.get('index')} (tid {thread.get('tid')}):\n  "
+                             + "\n  ".join(errors[:40]))
+
+
+def hookit_lines(stderr, pid=None):
+    """The lines hookit wrote on stderr (prefixed `hookit[PID]: `; with pid,
+    that PID only)."""
+    pre = f"hookit[{pid}]: " if pid is not None else "hookit["
+    return [l for l in stderr.splitlines() if l.startswith(pre)]
+
+
+def popen_run(tmp, argv, env=None, timeout=120):
+    """Like run(), but also returns the child's pid (the PID in hookit's
+    messages): (returncode, stdout, stderr, pid).  Never raises on status."""
+    e = test_env(HOOKIT_OUTPUT=tmp)
+    for k, v in (env or {}).items():
+        if v is None:
+            e.pop(k, None)
+        else:
+            e[k] = str(v)
+    p = subprocess.Popen(argv, cwd=tmp, env=e, stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, text=True)
+    out, err = p.communicate(timeout=timeout)
+    return p.returncode, out, err, p.pid

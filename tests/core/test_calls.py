@@ -1,0 +1,127 @@
+"""End to end: tests/progs/calls.c linked with -lhookit, built by GCC and
+Clang, run, exported to JSON and compared node by node with the tree the
+source implies (nested calls, direct and mutual recursion, calls through
+function pointers, static functions, wall time)."""
+import os
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import calls_tree  # noqa: E402
+import hk  # noqa: E402
+
+MS = 1_000_000
+
+
+def build(tmp, compiler, flags=()):
+    return hk.cc(tmp, ["calls.c"], "calls", compiler=compiler, flags=flags)
+
+
+def check_calls_profile(tmp, doc, pid=None, leave_through_exit=False, exe="calls"):
+    """Everything the profile of one run of `calls` must say."""
+    proc = doc["process"]
+    assert os.path.basename(proc["exe"]) == exe, proc
+    if pid is not None:
+        assert proc["pid"] == pid, (proc["pid"], pid)
+    assert len(doc["threads"]) == 1, [(t["index"], t["tid"]) for t in doc["threads"]]
+    t = hk.thread_of(doc, 0)
+    if pid is not None:
+        assert t["tid"] == pid, (t["tid"], pid)
+    assert [r["name"] for r in t["roots"]] == ["main"], [r["name"] for r in t["roots"]]
+    hk.assert_tree(t, calls_tree.expected(leave_through_exit))
+    hk.check_tree_consistent(t)
+    for p, n in hk.walk(t["roots"]):
+        assert n["module"] == exe, (p, n["module"])
+
+    busy = hk.node(t, "main", "busy_wait_ms")
+    # It spins for 50 ms of wall time inside itself: inclusive and exclusive
+    # time both see it (a little less than 50 ms would mean a clock off).
+    assert 45 * MS <= busy["excl_ns"] <= busy["incl_ns"] < 5000 * MS, busy
+    main = hk.node(t, "main")
+    assert main["incl_ns"] >= busy["incl_ns"] + 0, (main["incl_ns"], busy["incl_ns"])
+    # A leaf's time is all its own.
+    for p, n in hk.walk(t["roots"]):
+        if not n["children"]:
+            assert n["incl_ns"] == n["excl_ns"], (p, n)
+    # main's own time is small: the loops in it call functions at once.
+    assert main["excl_ns"] < main["incl_ns"] / 2, main
+    return t
+
+
+def run_and_check(tmp, compiler, flags=()):
+    exe = build(tmp, compiler, flags)
+    rc, out, err, pid = hk.popen_run(tmp, [exe])
+    assert rc == calls_tree.STATUS, (rc, out, err)
+    assert out == calls_tree.STDOUT, out
+    assert hk.hookit_lines(err) == [], err   # nothing to say on a normal run
+    prof = hk.one_profile(tmp, "calls")
+    assert os.path.basename(prof) == f"hookit.calls.{pid}.prof", prof
+    doc = hk.export_json(tmp, prof)
+    assert doc["process"]["ppid"] == os.getpid(), doc["process"]
+    assert doc["process"]["argv"] == [exe], doc["process"]["argv"]
+    check_calls_profile(tmp, doc, pid)
+
+
+def test_calls_gcc(tmp):
+    run_and_check(tmp, "gcc")
+
+
+def test_calls_clang(tmp):
+    run_and_check(tmp, "clang")
+
+
+def test_calls_gcc_O2(tmp):
+    run_and_check(tmp, "gcc", flags=["-O2"])
+
+
+def test_calls_clang_O2(tmp):
+    run_and_check(tmp, "clang", flags=["-O2"])
+
+
+def test_calls_pie_and_nopie(tmp):
+    """Addresses resolve the same in a position-dependent executable."""
+    exe = build(tmp, "gcc", flags=["-no-pie", "-fno-pie"])
+    rc, out, err, pid = hk.popen_run(tmp, [exe])
+    assert rc == calls_tree.STATUS and out == calls_tree.STDOUT, (rc, out, err)
+    check_calls_profile(tmp, hk.export_json(tmp, hk.one_profile(tmp, "calls")), pid)
+
+
+def test_exit_from_nested_frame(tmp):
+    """exit(3) from main -> die_here: the frames still open are in the
+    profile, the exit status and stdout are the program's."""
+    exe = build(tmp, "gcc")
+    rc, out, err, pid = hk.popen_run(tmp, [exe, "exit"])
+    assert rc == calls_tree.STATUS, (rc, out, err)
+    assert out == calls_tree.EXIT_STDOUT, out
+    doc = hk.export_json(tmp, hk.one_profile(tmp, "calls"))
+    assert doc["process"]["argv"] == [exe, "exit"], doc["process"]["argv"]
+    check_calls_profile(tmp, doc, pid, leave_through_exit=True)
+
+
+def test_output_directory(tmp):
+    """HOOKIT_OUTPUT picks the directory; unset, the current directory."""
+    exe = build(tmp, "gcc")
+    out_dir = os.path.join(tmp, "out")
+    os.mkdir(out_dir)
+    hk.run(tmp, [exe], env={"HOOKIT_OUTPUT": out_dir}, check=False)
+    assert hk.profiles(tmp) == [], os.listdir(tmp)
+    check_calls_profile(tmp, hk.export_json(tmp, hk.one_profile(out_dir, "calls")))
+
+    cwd = os.path.join(tmp, "cwd")
+    os.mkdir(cwd)
+    hk.run(cwd, [exe], env={"HOOKIT_OUTPUT": None}, check=False)
+    check_calls_profile(tmp, hk.export_json(tmp, hk.one_profile(cwd, "calls")))
+
+
+def test_two_runs_two_profiles(tmp):
+    """Each process writes its own file; a second run never overwrites."""
+    exe = build(tmp, "gcc")
+    pids = set()
+    for _ in range(2):
+        rc, out, err, pid = hk.popen_run(tmp, [exe])
+        assert rc == calls_tree.STATUS, err
+        pids.add(pid)
+    profs = hk.profiles(tmp, "calls")
+    assert sorted(os.path.basename(p) for p in profs) == \
+        sorted(f"hookit.calls.{pid}.prof" for pid in pids), profs
+    for p in profs:
+        check_calls_profile(tmp, hk.export_json(tmp, p))

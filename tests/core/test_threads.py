@@ -1,0 +1,73 @@
+"""Four threads, each with its own tree (tests/progs/threads.c), GCC and Clang."""
+import hk
+
+NTHREADS = 4
+
+
+def worker_tree(k):
+    t = hk.CallTree()
+    with t.call("worker"):
+        with t.call(f"work_{k}"):
+            for _ in range((k + 1) * 10):
+                with t.call("step"):
+                    for _ in range(k + 1):
+                        with t.call("leaf"):
+                            pass
+        for _ in range(k + 1):
+            with t.call("common"):
+                pass
+    return t.calls
+
+
+def main_tree():
+    t = hk.CallTree()
+    with t.call("main"):
+        with t.call("spawn"):
+            pass
+        for _ in range(7):
+            with t.call("main_only"):
+                pass
+    return t.calls
+
+
+def check_threads(tmp, compiler):
+    exe = hk.cc(tmp, ["threads.c"], "threads", compiler=compiler, libs=["-lpthread"])
+    rc, out, err, pid = hk.popen_run(tmp, [exe])
+    assert rc == 0, (rc, out, err)
+    assert out == "threads: done 313\n", out
+    doc = hk.export_json(tmp, hk.one_profile(tmp, "threads"))
+    threads = doc["threads"]
+    assert sorted(t["index"] for t in threads) == list(range(NTHREADS + 1)), \
+        [(t["index"], t["tid"]) for t in threads]
+    main = hk.thread_of(doc, 0)
+    assert main["tid"] == pid, (main["tid"], pid)
+    hk.assert_tree(main, main_tree())
+    tids = {t["tid"] for t in threads}
+    assert len(tids) == NTHREADS + 1, tids
+
+    # Thread k is recognised by the one function only it calls, work_k.
+    seen = set()
+    for t in threads:
+        if t["index"] == 0:
+            continue
+        names = {p[-1] for p, _ in hk.walk(t["roots"])}
+        ks = [k for k in range(NTHREADS) if f"work_{k}" in names]
+        assert len(ks) == 1, (t["index"], sorted(names))
+        k = ks[0]
+        seen.add(k)
+        hk.assert_tree(t, worker_tree(k))
+        assert t["name"] == f"worker-{k}", (t["index"], t["name"])
+    assert seen == set(range(NTHREADS)), seen
+
+    for t in threads:
+        hk.check_tree_consistent(t)
+        for p, n in hk.walk(t["roots"]):
+            assert n["module"] == "threads", (p, n["module"])
+
+
+def test_threads_gcc(tmp):
+    check_threads(tmp, "gcc")
+
+
+def test_threads_clang(tmp):
+    check_threads(tmp, "clang")
