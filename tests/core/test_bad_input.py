@@ -1,0 +1,139 @@
+"""Bad input never changes what the program does: a plugin that cannot be
+loaded or is not a profiler, an unknown JPROFOPTS option, an output
+directory that cannot be written.  Each gets ONE line on stderr prefixed
+`hookit[PID]: `; stdout and the exit status stay the program's."""
+import os
+import re
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import calls_tree  # noqa: E402
+import hk  # noqa: E402
+
+
+def run_calls(tmp, env, exe=None):
+    """Run `calls` (linked with -lhookit) with env; check that its stdout and
+    exit status are untouched and that hookit wrote exactly one line on
+    stderr, the only thing there.  Returns (that line, pid)."""
+    exe = exe or hk.cc(tmp, ["calls.c"], "calls")
+    rc, out, err, pid = hk.popen_run(tmp, [exe], env=env)
+    assert rc == calls_tree.STATUS, (rc, out, err)
+    assert out == calls_tree.STDOUT, out
+    lines = err.splitlines()
+    assert len(lines) == 1, f"expected one line on stderr, got:\n{err}"
+    assert lines[0].startswith(f"hookit[{pid}]: "), lines[0]
+    return lines[0], pid
+
+
+def no_profile(tmp):
+    assert hk.profiles(tmp) == [], os.listdir(tmp)
+
+
+def test_missing_plugin_path(tmp):
+    path = os.path.join(tmp, "nowhere", "libnope.so")
+    line, _ = run_calls(tmp, {"HOOKIT_PROFILER": path})
+    assert path in line, line
+    assert "No such file or directory" in line, line      # the loader's error
+    no_profile(tmp)
+
+
+def test_missing_plugin_bare_name(tmp):
+    line, _ = run_calls(tmp, {"HOOKIT_PROFILER": "libnope.so"})
+    assert "libnope.so" in line, line
+    assert "cannot open shared object file" in line, line
+    no_profile(tmp)
+
+
+def test_plugin_not_elf(tmp):
+    path = os.path.join(tmp, "libtext.so")
+    with open(path, "w") as f:
+        f.write("this is not a shared object\n" * 20)
+    line, _ = run_calls(tmp, {"HOOKIT_PROFILER": path})
+    assert path in line, line
+    assert "invalid ELF header" in line, line
+    no_profile(tmp)
+
+
+def test_plugin_wrong_abi(tmp):
+    """Refused before any of its code runs (its entry points abort)."""
+    path = hk.cc(tmp, ["plugin_badabi.c"], "libbadabi.so", shared=True,
+                 instrument=False, link_hookit=False)
+    line, _ = run_calls(tmp, {"HOOKIT_PROFILER": path})
+    assert path in line and "ABI" in line, line
+    no_profile(tmp)
+
+
+def test_plugin_without_entry_points(tmp):
+    path = hk.cc(tmp, ["plugin_noentry.c"], "libnoentry.so", shared=True,
+                 instrument=False, link_hookit=False)
+    line, _ = run_calls(tmp, {"HOOKIT_PROFILER": path})
+    assert path in line and "HookitStart" in line, line
+    no_profile(tmp)
+
+
+def test_plugin_refuses_to_start(tmp):
+    path = hk.cc(tmp, ["plugin_refuse.c"], "librefuse.so", shared=True,
+                 instrument=False, link_hookit=False)
+    line, _ = run_calls(tmp, {"HOOKIT_PROFILER": path})
+    assert path in line, line
+    no_profile(tmp)
+
+
+def test_missing_plugin_with_hookit_run(tmp):
+    """The same through `hookit run -p` on a program not linked with hookit."""
+    exe = hk.cc(tmp, ["calls.c"], "calls", link_hookit=False)
+    path = os.path.join(tmp, "libnope.so")
+    p = hk.hookit(tmp, "run", "-o", tmp, "-p", path, "--", exe, check=False)
+    assert p.returncode == calls_tree.STATUS, (p.returncode, p.stderr)
+    assert p.stdout == calls_tree.STDOUT, p.stdout
+    lines = p.stderr.splitlines()
+    assert len(lines) == 1 and re.match(r"hookit\[\d+\]: ", lines[0]), p.stderr
+    assert path in lines[0], lines[0]
+    no_profile(tmp)
+
+
+def test_unknown_jprofopts_option(tmp):
+    """One line naming the option and listing the valid ones; the profile
+    is still written, with the defaults, and exact."""
+    line, pid = run_calls(tmp, {"JPROFOPTS": "bogus"})
+    assert line.startswith(f"hookit[{pid}]: jprof: unknown option 'bogus'"), line
+    assert "help" in line, line                         # the valid options are listed
+    doc = hk.export_json(tmp, hk.one_profile(tmp, "calls"))
+    hk.assert_tree(hk.thread_of(doc, 0), calls_tree.expected())
+
+
+def test_jprofopts_help(tmp):
+    """help lists the options on stderr, every line prefixed; the program
+    itself runs unchanged."""
+    exe = hk.cc(tmp, ["calls.c"], "calls")
+    rc, out, err, pid = hk.popen_run(tmp, [exe], env={"JPROFOPTS": "help"})
+    assert rc == calls_tree.STATUS and out == calls_tree.STDOUT, (rc, out, err)
+    lines = err.splitlines()
+    assert len(lines) >= 2, err
+    assert all(l.startswith(f"hookit[{pid}]: ") for l in lines), err
+
+
+def test_output_dir_missing(tmp):
+    missing = os.path.join(tmp, "no", "such", "dir")
+    line, _ = run_calls(tmp, {"HOOKIT_OUTPUT": missing})
+    assert missing in line, line
+    assert "No such file or directory" in line, line
+    no_profile(tmp)
+    assert not os.path.exists(os.path.join(tmp, "no")), "hookit must not create it"
+
+
+def test_output_dir_is_a_file(tmp):
+    path = os.path.join(tmp, "afile")
+    open(path, "w").close()
+    line, _ = run_calls(tmp, {"HOOKIT_OUTPUT": path})
+    assert path in line, line
+    assert "Not a directory" in line, line
+    no_profile(tmp)
+    assert os.path.getsize(path) == 0
+
+
+def test_output_dir_read_only_fs(tmp):
+    """/proc/self cannot take new files, even for root."""
+    line, _ = run_calls(tmp, {"HOOKIT_OUTPUT": "/proc/self"})
+    assert "/proc/self" in line, line
+    no_profile(tmp)
