@@ -1,0 +1,89 @@
+/* libjprof: hookit's default profiler, a per-thread calling-context tree
+ * with exact call counts and inclusive/exclusive times.  This file is the
+ * plugin ABI (include/hookit/profiler.h): start, events, finish. */
+#include "jprof.h"
+
+#include <stdlib.h>
+
+HOOKIT_PLUGIN_ABI;
+
+const struct hookit_host *jp_host;
+extern int jp_death_signal;
+void jp_process_start(void);
+void jp_names_start(void);
+void jp_names_reload(void);
+
+JP_EXPORT JP_NOINSTR int HookitStart(const struct hookit_host *host, struct hookit_plugin *plugin)
+{
+    if (host->abi_version != HOOKIT_ABI_VERSION)
+        return -1;
+    jp_host = host;
+    jp_options_parse(getenv("JPROFOPTS"), host->log);
+    if (jp_arena_init() != 0) {
+        host->log("jprof: cannot map memory for the call trees; running unprofiled");
+        return -1;
+    }
+    jp_clock_init(jp_opt.use_tsc);
+    jp_process_start();
+    jp_threads_init();
+    jp_names_start();
+    if (!jp_opt.start_on)
+        *host->collecting = 0;
+    plugin->abi_version = HOOKIT_ABI_VERSION;
+    plugin->caps = HOOKIT_CAP_CALLS | HOOKIT_CAP_THREADS | HOOKIT_CAP_FORK |
+                   HOOKIT_CAP_DLOPEN | HOOKIT_CAP_CONTROL;
+    plugin->name = "jprof";
+    plugin->enter = jp_clock_is_tsc() ? jp_enter_tsc : jp_enter_mono;
+    plugin->exit = jp_clock_is_tsc() ? jp_exit_tsc : jp_exit_mono;
+    return 0;
+}
+
+JP_EXPORT JP_NOINSTR void HookitEvent(const struct hookit_event *ev)
+{
+    switch (ev->type) {
+    case HOOKIT_EV_ENTER:
+        (jp_clock_is_tsc() ? jp_enter_tsc : jp_enter_mono)(ev->fn, ev->call_site);
+        break;
+    case HOOKIT_EV_EXIT:
+        (jp_clock_is_tsc() ? jp_exit_tsc : jp_exit_mono)(ev->fn, ev->call_site);
+        break;
+    case HOOKIT_EV_THREAD_START:
+        if (!jp_self)
+            jp_thread_attach();
+        break;
+    case HOOKIT_EV_THREAD_END:
+        jp_thread_end();
+        break;
+    case HOOKIT_EV_FORK_CHILD:
+        if (jp_arena_fork_child() != 0)
+            jp_host->log("jprof: cannot copy the call trees in the forked child");
+        jp_thread_fork_child();
+        jp_process_start();
+        break;
+    case HOOKIT_EV_EXEC:
+        jp_write_profile(HOOKIT_END_EXEC);
+        break;
+    case HOOKIT_EV_FLUSH:
+        jp_write_profile(0);
+        break;
+    case HOOKIT_EV_DLOPEN:
+    case HOOKIT_EV_DLCLOSE:
+        jp_names_reload();
+        break;
+    case HOOKIT_EV_MPI_RANK:
+        jp_rank = ev->rank;
+        jp_size = ev->size;
+        break;
+    case HOOKIT_EV_SIGNAL_DEATH:
+        jp_death_signal = ev->signo;
+        break;
+    default:
+        break;
+    }
+}
+
+JP_EXPORT JP_NOINSTR void HookitFinish(int how)
+{
+    jp_thread_end();            /* the finishing thread's open frames */
+    jp_write_profile(how);
+}

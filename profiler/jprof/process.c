@@ -1,0 +1,107 @@
+/* The profiled process's metadata for the profile: pid, parent, executable,
+ * arguments, MPI rank, times, and how the run ended. */
+#include "jprof.h"
+#include "profile/profile.h"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/utsname.h>
+#include <time.h>
+#include <unistd.h>
+
+int jp_rank = -1, jp_size = -1;
+uint64_t jp_start_wall_ns;
+static uint64_t start_mono_ns;
+int jp_death_signal;
+
+JP_NOINSTR void jp_process_start(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    jp_start_wall_ns = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+    start_mono_ns = jp_now_mono();
+}
+
+/* /proc/self/cmdline: NUL-separated arguments. */
+JP_NOINSTR static int fill_argv(struct profile *p)
+{
+    char buf[65536];
+    int fd = open("/proc/self/cmdline", O_RDONLY | O_CLOEXEC);
+    ssize_t len = fd >= 0 ? read(fd, buf, sizeof buf - 1) : -1;
+    if (fd >= 0)
+        close(fd);
+    if (len < 0)
+        len = 0;
+    buf[len] = 0;
+    uint32_t argc = 0;
+    for (ssize_t i = 0; i < len; i += (ssize_t)strlen(buf + i) + 1)
+        argc++;
+    p->process.argv = profile_alloc(p, (argc + 1) * sizeof *p->process.argv);
+    if (!p->process.argv)
+        return -1;
+    uint32_t k = 0;
+    for (ssize_t i = 0; i < len && k < argc; i += (ssize_t)strlen(buf + i) + 1)
+        if (!(p->process.argv[k++] = profile_intern(p, buf + i)))
+            return -1;
+    p->process.argc = k;
+    return 0;
+}
+
+JP_NOINSTR static const char *end_name(int how)
+{
+    switch (how) {
+    case HOOKIT_END_SIGNAL: return "signal";
+    case HOOKIT_END_EXEC: return "exec";
+    case HOOKIT_END_EXIT: return "exit";
+    default: return "flush";
+    }
+}
+
+JP_NOINSTR static uint64_t sum_over_threads(size_t field_offset)
+{
+    uint64_t sum = 0;
+    for (jp_ref r = jp_arena_header()->first_thread; r; r = ((struct jp_thread_rec *)jp_at(r))->next)
+        sum += *(uint64_t *)((char *)jp_at(r) + field_offset);
+    return sum;
+}
+
+JP_NOINSTR static int set_meta_u64(struct profile *p, const char *key, uint64_t v)
+{
+    char buf[32];
+    snprintf(buf, sizeof buf, "%llu", (unsigned long long)v);
+    return profile_set_meta(p, key, buf);
+}
+
+JP_NOINSTR int jp_fill_process(struct profile *p, int how)
+{
+    char exe[4096], buf[256];
+    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    exe[n > 0 ? n : 0] = 0;
+    p->process.pid = getpid();
+    p->process.ppid = getppid();
+    p->process.rank = jp_rank;
+    p->process.size = jp_size;
+    p->process.exe = profile_intern(p, exe);
+    p->process.start_ns = jp_start_wall_ns;
+    p->process.duration_ns = jp_now_mono() - start_mono_ns;
+    int rc = p->process.exe ? fill_argv(p) : -1;
+    struct utsname u;
+    if (rc == 0 && uname(&u) == 0)
+        rc = profile_set_meta(p, "hostname", u.nodename);
+    snprintf(buf, sizeof buf, "%.6f", jp_ticks_per_ns());
+    rc |= profile_set_meta(p, "hookit_version", HOOKIT_VERSION);
+    rc |= profile_set_meta(p, "profiler", "jprof");
+    rc |= profile_set_meta(p, "clock", jp_clock_is_tsc() ? "tsc" : "monotonic");
+    rc |= profile_set_meta(p, "ticks_per_ns", buf);
+    rc |= profile_set_meta(p, "end", end_name(how));
+    if (how == HOOKIT_END_SIGNAL && jp_death_signal > 0) {
+        snprintf(buf, sizeof buf, "%d (%s)", jp_death_signal, strsignal(jp_death_signal));
+        rc |= profile_set_meta(p, "signal", buf);
+    }
+    rc |= set_meta_u64(p, "dropped_events", sum_over_threads(offsetof(struct jp_thread_rec, dropped)));
+    rc |= set_meta_u64(p, "unmatched_exits", sum_over_threads(offsetof(struct jp_thread_rec, unmatched)));
+    return rc ? -1 : 0;
+}

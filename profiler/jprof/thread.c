@@ -1,0 +1,261 @@
+/* Threads: each thread gets, on its first event, a record in the arena
+ * (readable from outside), a synthetic root node, its own chunk of node
+ * slots, and a private shadow stack that grows without a fixed limit. */
+#include "jprof.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+__thread struct jp_thread *jp_self __attribute__((tls_model("initial-exec")));
+
+static uint32_t next_index = 1;         /* 0 is the main thread */
+static pthread_key_t end_key;
+extern void *__libc_stack_end;
+
+#define FIRST_CHUNK 16u                 /* slots; chunks double up to MAX_CHUNK */
+#define MAX_CHUNK 1024u
+#define FIRST_STACK 1024u               /* frames */
+
+JP_NOINSTR static void *map_pages(size_t size)
+{
+    void *p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    return p == MAP_FAILED ? NULL : p;
+}
+
+JP_NOINSTR static int refill_chunk(struct jp_thread *t)
+{
+    jp_ref r = jp_arena_alloc(t->chunk_slots);
+    if (!r) {
+        t->arena_full = 1;
+        return -1;
+    }
+    t->chunk_next = r;
+    t->chunk_end = r + t->chunk_slots;
+    if (t->chunk_slots < MAX_CHUNK)
+        t->chunk_slots *= 2;
+    return 0;
+}
+
+/* A new node, linked as the last child of parent.  The node is complete
+ * before the release store makes it reachable, so a reader in another
+ * process never sees a half-made node. */
+JP_NOINSTR jp_ref jp_node_new(struct jp_thread *t, jp_ref parent, uint64_t fn)
+{
+    if (t->chunk_next == t->chunk_end && refill_chunk(t) != 0)
+        return 0;
+    jp_ref r = t->chunk_next++;
+    struct jp_node *n = jp_node(r);
+    memset(n, 0, sizeof *n);
+    n->fn = fn;
+    n->parent = parent;
+    if (parent) {
+        struct jp_node *p = jp_node(parent);
+        jp_ref last = p->first_child;
+        if (!last) {
+            __atomic_store_n(&p->first_child, r, __ATOMIC_RELEASE);
+        } else {
+            while (jp_node(last)->next_sibling)
+                last = jp_node(last)->next_sibling;
+            __atomic_store_n(&jp_node(last)->next_sibling, r, __ATOMIC_RELEASE);
+        }
+    }
+    return r;
+}
+
+JP_NOINSTR int jp_grow_stack(struct jp_thread *t)
+{
+    size_t old = (size_t)t->capacity * sizeof *t->stack;
+    void *p = mremap(t->stack, old, old * 2, MREMAP_MAYMOVE);
+    if (p == MAP_FAILED)
+        return -1;
+    t->stack = p;
+    t->capacity *= 2;
+    return 0;
+}
+
+JP_NOINSTR static int is_main_thread(void)
+{
+    return syscall(SYS_gettid) == getpid();
+}
+
+/* The bounds of this thread's stack, to tell a longjmp on it from a signal
+ * handler running on an alternate stack. */
+JP_NOINSTR static void find_stack_bounds(struct jp_thread *t)
+{
+    if (is_main_thread()) {
+        struct rlimit rl;
+        uintptr_t top = (uintptr_t)__libc_stack_end + (1u << 20);
+        uintptr_t size = 1ull << 30;
+        if (getrlimit(RLIMIT_STACK, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY && rl.rlim_cur < size)
+            size = rl.rlim_cur + (1u << 20);
+        t->stack_hi = top;
+        t->stack_lo = top > size ? top - size : 0;
+        return;
+    }
+    pthread_attr_t attr;
+    void *addr;
+    size_t size;
+    if (pthread_getattr_np(pthread_self(), &attr) == 0) {
+        if (pthread_attr_getstack(&attr, &addr, &size) == 0) {
+            t->stack_lo = (uintptr_t)addr;
+            t->stack_hi = (uintptr_t)addr + size;
+        }
+        pthread_attr_destroy(&attr);
+    }
+}
+
+JP_NOINSTR void jp_thread_name(struct jp_thread_rec *rec)
+{
+    char name[16] = { 0 };
+    if (rec->index == 0) {
+        strcpy(rec->name, "main");
+        return;
+    }
+    if (prctl(PR_GET_NAME, name) == 0)
+        memcpy(rec->name, name, sizeof rec->name);
+    rec->name[sizeof rec->name - 1] = 0;
+}
+
+JP_NOINSTR static void publish(struct jp_thread *t)
+{
+    struct jp_arena_header *h = jp_arena_header();
+    jp_ref head = h->first_thread;
+    do
+        t->rec->next = head;
+    while (!__atomic_compare_exchange_n(&h->first_thread, &head, t->rec_ref, 1,
+                                        __ATOMIC_RELEASE, __ATOMIC_RELAXED));
+}
+
+JP_NOINSTR static struct jp_thread *make_thread(void)
+{
+    struct jp_thread *t = map_pages(sizeof *t);
+    if (!t)
+        return NULL;
+    t->capacity = FIRST_STACK;
+    t->stack = map_pages(t->capacity * sizeof *t->stack);
+    t->chunk_slots = FIRST_CHUNK;
+    t->rec_ref = jp_arena_alloc(JP_THREAD_REC_SLOTS);
+    if (!t->stack || !t->rec_ref) {
+        if (t->stack)
+            munmap(t->stack, t->capacity * sizeof *t->stack);
+        munmap(t, sizeof *t);
+        return NULL;
+    }
+    t->rec = jp_at(t->rec_ref);
+    t->rec->priv = (uint64_t)(uintptr_t)t;
+    return t;
+}
+
+/* Give t a fresh root and an empty shadow stack. */
+JP_NOINSTR static int start_tree(struct jp_thread *t)
+{
+    jp_ref root = jp_node_new(t, 0, 0);
+    if (!root)
+        return -1;
+    t->rec->root = root;
+    t->cur = root;
+    t->depth = 0;
+    t->stack[0] = (struct jp_frame){ .t0 = 0, .sp = UINTPTR_MAX, .node = root };
+    return 0;
+}
+
+JP_NOINSTR struct jp_thread *jp_thread_attach(void)
+{
+    int saved = errno;
+    struct jp_thread *t = make_thread();
+    if (!t || start_tree(t) != 0) {
+        errno = saved;
+        return NULL;
+    }
+    t->rec->tid = (int32_t)syscall(SYS_gettid);
+    t->rec->index = is_main_thread() ? 0 : __atomic_fetch_add(&next_index, 1, __ATOMIC_RELAXED);
+    t->rec->state = JP_THREAD_RUNNING;
+    jp_thread_name(t->rec);
+    find_stack_bounds(t);
+    publish(t);
+    jp_self = t;
+    pthread_setspecific(end_key, t);    /* thread end without the lifecycle layer */
+    errno = saved;
+    return t;
+}
+
+/* Close the thread's open frames now and mark it ended.  Runs inside the
+ * ending thread (lifecycle's fini_thread, or the key destructor). */
+JP_NOINSTR void jp_thread_end(void)
+{
+    struct jp_thread *t = jp_self;
+    if (!t || t->rec->state == JP_THREAD_ENDED)
+        return;
+    t->busy = 1;
+    uint64_t now = jp_now();
+    for (; t->depth > 0; t->depth--) {
+        struct jp_frame *f = &t->stack[t->depth];
+        struct jp_node *n = jp_node(f->node);
+        n->incl += now - f->t0;
+    }
+    t->cur = t->rec->root;
+    jp_thread_name(t->rec);
+    __atomic_store_n(&t->rec->state, JP_THREAD_ENDED, __ATOMIC_RELEASE);
+}
+
+JP_NOINSTR static void end_by_key(void *arg)
+{
+    (void)arg;
+    jp_thread_end();
+}
+
+/* In a forked child: only this thread exists.  Its tree restarts from the
+ * path it is on (each open frame once, timed from the fork), so the child's
+ * profile holds what the child did and nothing the parent did. */
+JP_NOINSTR void jp_thread_fork_child(void)
+{
+    struct jp_thread *t = jp_self;
+    jp_arena_header()->first_thread = 0;
+    next_index = 1;
+    if (!t)
+        return;
+    uint64_t now = jp_now();
+    t->rec_ref = jp_arena_alloc(JP_THREAD_REC_SLOTS);
+    if (!t->rec_ref) {
+        jp_self = NULL;
+        return;
+    }
+    t->rec = jp_at(t->rec_ref);
+    memset(t->rec, 0, sizeof *t->rec);
+    t->rec->priv = (uint64_t)(uintptr_t)t;
+    t->chunk_next = t->chunk_end = 0;
+    t->chunk_slots = FIRST_CHUNK;
+    uint32_t depth = t->depth;
+    if (start_tree(t) != 0) {
+        jp_self = NULL;
+        return;
+    }
+    for (uint32_t i = 1; i <= depth; i++) {
+        uint64_t fn = jp_node(t->stack[i].node)->fn;
+        jp_ref n = jp_node_new(t, t->cur, fn);
+        if (!n)
+            break;
+        jp_node(n)->calls = 1;
+        t->stack[i].node = n;
+        t->stack[i].t0 = now;
+        t->cur = n;
+        t->depth = i;
+    }
+    t->rec->tid = (int32_t)syscall(SYS_gettid);
+    t->rec->index = 0;
+    t->rec->state = JP_THREAD_RUNNING;
+    jp_thread_name(t->rec);
+    find_stack_bounds(t);
+    publish(t);
+}
+
+JP_NOINSTR void jp_threads_init(void)
+{
+    pthread_key_create(&end_key, end_by_key);
+}

@@ -1,0 +1,188 @@
+/* The hot path: function entry and exit.
+ *
+ * Entry finds (or creates) the child of the current node for fn and pushes
+ * a frame; exit pops it and adds the elapsed ticks to the node.  No locks,
+ * no allocation, no libc call but the clock; state reached through
+ * initial-exec TLS.  Two copies are compiled, one per clock, so the clock is
+ * a direct inline read rather than an indirect call.
+ *
+ * Real programs do not always pair entries and exits:
+ *  - longjmp/siglongjmp and exceptions (clang emits no exit hook on unwind)
+ *    leave frames behind: an entry whose stack pointer is at or above the
+ *    top frame's proves those frames are gone, and they are closed;
+ *  - an exit that does not match the top frame closes frames down to the
+ *    matching one, or is counted as unmatched and ignored;
+ *  - a signal handler that runs instrumented code while this thread is
+ *    inside the profiler sees the busy flag: its events are dropped and
+ *    counted, never allowed to corrupt the tree. */
+#include "jprof.h"
+
+#include <time.h>
+
+#define barrier() __asm__ volatile("" ::: "memory")
+
+JP_NOINSTR static inline uintptr_t current_sp(void)
+{
+#if defined(__x86_64__)
+    uintptr_t sp;
+    __asm__ volatile("mov %%rsp, %0" : "=r"(sp));
+    return sp;
+#else
+    return (uintptr_t)__builtin_frame_address(0);
+#endif
+}
+
+JP_NOINSTR uint64_t jp_now(void)
+{
+    return jp_clock_is_tsc() ? jp_tsc() : jp_now_mono();
+}
+
+JP_NOINSTR static inline int on_stack(const struct jp_thread *t, uintptr_t sp)
+{
+    return sp >= t->stack_lo && sp < t->stack_hi;
+}
+
+JP_NOINSTR static inline void close_top(struct jp_thread *t, uint64_t now)
+{
+    struct jp_frame *f = &t->stack[t->depth];
+    struct jp_node *n = jp_node(f->node);
+    n->incl += now - f->t0;
+    t->depth--;
+    t->cur = t->stack[t->depth].node;
+}
+
+/* Frames the new entry at sp proves abandoned (see the file comment).  A
+ * frame on another stack than the current one is kept while we run on that
+ * other stack (a handler on sigaltstack), dropped once we are back on ours. */
+JP_NOINSTR __attribute__((noinline)) static void cut_back(struct jp_thread *t, uintptr_t sp, uint64_t now)
+{
+    int here = on_stack(t, sp);
+    while (t->depth > 0) {
+        uintptr_t fsp = t->stack[t->depth].sp;
+        int there = on_stack(t, fsp);
+        int gone = (here == there) ? fsp <= sp : (here && !there);
+        if (!gone)
+            break;
+        close_top(t, now);
+    }
+}
+
+/* The child of parent for fn: the sibling after the last one found (calls
+ * in a loop body come in order), the last one found (recursion, repeated
+ * calls), then a scan; created when absent. */
+JP_NOINSTR static inline jp_ref child_for(struct jp_thread *t, jp_ref parent_ref, uint64_t fn)
+{
+    struct jp_node *parent = jp_node(parent_ref);
+    jp_ref last = (jp_ref)parent->reserved[0];
+    if (JP_LIKELY(last)) {
+        struct jp_node *l = jp_node(last);
+        jp_ref next = l->next_sibling;
+        if (next && jp_node(next)->fn == fn)
+            last = next;
+        else if (l->fn != fn)
+            last = 0;
+    }
+    if (JP_UNLIKELY(!last)) {
+        for (jp_ref c = parent->first_child; c; c = jp_node(c)->next_sibling)
+            if (jp_node(c)->fn == fn) {
+                last = c;
+                break;
+            }
+        if (!last && !(last = jp_node_new(t, parent_ref, fn)))
+            return 0;
+    }
+    parent->reserved[0] = last;
+    return last;
+}
+
+JP_NOINSTR static inline void enter(uint64_t now, void *fn)
+{
+    struct jp_thread *t = jp_self;
+    if (JP_UNLIKELY(!t) && !(t = jp_thread_attach()))
+        return;
+    if (JP_UNLIKELY(t->busy)) {
+        t->rec->dropped++;
+        return;
+    }
+    t->busy = 1;
+    barrier();
+    uintptr_t sp = current_sp();
+    if (JP_UNLIKELY(t->stack[t->depth].sp <= sp))
+        cut_back(t, sp, now);
+    jp_ref c = child_for(t, t->cur, (uint64_t)fn);
+    if (JP_LIKELY(c) && (JP_LIKELY(t->depth + 1 < t->capacity) || jp_grow_stack(t) == 0)) {
+        jp_node(c)->calls++;
+        struct jp_frame *f = &t->stack[++t->depth];
+        f->t0 = now;
+        f->sp = sp;
+        f->node = c;
+        t->cur = c;
+    } else {
+        t->rec->dropped++;
+    }
+    barrier();
+    t->busy = 0;
+}
+
+/* Exit that does not match the top frame: close down to the matching frame
+ * if there is one, else count it. */
+JP_NOINSTR __attribute__((noinline)) static void exit_unmatched(struct jp_thread *t, uint64_t fn, uint64_t now)
+{
+    uint32_t d = t->depth;
+    while (d > 0 && jp_node(t->stack[d].node)->fn != fn)
+        d--;
+    if (d == 0) {
+        t->rec->unmatched++;
+        return;
+    }
+    while (t->depth >= d)
+        close_top(t, now);
+}
+
+JP_NOINSTR static inline void leave(uint64_t now, void *fn)
+{
+    struct jp_thread *t = jp_self;
+    if (JP_UNLIKELY(!t))
+        return;
+    if (JP_UNLIKELY(t->busy)) {
+        t->rec->dropped++;
+        return;
+    }
+    t->busy = 1;
+    barrier();
+    struct jp_frame *f = &t->stack[t->depth];
+    struct jp_node *n = jp_node(f->node);
+    if (JP_LIKELY(t->depth > 0 && n->fn == (uint64_t)fn)) {
+        n->incl += now - f->t0;
+        t->depth--;
+        t->cur = f[-1].node;
+    } else {
+        exit_unmatched(t, (uint64_t)fn, now);
+    }
+    barrier();
+    t->busy = 0;
+}
+
+JP_NOINSTR void jp_enter_tsc(void *fn, void *site)
+{
+    (void)site;
+    enter(jp_tsc(), fn);
+}
+
+JP_NOINSTR void jp_exit_tsc(void *fn, void *site)
+{
+    (void)site;
+    leave(jp_tsc(), fn);
+}
+
+JP_NOINSTR void jp_enter_mono(void *fn, void *site)
+{
+    (void)site;
+    enter(jp_now_mono(), fn);
+}
+
+JP_NOINSTR void jp_exit_mono(void *fn, void *site)
+{
+    (void)site;
+    leave(jp_now_mono(), fn);
+}
