@@ -102,6 +102,16 @@ def test_unknown_jprofopts_option(tmp):
     hk.assert_tree(hk.thread_of(doc, 0), calls_tree.expected())
 
 
+def test_unknown_jprofopts_among_valid(tmp):
+    """A valid option, an unknown one, a valid one: one line for the unknown
+    one, the valid ones still work, the profile is exact."""
+    line, pid = run_calls(tmp, {"JPROFOPTS": "nolines,bogus=1,clock=monotonic"})
+    assert "unknown option 'bogus=1'" in line or "unknown option 'bogus'" in line, line
+    doc = hk.export_json(tmp, hk.one_profile(tmp, "calls"))
+    hk.assert_tree(hk.thread_of(doc, 0), calls_tree.expected())
+    hk.check_tree_consistent(hk.thread_of(doc, 0))
+
+
 def test_jprofopts_help(tmp):
     """help lists the options on stderr, every line prefixed; the program
     itself runs unchanged."""
@@ -111,6 +121,11 @@ def test_jprofopts_help(tmp):
     lines = err.splitlines()
     assert len(lines) >= 2, err
     assert all(l.startswith(f"hookit[{pid}]: ") for l in lines), err
+    # Every option the "unknown option" line names is explained by help.
+    line, _ = run_calls(tmp, {"JPROFOPTS": "bogus"}, exe=exe)
+    valid = line.split("valid options:")[-1]
+    for opt in [o.strip().rstrip("=") for o in valid.split(",") if o.strip() != "help"]:
+        assert any(re.search(rf"\b{re.escape(opt)}\b", l) for l in lines), (opt, err)
 
 
 def test_output_dir_missing(tmp):
