@@ -84,11 +84,15 @@ struct profile {
 struct profile *profile_new(void);
 void profile_free(struct profile *p);
 
-/* Memory owned by the profile, freed by profile_free.  NULL if out of memory. */
+/* Memory owned by the profile, freed by profile_free.  NULL if out of memory.
+ * Blocks are zeroed and 16-byte aligned; a large block (a thread's node
+ * array) gets a chunk of its own, so preallocating big arrays is cheap.
+ * profile_intern returns the same pointer for equal strings. */
 void *profile_alloc(struct profile *p, size_t size);
 const char *profile_intern(struct profile *p, const char *s);
 
-/* Append a metadata pair (both strings copied).  Returns 0 or -1. */
+/* Append a metadata pair (both strings copied; a key set again has its
+ * value replaced).  Returns 0 or -1. */
 int profile_set_meta(struct profile *p, const char *key, const char *value);
 /* The value of key, or NULL. */
 const char *profile_get_meta(const struct profile *p, const char *key);
@@ -115,5 +119,11 @@ int profile_write_fd(const struct profile *p, int fd);
 struct profile *profile_read_file(const char *path, char *err, size_t errlen);
 struct profile *profile_read_mem(const void *buf, size_t len, const char *name,
                                  char *err, size_t errlen);
+
+/* profile_read_mem with flags.  PROFILE_READ_NO_CRC skips the checksum so a
+ * fuzzer's mutations reach the section parsers (every other check stays). */
+#define PROFILE_READ_NO_CRC 0x1
+struct profile *profile_read_mem_flags(const void *buf, size_t len, const char *name,
+                                       int flags, char *err, size_t errlen);
 
 #endif

@@ -1,0 +1,106 @@
+/*
+ * hookit export: convert profiles to another format.  The formats are
+ * listed in tools/formats.h, one file each (tools/fmt_NAME.c).
+ */
+#include "tools/cli.h"
+
+#include <getopt.h>
+#include <string.h>
+
+struct format {
+    const char *name;
+    int (*write)(FILE *out, struct loaded_profile *profiles, size_t n);
+    const char *summary;
+};
+
+static const struct format formats[] = {
+#define HOOKIT_FORMAT(name, summary) { #name, export_##name, summary },
+#include "tools/formats.h"
+#undef HOOKIT_FORMAT
+};
+
+#define NFORMATS (sizeof formats / sizeof formats[0])
+
+static void export_usage(FILE *f)
+{
+    fprintf(f,
+            "usage: hookit export --format=FORMAT [-o FILE] PROFILE...\n"
+            "\n"
+            "Write the profiles in another format, to standard output or to FILE\n"
+            "(replaced atomically).\n"
+            "\n"
+            "Options:\n"
+            "  -f, --format FORMAT   the output format (required):\n");
+    for (size_t i = 0; i < NFORMATS; i++)
+        fprintf(f, "        %-12s %s\n", formats[i].name, formats[i].summary);
+    fprintf(f,
+            "  -o, --output FILE     write to FILE instead of standard output\n"
+            "  -h, --help            this help\n");
+}
+
+static void format_list(char *buf, size_t cap)
+{
+    size_t len = 0;
+    buf[0] = '\0';
+    for (size_t i = 0; i < NFORMATS && len < cap; i++)
+        len += (size_t)snprintf(buf + len, cap - len, "%s%s", i ? ", " : "", formats[i].name);
+}
+
+struct export_job {
+    const struct format *fmt;
+    struct loaded_profile *profiles;
+    size_t n;
+};
+
+static int run_job(FILE *out, void *ctx)
+{
+    struct export_job *job = ctx;
+    return job->fmt->write(out, job->profiles, job->n);
+}
+
+int cmd_export(int argc, char **argv)
+{
+    static const struct option opts[] = {
+        { "format", required_argument, NULL, 'f' },
+        { "output", required_argument, NULL, 'o' },
+        { "help", no_argument, NULL, 'h' },
+        { 0, 0, 0, 0 },
+    };
+    const char *format = NULL, *output = NULL;
+    int c;
+    cli_reset_getopt();
+    while ((c = getopt_long(argc, argv, ":f:o:h", opts, NULL)) != -1) {
+        switch (c) {
+        case 'f':
+            format = optarg;
+            break;
+        case 'o':
+            output = optarg;
+            break;
+        case 'h':
+            export_usage(stdout);
+            return EXIT_OK;
+        default:
+            return cli_option_error("export", c, argv);
+        }
+    }
+    char list[512];
+    format_list(list, sizeof list);
+    if (!format)
+        return cli_usage_error("export", "--format is required (one of: %s)", list);
+    struct export_job job = { 0 };
+    for (size_t i = 0; i < NFORMATS; i++)
+        if (strcmp(formats[i].name, format) == 0)
+            job.fmt = &formats[i];
+    if (!job.fmt)
+        return cli_usage_error("export", "unknown format '%s' (valid formats: %s)", format, list);
+    if (optind >= argc)
+        return cli_usage_error("export", "no profile given");
+
+    job.n = (size_t)(argc - optind);
+    if (cli_load_profiles(argv + optind, job.n, &job.profiles) < 0)
+        return EXIT_FAIL;
+    int rc = cli_write_output(output, run_job, &job);
+    cli_free_profiles(job.profiles, job.n);
+    return rc;
+}

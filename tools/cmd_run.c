@@ -1,0 +1,178 @@
+/*
+ * hookit run: run an instrumented program that is not linked with hookit,
+ * by preloading libhookit.so (found beside this hookit binary, in
+ * <bindir>/../lib/).
+ */
+#include "tools/cli.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+static const char *const run_usage =
+    "usage: hookit run [-o DIR] [-p PROFILER] -- PROG [ARGS...]\n"
+    "\n"
+    "Run PROG (built with -finstrument-functions, not linked with hookit) with\n"
+    "libhookit.so preloaded, so it writes a profile when it ends.  The '--' is\n"
+    "required.  hookit execs PROG: the exit status is PROG's.\n"
+    "\n"
+    "Options:\n"
+    "  -o, --output DIR        write the profile to DIR (sets HOOKIT_OUTPUT)\n"
+    "  -p, --profiler PLUGIN   the profiler plugin, a path or a name in hookit's\n"
+    "                          plugin directory (sets HOOKIT_PROFILER)\n"
+    "  -h, --help              this help\n"
+    "\n"
+    "libhookit.so is put first in LD_PRELOAD, before the entries already there.\n"
+    "The dynamic loader ignores LD_PRELOAD for set-user-ID and set-group-ID\n"
+    "programs; hookit warns and runs such a program unprofiled.\n"
+    "If PROG cannot be executed, the exit status is 127.\n";
+
+/* <dir of /proc/self/exe>/../lib/libhookit.so, made absolute and canonical. */
+static char *find_libhookit(void)
+{
+    char self[PATH_MAX], path[PATH_MAX + 32];
+    ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+    if (n < 0) {
+        cli_fail("run: cannot find the hookit binary (/proc/self/exe): %s", strerror(errno));
+        return NULL;
+    }
+    self[n] = '\0';
+    char *slash = strrchr(self, '/');
+    if (slash)
+        *slash = '\0';
+    snprintf(path, sizeof path, "%s/../lib/libhookit.so", self);
+    char *lib = realpath(path, NULL);
+    if (!lib)
+        cli_fail("run: cannot find libhookit.so at %s: %s", path, strerror(errno));
+    return lib;
+}
+
+/* The file execvp would run for prog, or NULL. */
+static char *resolve_prog(const char *prog)
+{
+    if (strchr(prog, '/'))
+        return strdup(prog);
+    const char *path = getenv("PATH");
+    if (!path || !*path)
+        path = "/usr/local/bin:/bin:/usr/bin";
+    for (const char *p = path; ; ) {
+        const char *colon = strchr(p, ':');
+        size_t len = colon ? (size_t)(colon - p) : strlen(p);
+        char *cand = malloc(len + strlen(prog) + 2);
+        if (!cand)
+            return NULL;
+        sprintf(cand, "%.*s%s%s", (int)len, p, len ? "/" : "", prog);
+        struct stat st;
+        if (stat(cand, &st) == 0 && S_ISREG(st.st_mode) && access(cand, X_OK) == 0)
+            return cand;
+        free(cand);
+        if (!colon)
+            return NULL;
+        p = colon + 1;
+    }
+}
+
+static void warn_if_setid(const char *prog)
+{
+    char *file = resolve_prog(prog);
+    struct stat st;
+    if (file && stat(file, &st) == 0 && (st.st_mode & (S_ISUID | S_ISGID))) {
+        fprintf(stderr,
+                "hookit: run: warning: %s is set-%s-ID: the dynamic loader ignores "
+                "LD_PRELOAD for it, so it will run without hookit and write no profile\n",
+                file, (st.st_mode & S_ISUID) ? "user" : "group");
+    }
+    free(file);
+}
+
+static int set_preload(const char *lib)
+{
+    const char *old = getenv("LD_PRELOAD");
+    if (!old || !*old)
+        return setenv("LD_PRELOAD", lib, 1);
+    char *v = malloc(strlen(lib) + strlen(old) + 2);
+    if (!v)
+        return -1;
+    sprintf(v, "%s:%s", lib, old);
+    int rc = setenv("LD_PRELOAD", v, 1);
+    free(v);
+    return rc;
+}
+
+/* HOOKIT_OUTPUT made absolute, so it still holds if the program changes
+ * directory. */
+static int set_output(const char *dir)
+{
+    if (dir[0] == '/')
+        return setenv("HOOKIT_OUTPUT", dir, 1);
+    char cwd[PATH_MAX];
+    if (!getcwd(cwd, sizeof cwd))
+        return setenv("HOOKIT_OUTPUT", dir, 1);
+    char *abs = malloc(strlen(cwd) + strlen(dir) + 2);
+    if (!abs)
+        return -1;
+    sprintf(abs, "%s/%s", cwd, dir);
+    int rc = setenv("HOOKIT_OUTPUT", abs, 1);
+    free(abs);
+    return rc;
+}
+
+int cmd_run(int argc, char **argv)
+{
+    static const struct option opts[] = {
+        { "output", required_argument, NULL, 'o' },
+        { "profiler", required_argument, NULL, 'p' },
+        { "help", no_argument, NULL, 'h' },
+        { 0, 0, 0, 0 },
+    };
+    const char *output = NULL, *profiler = NULL;
+    int c;
+    cli_reset_getopt();
+    /* "+": PROG's own options are never ours. */
+    while ((c = getopt_long(argc, argv, "+:o:p:h", opts, NULL)) != -1) {
+        switch (c) {
+        case 'o':
+            output = optarg;
+            break;
+        case 'p':
+            profiler = optarg;
+            break;
+        case 'h':
+            fputs(run_usage, stdout);
+            return EXIT_OK;
+        default:
+            return cli_option_error("run", c, argv);
+        }
+    }
+    if (optind < 2 || strcmp(argv[optind - 1], "--") != 0)
+        return cli_usage_error("run", "put '--' before the program: hookit run [OPTIONS] -- PROG [ARGS...]");
+    if (optind >= argc)
+        return cli_usage_error("run", "no program given after '--'");
+    if (output && !*output)
+        return cli_usage_error("run", "-o needs a directory");
+
+    char *lib = find_libhookit();
+    if (!lib)
+        return EXIT_FAIL;
+    int rc = set_preload(lib);
+    free(lib);
+    if (rc == 0 && output)
+        rc = set_output(output);
+    if (rc == 0 && profiler)
+        rc = setenv("HOOKIT_PROFILER", profiler, 1);
+    if (rc != 0)
+        return cli_fail("run: cannot set the environment: %s", strerror(errno));
+
+    const char *prog = argv[optind];
+    warn_if_setid(prog);
+    fflush(stdout);
+    execvp(prog, argv + optind);
+    int e = errno;
+    fprintf(stderr, "hookit: run: %s: %s\n", prog,
+            e == ENOENT && !strchr(prog, '/') ? "command not found" : strerror(e));
+    return 127;
+}

@@ -1,0 +1,11 @@
+/*
+ * The `hookit` subcommands: one line each, one file each (tools/cmd_NAME.c
+ * defines `int cmd_NAME(int argc, char **argv)`, argv[0] being NAME).
+ * To add a command, write tools/cmd_NAME.c and add one line here, in the
+ * order `hookit --help` lists them.
+ *
+ *   HOOKIT_COMMAND(name, "one-line summary")
+ */
+HOOKIT_COMMAND(run,    "run a program with hookit preloaded (for programs not linked with it)")
+HOOKIT_COMMAND(report, "print each thread's call tree, or a flat profile, from profiles")
+HOOKIT_COMMAND(export, "convert profiles to other formats (json, ...)")

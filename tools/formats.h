@@ -1,0 +1,13 @@
+/*
+ * Export formats of `hookit export --format=NAME`: one line each, one file
+ * each (tools/fmt_NAME.c defines the function below).  To add a format,
+ * write tools/fmt_NAME.c and add one line here.
+ *
+ *   HOOKIT_FORMAT(name, "one-line summary")
+ *
+ * defines
+ *   int export_NAME(FILE *out, struct loaded_profile *profiles, size_t n);
+ * which writes the n profiles to out and returns 0, or prints a message
+ * (hookit: ...) and returns -1.
+ */
+HOOKIT_FORMAT(json, "the stable JSON schema of docs/json-schema.md")

@@ -1,0 +1,24 @@
+/* How reports write a function: JPROF's "F:module.function()". */
+#ifndef HOOKIT_TOOLS_NAMES_H
+#define HOOKIT_TOOLS_NAMES_H
+
+#include <stddef.h>
+#include <stdio.h>
+
+#include "profile/profile.h"
+
+/*
+ * KIND:module.function() where KIND is "F" (a native function) unless the
+ * name already carries a kind prefix of capital letters and a colon
+ * ("J:Main.main", "MPI:MPI_Send"; not "NS::f").  The module and its dot are
+ * left out when the module is empty, and "()" is not added when the name
+ * already ends with ')' (a demangled C++ signature).
+ */
+void names_print_jprof(FILE *out, const struct prof_func *f);
+
+/* s as text for a terminal: control characters written as \t, \n, \xNN
+ * (a profile's strings come from another program and must not drive the
+ * terminal). */
+void names_print_safe(FILE *out, const char *s, size_t n);
+
+#endif

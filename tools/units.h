@@ -1,0 +1,17 @@
+/* Readable units for reports. */
+#ifndef HOOKIT_TOOLS_UNITS_H
+#define HOOKIT_TOOLS_UNITS_H
+
+#include <stdint.h>
+
+#define UNITS_BUF 32
+
+/* ns as "850ns", "1.23us", "45.60ms", "2.00s": three significant digits
+ * at least, the largest unit that keeps the number below 1000 (seconds
+ * have no upper bound).  Returns buf. */
+const char *units_ns(uint64_t ns, char buf[UNITS_BUF]);
+
+/* A fractional ns value (an average per call) the same way. */
+const char *units_ns_f(double ns, char buf[UNITS_BUF]);
+
+#endif
