@@ -14,6 +14,7 @@ HK_NOINSTR static void ignore_call(void *fn, void *site)
 
 hookit_fast_fn hk_enter = ignore_call;
 hookit_fast_fn hk_exit = ignore_call;
+volatile uint32_t *hk_attention;
 
 /* The first hook may run before our constructor (an instrumented constructor
  * of a library loaded earlier, or preinit code): initialise here, then
@@ -25,6 +26,13 @@ HK_NOINSTR __attribute__((noinline, cold)) static void init_from_hook(void *fn, 
         hk_enter(fn, site);
 }
 
+/* Collection is off: someone outside may be asking to turn it on. */
+HK_NOINSTR __attribute__((noinline, cold)) static void attend(void)
+{
+    struct hookit_event ev = { .type = HOOKIT_EV_CONTROL };
+    hk_plugin_event(&ev);
+}
+
 HK_EXPORT HK_NOINSTR void __cyg_profile_func_enter(void *fn, void *site)
 {
     if (HK_LIKELY(hk_collecting)) {
@@ -33,12 +41,16 @@ HK_EXPORT HK_NOINSTR void __cyg_profile_func_enter(void *fn, void *site)
     }
     if (HK_UNLIKELY(!hk_initialized))
         init_from_hook(fn, site);
+    else if (HK_UNLIKELY(hk_attention && *hk_attention))
+        attend();
 }
 
 HK_EXPORT HK_NOINSTR void __cyg_profile_func_exit(void *fn, void *site)
 {
     if (HK_LIKELY(hk_collecting))
         hk_exit(fn, site);
+    else if (HK_UNLIKELY(hk_attention && *hk_attention))
+        attend();
 }
 
 /* Hidden aliases for our own callers (MPI frames, wrappers): a call to the

@@ -26,6 +26,7 @@ void hk_config_read(void);
  * adapters that wrap HookitEvent. */
 extern volatile int hk_collecting;
 extern hookit_fast_fn hk_enter, hk_exit;
+extern volatile uint32_t *hk_attention;    /* the plugin's, see profiler.h */
 
 /* The loaded plugin (plugin.c). */
 struct hk_plugin {

@@ -121,6 +121,7 @@ HK_NOINSTR int hk_plugin_load(void)
         return -1;
     }
     hk_plugin.info = info;
+    hk_attention = info.attention;
     if (info.caps & HOOKIT_CAP_CALLS) {
         hk_enter = info.enter ? info.enter : event_enter;
         hk_exit = info.exit ? info.exit : event_exit;

@@ -65,6 +65,7 @@ enum hookit_event_type {
     HOOKIT_EV_ZEROBASE,         /* zero the numbers, keep the trees */
     HOOKIT_EV_MPI_RANK,         /* rank, size known (MPI_Init / MPI_Comm_rank) */
     HOOKIT_EV_SIGNAL_DEATH,     /* signo: the process is about to die by a signal */
+    HOOKIT_EV_CONTROL,          /* *plugin->attention became non-zero while collection was off */
 };
 
 /* How the process ended, passed to HookitFinish. */
@@ -115,6 +116,11 @@ struct hookit_plugin {
     const char *name;           /* short name for messages */
     hookit_fast_fn enter;       /* optional direct entry hook */
     hookit_fast_fn exit;        /* optional direct exit hook */
+    /* Optional: a word that someone outside the process may set to get the
+     * plugin's attention.  While collection is off, libhookit checks it on
+     * every hook and delivers HOOKIT_EV_CONTROL when it is non-zero (while
+     * collection is on, the plugin checks it itself). */
+    volatile uint32_t *attention;
 };
 
 /* Put this once in a plugin's source, at file scope. */

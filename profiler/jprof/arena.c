@@ -19,9 +19,9 @@
 char *jp_arena_base;
 static int arena_fd = -1;
 
-JP_NOINSTR struct jp_arena_header *jp_arena_header(void)
+JP_NOINSTR struct arena_header *jp_arena_header(void)
 {
-    return (struct jp_arena_header *)jp_arena_base;
+    return (struct arena_header *)jp_arena_base;
 }
 
 JP_NOINSTR static int file_size_unlimited(void)
@@ -69,22 +69,22 @@ JP_NOINSTR int jp_arena_init(void)
     if (base == MAP_FAILED)
         return -1;
     jp_arena_base = base;
-    struct jp_arena_header *h = jp_arena_header();
-    memcpy(h->magic, "HKARENA1", 8);
-    h->version = 1;
-    h->slot_size = JP_SLOT;
-    h->used = JP_SLOT;          /* slot 0 is this header */
+    struct arena_header *h = jp_arena_header();
+    memcpy(h->magic, ARENA_MAGIC, 8);
+    h->version = ARENA_VERSION;
+    h->slot_size = ARENA_SLOT;
+    h->used = ARENA_SLOT;          /* slot 0 is this header */
     h->pid = getpid();
     return 0;
 }
 
-JP_NOINSTR jp_ref jp_arena_alloc(uint32_t nslots)
+JP_NOINSTR arena_ref jp_arena_alloc(uint32_t nslots)
 {
-    uint64_t bytes = (uint64_t)nslots * JP_SLOT;
+    uint64_t bytes = (uint64_t)nslots * ARENA_SLOT;
     uint64_t off = __atomic_fetch_add(&jp_arena_header()->used, bytes, __ATOMIC_RELAXED);
     if (off + bytes > ARENA_RESERVE)
         return 0;
-    return (jp_ref)(off / JP_SLOT);
+    return (arena_ref)(off / ARENA_SLOT);
 }
 
 /* After fork the child shares the parent's pages: give it its own copy at

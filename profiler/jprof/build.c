@@ -113,11 +113,11 @@ JP_NOINSTR static int64_t func_index(struct builder *b, uint64_t fn)
 }
 
 /* Ticks to add to nodes that are open in this thread's shadow stack. */
-JP_NOINSTR static int open_frames(const struct jp_thread_rec *rec, uint64_t now, struct u64map *open)
+JP_NOINSTR static int open_frames(const struct arena_thread *rec, uint64_t now, struct u64map *open)
 {
     const struct jp_thread *t = (const struct jp_thread *)(uintptr_t)rec->priv;
     memset(open, 0, sizeof *open);
-    if (!t || rec->state != JP_THREAD_RUNNING || t->depth == 0)
+    if (!t || rec->state != ARENA_THREAD_RUNNING || t->depth == 0)
         return 0;
     uint32_t depth = t->depth;
     if (map_init(open, depth) != 0)
@@ -133,13 +133,13 @@ JP_NOINSTR static int open_frames(const struct jp_thread_rec *rec, uint64_t now,
     return 0;
 }
 
-JP_NOINSTR static uint32_t count_nodes(jp_ref root)
+JP_NOINSTR static uint32_t count_nodes(arena_ref root)
 {
     uint32_t n = 0;
-    jp_ref r = jp_node(root)->first_child;
+    arena_ref r = jp_node(root)->first_child;
     while (r) {                 /* preorder without a stack, by parent links */
         n++;
-        struct jp_node *node = jp_node(r);
+        struct arena_node *node = jp_node(r);
         if (node->first_child) {
             r = node->first_child;
             continue;
@@ -153,7 +153,7 @@ JP_NOINSTR static uint32_t count_nodes(jp_ref root)
 
 /* The thread's tree in preorder into th->nodes; parent indexes are found
  * through a small stack of (ref, index) along the current path. */
-JP_NOINSTR static int fill_nodes(struct builder *b, const struct jp_thread_rec *rec, struct prof_thread *th)
+JP_NOINSTR static int fill_nodes(struct builder *b, const struct arena_thread *rec, struct prof_thread *th)
 {
     struct u64map open;
     if (open_frames(rec, b->now, &open) != 0)
@@ -164,9 +164,9 @@ JP_NOINSTR static int fill_nodes(struct builder *b, const struct jp_thread_rec *
     uint64_t *child_sum = calloc((size_t)n + 1, sizeof *child_sum);
     int rc = (th->nodes && path && child_sum) ? 0 : -1;
     uint32_t count = 0, depth = 0;
-    jp_ref r = rc ? 0 : jp_node(rec->root)->first_child;
+    arena_ref r = rc ? 0 : jp_node(rec->root)->first_child;
     while (r && count < n) {
-        struct jp_node *node = jp_node(r);
+        struct arena_node *node = jp_node(r);
         int64_t f = func_index(b, node->fn);
         if (f < 0) {
             rc = -1;
@@ -205,24 +205,24 @@ JP_NOINSTR static int fill_nodes(struct builder *b, const struct jp_thread_rec *
 
 JP_NOINSTR static int by_index(const void *a, const void *b)
 {
-    const struct jp_thread_rec *x = *(const struct jp_thread_rec *const *)a;
-    const struct jp_thread_rec *y = *(const struct jp_thread_rec *const *)b;
+    const struct arena_thread *x = *(const struct arena_thread *const *)a;
+    const struct arena_thread *y = *(const struct arena_thread *const *)b;
     return (x->index > y->index) - (x->index < y->index);
 }
 
 JP_NOINSTR static int add_threads(struct builder *b)
 {
     uint32_t n = 0;
-    for (jp_ref r = jp_arena_header()->first_thread; r; r = ((struct jp_thread_rec *)jp_at(r))->next)
+    for (arena_ref r = jp_arena_header()->first_thread; r; r = ((struct arena_thread *)jp_at(r))->next)
         n++;
-    struct jp_thread_rec **recs = malloc((n + 1) * sizeof *recs);
+    struct arena_thread **recs = malloc((n + 1) * sizeof *recs);
     b->p->threads = profile_alloc(b->p, (n + 1) * sizeof *b->p->threads);
     if (!recs || !b->p->threads) {
         free(recs);
         return -1;
     }
     uint32_t i = 0;
-    for (jp_ref r = jp_arena_header()->first_thread; r && i < n; r = ((struct jp_thread_rec *)jp_at(r))->next)
+    for (arena_ref r = jp_arena_header()->first_thread; r && i < n; r = ((struct arena_thread *)jp_at(r))->next)
         recs[i++] = jp_at(r);
     qsort(recs, i, sizeof *recs, by_index);
     int rc = 0;

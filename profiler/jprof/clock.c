@@ -54,6 +54,8 @@ JP_NOINSTR void jp_clock_init(int want_tsc)
     mono0 = jp_now_mono();
     tsc0 = use_tsc ? jp_tsc() : mono0;
     ticks_per_ns = 1.0;
+    jp_arena_header()->clock = use_tsc ? 0 : 1;
+    jp_arena_header()->ticks_per_ns = 1.0;
 }
 
 JP_NOINSTR int jp_clock_is_tsc(void)
@@ -74,6 +76,7 @@ JP_NOINSTR void jp_clock_calibrate(void)
     ticks_per_ns = (double)(tsc - tsc0) / (double)(mono - mono0);
     if (ticks_per_ns <= 0)
         ticks_per_ns = 1.0;
+    jp_arena_header()->ticks_per_ns = ticks_per_ns;
 }
 
 JP_NOINSTR double jp_ticks_per_ns(void)

@@ -35,6 +35,7 @@ JP_EXPORT JP_NOINSTR int HookitStart(const struct hookit_host *host, struct hook
     plugin->name = "jprof";
     plugin->enter = jp_clock_is_tsc() ? jp_enter_tsc : jp_enter_mono;
     plugin->exit = jp_clock_is_tsc() ? jp_exit_tsc : jp_exit_mono;
+    plugin->attention = &jp_arena_header()->attention;
     return 0;
 }
 
@@ -76,6 +77,9 @@ JP_EXPORT JP_NOINSTR void HookitEvent(const struct hookit_event *ev)
         break;
     case HOOKIT_EV_SIGNAL_DEATH:
         jp_death_signal = ev->signo;
+        break;
+    case HOOKIT_EV_CONTROL:
+        jp_attend(jp_self ? jp_self : jp_thread_attach());
         break;
     default:
         break;

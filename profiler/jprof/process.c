@@ -63,7 +63,7 @@ JP_NOINSTR static const char *end_name(int how)
 JP_NOINSTR static uint64_t sum_over_threads(size_t field_offset)
 {
     uint64_t sum = 0;
-    for (jp_ref r = jp_arena_header()->first_thread; r; r = ((struct jp_thread_rec *)jp_at(r))->next)
+    for (arena_ref r = jp_arena_header()->first_thread; r; r = ((struct arena_thread *)jp_at(r))->next)
         sum += *(uint64_t *)((char *)jp_at(r) + field_offset);
     return sum;
 }
@@ -101,7 +101,7 @@ JP_NOINSTR int jp_fill_process(struct profile *p, int how)
         snprintf(buf, sizeof buf, "%d (%s)", jp_death_signal, strsignal(jp_death_signal));
         rc |= profile_set_meta(p, "signal", buf);
     }
-    rc |= set_meta_u64(p, "dropped_events", sum_over_threads(offsetof(struct jp_thread_rec, dropped)));
-    rc |= set_meta_u64(p, "unmatched_exits", sum_over_threads(offsetof(struct jp_thread_rec, unmatched)));
+    rc |= set_meta_u64(p, "dropped_events", sum_over_threads(offsetof(struct arena_thread, dropped)));
+    rc |= set_meta_u64(p, "unmatched_exits", sum_over_threads(offsetof(struct arena_thread, unmatched)));
     return rc ? -1 : 0;
 }

@@ -30,7 +30,7 @@ JP_NOINSTR static void *map_pages(size_t size)
 
 JP_NOINSTR static int refill_chunk(struct jp_thread *t)
 {
-    jp_ref r = jp_arena_alloc(t->chunk_slots);
+    arena_ref r = jp_arena_alloc(t->chunk_slots);
     if (!r) {
         t->arena_full = 1;
         return -1;
@@ -45,18 +45,18 @@ JP_NOINSTR static int refill_chunk(struct jp_thread *t)
 /* A new node, linked as the last child of parent.  The node is complete
  * before the release store makes it reachable, so a reader in another
  * process never sees a half-made node. */
-JP_NOINSTR jp_ref jp_node_new(struct jp_thread *t, jp_ref parent, uint64_t fn)
+JP_NOINSTR arena_ref jp_node_new(struct jp_thread *t, arena_ref parent, uint64_t fn)
 {
     if (t->chunk_next == t->chunk_end && refill_chunk(t) != 0)
         return 0;
-    jp_ref r = t->chunk_next++;
-    struct jp_node *n = jp_node(r);
+    arena_ref r = t->chunk_next++;
+    struct arena_node *n = jp_node(r);
     memset(n, 0, sizeof *n);
     n->fn = fn;
     n->parent = parent;
     if (parent) {
-        struct jp_node *p = jp_node(parent);
-        jp_ref last = p->first_child;
+        struct arena_node *p = jp_node(parent);
+        arena_ref last = p->first_child;
         if (!last) {
             __atomic_store_n(&p->first_child, r, __ATOMIC_RELEASE);
         } else {
@@ -68,14 +68,26 @@ JP_NOINSTR jp_ref jp_node_new(struct jp_thread *t, jp_ref parent, uint64_t fn)
     return r;
 }
 
+/* The shadow stack lives in the arena so live readers see open frames.  It
+ * doubles when full: a new block, a copy, then the switch under seq. */
+JP_NOINSTR static struct arena_frame *new_stack(uint32_t capacity, arena_ref *ref)
+{
+    uint64_t bytes = (uint64_t)capacity * sizeof(struct arena_frame);
+    *ref = jp_arena_alloc((uint32_t)((bytes + ARENA_SLOT - 1) / ARENA_SLOT));
+    return *ref ? jp_at(*ref) : NULL;
+}
+
 JP_NOINSTR int jp_grow_stack(struct jp_thread *t)
 {
-    size_t old = (size_t)t->capacity * sizeof *t->stack;
-    void *p = mremap(t->stack, old, old * 2, MREMAP_MAYMOVE);
-    if (p == MAP_FAILED)
+    arena_ref ref;
+    struct arena_frame *bigger = new_stack(t->capacity * 2, &ref);
+    if (!bigger)
         return -1;
-    t->stack = p;
+    memcpy(bigger, t->stack, (size_t)(t->depth + 1) * sizeof *bigger);
+    t->stack = bigger;
     t->capacity *= 2;
+    t->rec->capacity = t->capacity;
+    __atomic_store_n(&t->rec->stack, ref, __ATOMIC_RELEASE);
     return 0;
 }
 
@@ -110,7 +122,7 @@ JP_NOINSTR static void find_stack_bounds(struct jp_thread *t)
     }
 }
 
-JP_NOINSTR void jp_thread_name(struct jp_thread_rec *rec)
+JP_NOINSTR void jp_thread_name(struct arena_thread *rec)
 {
     char name[16] = { 0 };
     if (rec->index == 0) {
@@ -124,8 +136,8 @@ JP_NOINSTR void jp_thread_name(struct jp_thread_rec *rec)
 
 JP_NOINSTR static void publish(struct jp_thread *t)
 {
-    struct jp_arena_header *h = jp_arena_header();
-    jp_ref head = h->first_thread;
+    struct arena_header *h = jp_arena_header();
+    arena_ref head = h->first_thread;
     do
         t->rec->next = head;
     while (!__atomic_compare_exchange_n(&h->first_thread, &head, t->rec_ref, 1,
@@ -137,31 +149,33 @@ JP_NOINSTR static struct jp_thread *make_thread(void)
     struct jp_thread *t = map_pages(sizeof *t);
     if (!t)
         return NULL;
+    arena_ref stack_ref;
     t->capacity = FIRST_STACK;
-    t->stack = map_pages(t->capacity * sizeof *t->stack);
+    t->stack = new_stack(t->capacity, &stack_ref);
     t->chunk_slots = FIRST_CHUNK;
-    t->rec_ref = jp_arena_alloc(JP_THREAD_REC_SLOTS);
+    t->rec_ref = jp_arena_alloc(ARENA_THREAD_SLOTS);
     if (!t->stack || !t->rec_ref) {
-        if (t->stack)
-            munmap(t->stack, t->capacity * sizeof *t->stack);
         munmap(t, sizeof *t);
         return NULL;
     }
     t->rec = jp_at(t->rec_ref);
     t->rec->priv = (uint64_t)(uintptr_t)t;
+    t->rec->stack = stack_ref;
+    t->rec->capacity = t->capacity;
     return t;
 }
 
 /* Give t a fresh root and an empty shadow stack. */
 JP_NOINSTR static int start_tree(struct jp_thread *t)
 {
-    jp_ref root = jp_node_new(t, 0, 0);
+    arena_ref root = jp_node_new(t, 0, 0);
     if (!root)
         return -1;
     t->rec->root = root;
     t->cur = root;
     t->depth = 0;
-    t->stack[0] = (struct jp_frame){ .t0 = 0, .sp = UINTPTR_MAX, .node = root };
+    t->rec->depth = 0;
+    t->stack[0] = (struct arena_frame){ .t0 = 0, .sp = UINTPTR_MAX, .node = root };
     return 0;
 }
 
@@ -175,7 +189,7 @@ JP_NOINSTR struct jp_thread *jp_thread_attach(void)
     }
     t->rec->tid = (int32_t)syscall(SYS_gettid);
     t->rec->index = is_main_thread() ? 0 : __atomic_fetch_add(&next_index, 1, __ATOMIC_RELAXED);
-    t->rec->state = JP_THREAD_RUNNING;
+    t->rec->state = ARENA_THREAD_RUNNING;
     jp_thread_name(t->rec);
     find_stack_bounds(t);
     publish(t);
@@ -190,18 +204,19 @@ JP_NOINSTR struct jp_thread *jp_thread_attach(void)
 JP_NOINSTR void jp_thread_end(void)
 {
     struct jp_thread *t = jp_self;
-    if (!t || t->rec->state == JP_THREAD_ENDED)
+    if (!t || t->rec->state == ARENA_THREAD_ENDED)
         return;
     t->busy = 1;
     uint64_t now = jp_now();
     for (; t->depth > 0; t->depth--) {
-        struct jp_frame *f = &t->stack[t->depth];
-        struct jp_node *n = jp_node(f->node);
+        struct arena_frame *f = &t->stack[t->depth];
+        struct arena_node *n = jp_node(f->node);
         n->incl += now - f->t0;
     }
     t->cur = t->rec->root;
+    t->rec->depth = 0;
     jp_thread_name(t->rec);
-    __atomic_store_n(&t->rec->state, JP_THREAD_ENDED, __ATOMIC_RELEASE);
+    __atomic_store_n(&t->rec->state, ARENA_THREAD_ENDED, __ATOMIC_RELEASE);
 }
 
 JP_NOINSTR static void end_by_key(void *arg)
@@ -221,14 +236,18 @@ JP_NOINSTR void jp_thread_fork_child(void)
     if (!t)
         return;
     uint64_t now = jp_now();
-    t->rec_ref = jp_arena_alloc(JP_THREAD_REC_SLOTS);
+    arena_ref old_rec = t->rec_ref;
+    t->rec_ref = jp_arena_alloc(ARENA_THREAD_SLOTS);
     if (!t->rec_ref) {
         jp_self = NULL;
         return;
     }
+    arena_ref stack_ref = ((struct arena_thread *)jp_at(old_rec))->stack;
     t->rec = jp_at(t->rec_ref);
     memset(t->rec, 0, sizeof *t->rec);
     t->rec->priv = (uint64_t)(uintptr_t)t;
+    t->rec->stack = stack_ref;
+    t->rec->capacity = t->capacity;
     t->chunk_next = t->chunk_end = 0;
     t->chunk_slots = FIRST_CHUNK;
     uint32_t depth = t->depth;
@@ -238,7 +257,7 @@ JP_NOINSTR void jp_thread_fork_child(void)
     }
     for (uint32_t i = 1; i <= depth; i++) {
         uint64_t fn = jp_node(t->stack[i].node)->fn;
-        jp_ref n = jp_node_new(t, t->cur, fn);
+        arena_ref n = jp_node_new(t, t->cur, fn);
         if (!n)
             break;
         jp_node(n)->calls = 1;
@@ -247,9 +266,10 @@ JP_NOINSTR void jp_thread_fork_child(void)
         t->cur = n;
         t->depth = i;
     }
+    t->rec->depth = t->depth;
     t->rec->tid = (int32_t)syscall(SYS_gettid);
     t->rec->index = 0;
-    t->rec->state = JP_THREAD_RUNNING;
+    t->rec->state = ARENA_THREAD_RUNNING;
     jp_thread_name(t->rec);
     find_stack_bounds(t);
     publish(t);

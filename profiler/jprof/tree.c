@@ -21,6 +21,20 @@
 
 #define barrier() __asm__ volatile("" ::: "memory")
 
+/* The thread's tree changes between seq_begin and seq_end; a live reader
+ * retries a copy made while seq was odd or moved (profile/arena.h). */
+JP_NOINSTR static inline void seq_begin(struct arena_thread *rec)
+{
+    rec->seq = rec->seq + 1;
+    __atomic_thread_fence(__ATOMIC_RELEASE);
+}
+
+JP_NOINSTR static inline void seq_end(struct jp_thread *t)
+{
+    t->rec->depth = t->depth;
+    __atomic_store_n(&t->rec->seq, t->rec->seq + 1, __ATOMIC_RELEASE);
+}
+
 JP_NOINSTR static inline uintptr_t current_sp(void)
 {
 #if defined(__x86_64__)
@@ -44,8 +58,8 @@ JP_NOINSTR static inline int on_stack(const struct jp_thread *t, uintptr_t sp)
 
 JP_NOINSTR static inline void close_top(struct jp_thread *t, uint64_t now)
 {
-    struct jp_frame *f = &t->stack[t->depth];
-    struct jp_node *n = jp_node(f->node);
+    struct arena_frame *f = &t->stack[t->depth];
+    struct arena_node *n = jp_node(f->node);
     n->incl += now - f->t0;
     t->depth--;
     t->cur = t->stack[t->depth].node;
@@ -70,20 +84,20 @@ JP_NOINSTR __attribute__((noinline)) static void cut_back(struct jp_thread *t, u
 /* The child of parent for fn: the sibling after the last one found (calls
  * in a loop body come in order), the last one found (recursion, repeated
  * calls), then a scan; created when absent. */
-JP_NOINSTR static inline jp_ref child_for(struct jp_thread *t, jp_ref parent_ref, uint64_t fn)
+JP_NOINSTR static inline arena_ref child_for(struct jp_thread *t, arena_ref parent_ref, uint64_t fn)
 {
-    struct jp_node *parent = jp_node(parent_ref);
-    jp_ref last = (jp_ref)parent->reserved[0];
+    struct arena_node *parent = jp_node(parent_ref);
+    arena_ref last = (arena_ref)parent->last_child;
     if (JP_LIKELY(last)) {
-        struct jp_node *l = jp_node(last);
-        jp_ref next = l->next_sibling;
+        struct arena_node *l = jp_node(last);
+        arena_ref next = l->next_sibling;
         if (next && jp_node(next)->fn == fn)
             last = next;
         else if (l->fn != fn)
             last = 0;
     }
     if (JP_UNLIKELY(!last)) {
-        for (jp_ref c = parent->first_child; c; c = jp_node(c)->next_sibling)
+        for (arena_ref c = parent->first_child; c; c = jp_node(c)->next_sibling)
             if (jp_node(c)->fn == fn) {
                 last = c;
                 break;
@@ -91,7 +105,7 @@ JP_NOINSTR static inline jp_ref child_for(struct jp_thread *t, jp_ref parent_ref
         if (!last && !(last = jp_node_new(t, parent_ref, fn)))
             return 0;
     }
-    parent->reserved[0] = last;
+    parent->last_child = last;
     return last;
 }
 
@@ -106,13 +120,14 @@ JP_NOINSTR static inline void enter(uint64_t now, void *fn)
     }
     t->busy = 1;
     barrier();
+    seq_begin(t->rec);
     uintptr_t sp = current_sp();
     if (JP_UNLIKELY(t->stack[t->depth].sp <= sp))
         cut_back(t, sp, now);
-    jp_ref c = child_for(t, t->cur, (uint64_t)fn);
+    arena_ref c = child_for(t, t->cur, (uint64_t)fn);
     if (JP_LIKELY(c) && (JP_LIKELY(t->depth + 1 < t->capacity) || jp_grow_stack(t) == 0)) {
         jp_node(c)->calls++;
-        struct jp_frame *f = &t->stack[++t->depth];
+        struct arena_frame *f = &t->stack[++t->depth];
         f->t0 = now;
         f->sp = sp;
         f->node = c;
@@ -120,6 +135,7 @@ JP_NOINSTR static inline void enter(uint64_t now, void *fn)
     } else {
         t->rec->dropped++;
     }
+    seq_end(t);
     barrier();
     t->busy = 0;
 }
@@ -150,8 +166,9 @@ JP_NOINSTR static inline void leave(uint64_t now, void *fn)
     }
     t->busy = 1;
     barrier();
-    struct jp_frame *f = &t->stack[t->depth];
-    struct jp_node *n = jp_node(f->node);
+    seq_begin(t->rec);
+    struct arena_frame *f = &t->stack[t->depth];
+    struct arena_node *n = jp_node(f->node);
     if (JP_LIKELY(t->depth > 0 && n->fn == (uint64_t)fn)) {
         n->incl += now - f->t0;
         t->depth--;
@@ -159,8 +176,11 @@ JP_NOINSTR static inline void leave(uint64_t now, void *fn)
     } else {
         exit_unmatched(t, (uint64_t)fn, now);
     }
+    seq_end(t);
     barrier();
     t->busy = 0;
+    if (JP_UNLIKELY(t->rec->request))
+        jp_attend(t);
 }
 
 JP_NOINSTR void jp_enter_tsc(void *fn, void *site)

@@ -1,0 +1,118 @@
+/*
+ * The live arena: the layout of the process-shared mapping in which libjprof
+ * keeps every thread's calling-context tree while the program runs.  The
+ * profiler writes it; live readers (`hookit top`, `snapshot`, `recover`)
+ * map the same pages and read it.  Everything is addressed by 32-bit slot
+ * references (offset / ARENA_SLOT) from the start of the mapping, so the
+ * mapping may sit at any address in the reader.
+ *
+ * Slot 0 holds struct arena_header; reference 0 means "none".
+ *
+ * Writers and readers (see docs/live.md):
+ *  - Only a thread writes its own nodes and thread record.
+ *  - New nodes are fully written before a release store links them (as a
+ *    parent's first_child or a sibling's next_sibling), so a reader that
+ *    follows links with acquire loads never sees a half-made node.  Nodes
+ *    are never unlinked or moved while the process lives.
+ *  - arena_thread.seq is odd while the thread updates its tree (every
+ *    entry and exit); a reader copies a thread's nodes, then retries if seq
+ *    was odd or changed.  That snapshot is consistent: every parent's
+ *    inclusive ticks include its closed children's.
+ *  - Open frames are not in the nodes (their time is still running): the
+ *    thread's shadow stack is in the arena too (arena_thread.stack, an
+ *    array of struct arena_frame; frame 0 is the root), with
+ *    arena_thread.depth open frames above the root, under the same seq.
+ */
+#ifndef HOOKIT_ARENA_H
+#define HOOKIT_ARENA_H
+
+#include <stdint.h>
+
+#define ARENA_MAGIC "HKARENA1"
+#define ARENA_VERSION 1
+#define ARENA_SLOT 64u
+
+typedef uint32_t arena_ref;
+
+/* Commands an outside process posts in arena_header.control (`hookit ctl`). */
+enum arena_command {
+    ARENA_CMD_NONE = 0,
+    ARENA_CMD_START = 1,
+    ARENA_CMD_STOP = 2,
+    ARENA_CMD_FLUSH = 3,
+    ARENA_CMD_RESET = 4,
+    ARENA_CMD_ZEROBASE = 5,
+};
+
+struct arena_header {
+    char magic[8];                  /* ARENA_MAGIC */
+    uint32_t version;               /* ARENA_VERSION */
+    uint32_t slot_size;             /* ARENA_SLOT */
+    volatile uint64_t used;         /* bytes handed out (bump pointer) */
+    volatile arena_ref first_thread;/* list of arena_thread, newest first */
+    int32_t pid;
+    double ticks_per_ns;            /* rate, refreshed when a profile is written */
+    uint32_t clock;                 /* 0: ticks are TSC, 1: CLOCK_MONOTONIC ns */
+    /* Control from outside: a reader stores a command, then increments
+     * control_seq; the first hook to notice carries it out, stores the
+     * result in control_done = control_seq.  Checked on every hook exit
+     * while collecting (one load of a line nobody writes), and by libhookit
+     * on every hook while collection is off. */
+    volatile uint32_t control;      /* enum arena_command */
+    volatile uint32_t control_seq;
+    volatile uint32_t control_done;
+    volatile uint32_t control_result; /* 0 ok, else an errno value */
+    volatile uint32_t attention;    /* non-zero while a command waits */
+};
+
+struct arena_node {
+    uint64_t fn;                    /* function address in the profiled process */
+    arena_ref parent;
+    arena_ref first_child;
+    arena_ref next_sibling;
+    arena_ref ext;                  /* extension slot (I/O, memory metrics) or 0 */
+    uint64_t calls;
+    uint64_t incl;                  /* inclusive ticks of closed activations */
+    uint64_t last_child;            /* writer's lookup cache; readers ignore it */
+    uint64_t reserved[2];
+};
+
+struct arena_frame {
+    uint64_t t0;                    /* clock reading at entry */
+    uintptr_t sp;                   /* stack pointer at entry (longjmp detection) */
+    arena_ref node;
+    uint32_t pad;
+};
+
+enum { ARENA_THREAD_RUNNING = 1, ARENA_THREAD_ENDED = 2 };
+
+struct arena_thread {
+    arena_ref next;                 /* next thread record */
+    arena_ref root;                 /* synthetic root: its children are the roots */
+    int32_t tid;
+    uint32_t index;                 /* 0 = main thread */
+    volatile uint32_t state;        /* ARENA_THREAD_* */
+    volatile uint32_t seq;          /* odd while the tree changes */
+    char name[16];
+    uint64_t dropped;               /* events dropped by the re-entrancy guard */
+    uint64_t unmatched;             /* exits that matched no open frame */
+    uint64_t priv;                  /* in-process only */
+    volatile uint32_t depth;        /* open frames above stack[0] */
+    volatile uint32_t request;      /* a reader's request to this thread (ARENA_REQ_*) */
+    volatile arena_ref stack;       /* the shadow stack: capacity arena_frames */
+    volatile uint32_t capacity;
+    uint64_t reserved[4];
+};
+
+#define ARENA_THREAD_SLOTS 2
+
+/* Bits of arena_thread.request, set by readers, cleared by the thread. */
+#define ARENA_REQ_CONTROL 0x1u      /* a command waits in the header */
+#define ARENA_REQ_COPY    0x2u      /* copy your own tree (you were always mid-update) */
+#define ARENA_REQ_PAUSE   0x4u      /* process-consistent snapshot: wait at your next hook */
+
+_Static_assert(sizeof(struct arena_header) <= ARENA_SLOT, "header is one slot");
+_Static_assert(sizeof(struct arena_node) == ARENA_SLOT, "a node is one slot");
+_Static_assert(sizeof(struct arena_thread) <= ARENA_THREAD_SLOTS * ARENA_SLOT, "thread record");
+
+#endif
