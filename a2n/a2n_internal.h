@@ -70,11 +70,13 @@ struct a2n_object {
     struct a2n_segment *segs;
 
     int sym_state;              /* 0 not loaded yet, 1 loaded, -1 failed */
-    void *abfd;                 /* bfd * the symbols come from */
-    void *line_bfd;             /* bfd * with the debug info (may be abfd) */
+    int lines_state;            /* 0 not looked at yet, 1 have DWARF, -1 none */
+    int debug_tried;            /* looked for a separate debug file */
+    void *main_bfd;             /* bfd * of the object itself */
+    void *debug_bfd;            /* bfd * of its separate debug file, or NULL */
+    void *abfd;                 /* bfd * the symbols come from (one of those) */
     void **bsyms;               /* asymbol ** of abfd */
-    void **line_bsyms;          /* asymbol ** of line_bfd */
-    void *main_bfd;             /* the object itself when symbols came from a debug file */
+    void *line_bfd;             /* bfd * with the DWARF, once lines_state == 1 */
     struct a2n_symbol *syms;
     size_t nsyms;
 };

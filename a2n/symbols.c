@@ -270,6 +270,15 @@ static int try_table(struct a2n_object *o, bfd *abfd, int dynamic)
     return 1;
 }
 
+static bfd *debug_file(struct a2n_object *o)
+{
+    if (!o->debug_tried && o->main_bfd && !o->image) {
+        o->debug_tried = 1;
+        o->debug_bfd = open_debug_file(o->main_bfd);
+    }
+    return o->debug_bfd;
+}
+
 static void load_symbols(struct a2n_object *o)
 {
     o->sym_state = -1;
@@ -279,26 +288,39 @@ static void load_symbols(struct a2n_object *o)
         return;
     o->main_bfd = abfd;
     if (!try_table(o, abfd, 0)) {
-        bfd *dbg = o->image ? NULL : open_debug_file(abfd);
-        if (dbg && try_table(o, dbg, 0)) {
-            o->line_bfd = dbg;
-            o->line_bsyms = o->bsyms;
-        } else {
-            if (dbg)
-                bfd_close(dbg);
+        bfd *dbg = debug_file(o);
+        if (!dbg || !try_table(o, dbg, 0))
             try_table(o, abfd, 1);
-        }
     }
-    if (!o->line_bfd) {
-        o->line_bfd = abfd;
-        o->line_bsyms = o->abfd == abfd ? o->bsyms : NULL;
-    }
-    /* Keep no file descriptor open: libbfd reopens the file if the debug
+    /* Keep no file descriptor open: libbfd reopens a file if its debug
      * info is wanted later. */
     bfd_cache_close(abfd);
-    if (o->line_bfd != abfd)
-        bfd_cache_close(o->line_bfd);
+    if (o->debug_bfd)
+        bfd_cache_close(o->debug_bfd);
     o->sym_state = o->nsyms ? 1 : -1;
+}
+
+static int has_dwarf(bfd *abfd)
+{
+    return abfd && (bfd_get_section_by_name(abfd, ".debug_info")
+                    || bfd_get_section_by_name(abfd, ".zdebug_info"));
+}
+
+/* The bfd to read file:line from, decided once per object: asking libbfd
+ * about an object without DWARF makes it search for debug files again on
+ * every call. */
+static bfd *line_source(struct a2n_object *o)
+{
+    if (o->lines_state == 0) {
+        o->lines_state = -1;
+        if (has_dwarf(o->main_bfd))
+            o->line_bfd = o->main_bfd;
+        else if (has_dwarf(debug_file(o)))
+            o->line_bfd = o->debug_bfd;
+        if (o->line_bfd)
+            o->lines_state = 1;
+    }
+    return o->lines_state == 1 ? o->line_bfd : NULL;
 }
 
 /* ---- queries -------------------------------------------------------------- */
@@ -362,16 +384,16 @@ int a2n_symbols_line(struct a2n_object *o, uint64_t vaddr, const char **file, un
     *line = 0;
     if (o->sym_state == 0)
         load_symbols(o);
-    bfd *abfd = o->line_bfd;
-    if (!abfd)
-        return -1;
-    asection *sec = section_of(abfd, vaddr);
+    bfd *abfd = line_source(o);
+    asection *sec = abfd ? section_of(abfd, vaddr) : NULL;
     if (!sec)
         return -1;
+    /* No symbols: when the DWARF has no answer libbfd would otherwise
+     * scan them all, linearly, to name a function we know already. */
     const char *f = NULL, *fn = NULL;
     unsigned l = 0;
-    if (!bfd_find_nearest_line(abfd, sec, (asymbol **)o->line_bsyms,
-                               vaddr - bfd_section_vma(sec), &f, &fn, &l) || !f || !l)
+    if (!bfd_find_nearest_line(abfd, sec, NULL, vaddr - bfd_section_vma(sec), &f, &fn, &l)
+        || !f || !l)
         return -1;
     *file = f;
     *line = l;
@@ -380,14 +402,14 @@ int a2n_symbols_line(struct a2n_object *o, uint64_t vaddr, const char **file, un
 
 void a2n_symbols_free(struct a2n_object *o)
 {
-    if (o->line_bfd && o->line_bfd != o->main_bfd)
-        bfd_close(o->line_bfd);
+    if (o->debug_bfd)
+        bfd_close(o->debug_bfd);
     if (o->main_bfd)
         bfd_close(o->main_bfd);
     free(o->bsyms);
     free(o->syms);
     o->syms = NULL;
     o->bsyms = NULL;
-    o->abfd = o->line_bfd = o->main_bfd = NULL;
+    o->abfd = o->line_bfd = o->main_bfd = o->debug_bfd = NULL;
     o->nsyms = 0;
 }
