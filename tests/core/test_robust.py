@@ -1,0 +1,166 @@
+"""What real programs do to a profiler: signal handlers running
+instrumented code on the interrupted thread (some signals land inside
+hookit's hooks), longjmp and C++ exceptions that skip exit hooks.  The
+trees stay exact and consistent; the program's behaviour is unchanged."""
+import os
+import re
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import hk  # noqa: E402
+
+HANDLER = ("on_signal", "tick_helper")
+
+
+def fib_tree(t, n):
+    with t.call("fib"):
+        if n >= 2:
+            fib_tree(t, n - 1)
+            fib_tree(t, n - 2)
+
+
+def without_handlers(thread):
+    """The thread's tree with every signal handler subtree cut off, and the
+    handler's calls: (pruned thread, on_signal calls, tick_helper calls)."""
+    calls = {"on_signal": 0, "tick_helper": 0}
+
+    def prune(nodes, inside_handler=False):
+        out = []
+        for n in nodes:
+            if n["name"] == "on_signal" or inside_handler:
+                assert n["name"] in HANDLER, ("in a handler", n["name"])
+                calls[n["name"]] += n["calls"]
+                if n["name"] == "on_signal":
+                    assert [c["name"] for c in n["children"]] in ([], ["tick_helper"]), n
+                prune(n["children"], True)
+                continue
+            assert n["name"] != "tick_helper", "tick_helper outside on_signal"
+            out.append(dict(n, children=prune(n["children"])))
+        return out
+
+    pruned = dict(thread, roots=prune(thread["roots"]))
+    return pruned, calls["on_signal"], calls["tick_helper"]
+
+
+def check_signals(tmp, compiler):
+    exe = hk.cc(tmp, ["signals.c"], "signals", compiler=compiler)
+    rc, out, err, pid = hk.popen_run(tmp, [exe])
+    assert rc == 0 and err == "", (rc, out, err)
+    m = re.fullmatch(r"signals: fib=2584 handled=(\d+)\n", out)
+    assert m, out
+    handled = int(m.group(1))
+    assert handled >= 200, f"only {handled} signals: the test proves little"
+    doc = hk.export_json(tmp, hk.one_profile(tmp, "signals"))
+    t = hk.thread_of(doc, 0)
+    hk.check_tree_consistent(t)
+    pruned, on_signal, tick_helper = without_handlers(t)
+
+    want = hk.CallTree()
+    with want.call("main"):
+        for _ in range(100):
+            with want.call("run_fib"):
+                fib_tree(want, 18)
+    hk.assert_tree(pruned, want.calls)
+
+    assert on_signal == tick_helper, (on_signal, tick_helper)
+    assert 0 < on_signal <= handled, (on_signal, handled)
+    meta = doc["process"].get("meta", {})
+    if "dropped_events" in meta:
+        # A handler that interrupts a hook loses all four of its events
+        # (enter/exit of on_signal and tick_helper): nothing else is lost.
+        dropped = int(meta["dropped_events"])
+        assert dropped == 4 * (handled - on_signal), (dropped, handled, on_signal)
+
+
+def test_signal_handlers_gcc(tmp):
+    check_signals(tmp, "gcc")
+
+
+def test_signal_handlers_clang(tmp):
+    check_signals(tmp, "clang")
+
+
+def skipped_exits_tree(kind):
+    """jump.c / throw.cc: main -> a -> b -> c leave by longjmp/throw, five times."""
+    names = {"jump": ("jump_a", "jump_b", "jump_c", "after_jump"),
+             "throw": ("thrower_a(int)", "thrower_b(int)", "thrower_c(int)", "after_catch()")}
+    a, b, c, after = names[kind]
+    t = hk.CallTree()
+    with t.call("main"):
+        for _ in range(5):
+            with t.call(a):
+                with t.call(b):
+                    with t.call(c):
+                        pass
+            with t.call(after):
+                pass
+        if kind == "jump":
+            with t.call("last"):
+                pass
+    return t.calls
+
+
+def check_skipped_exits(tmp, src, exe_name, compiler, stdout):
+    exe = hk.cc(tmp, [src], exe_name, compiler=compiler)
+    rc, out, err, pid = hk.popen_run(tmp, [exe])
+    assert (rc, out, err) == (0, stdout, ""), (rc, out, err)
+    doc = hk.export_json(tmp, hk.one_profile(tmp, exe_name))
+    t = hk.thread_of(doc, 0)
+    hk.assert_tree(t, skipped_exits_tree(exe_name))
+    hk.check_tree_consistent(t)
+
+
+def test_longjmp_gcc(tmp):
+    """The frames longjmp leaves are closed; what main calls next is main's child."""
+    check_skipped_exits(tmp, "jump.c", "jump", "gcc", "jump: 11\n")
+
+
+def test_longjmp_clang(tmp):
+    check_skipped_exits(tmp, "jump.c", "jump", "clang", "jump: 11\n")
+
+
+def test_exceptions_gxx(tmp):
+    check_skipped_exits(tmp, "throw.cc", "throw", "g++", "throw: caught 5\n")
+
+
+def test_exceptions_clangxx(tmp):
+    check_skipped_exits(tmp, "throw.cc", "throw", "clang++", "throw: caught 5\n")
+
+
+# Walks the exported JSON of a deep chain in a child Python with room to
+# recurse (json's decoder recurses per nesting level).
+DEEP_CHAIN = r"""
+import json, sys, threading
+sys.setrecursionlimit(1000000)
+threading.stack_size(256 << 20)
+def main():
+    doc = json.load(open(sys.argv[1]))
+    roots = [t for t in doc["threads"] if t["index"] == 0][0]["roots"]
+    assert [r["name"] for r in roots] == ["main"], [r["name"] for r in roots]
+    depth, level = 0, roots[0]["children"]
+    while level:
+        n = level[0]
+        assert len(level) == 1 and n["name"] == "down" and n["calls"] == 1, (depth, n["name"])
+        assert n["incl_ns"] >= n["excl_ns"] >= 0, (depth, n)
+        depth, level = depth + 1, n["children"]
+    print(depth)
+t = threading.Thread(target=main)
+t.start()
+t.join()
+"""
+
+
+def test_deep_recursion(tmp):
+    """No fixed depth limit: 20000 nested calls, every level its own node."""
+    src = os.path.join(tmp, "deep.c")
+    with open(src, "w") as f:
+        f.write("#include <stdio.h>\n"
+                "__attribute__((noinline)) long down(long n) { return n ? 1 + down(n - 1) : 0; }\n"
+                "int main(void) { printf(\"%ld\\n\", down(19999)); return 0; }\n")
+    exe = hk.cc(tmp, [src], "deep", flags=["-O0"])
+    p = hk.run(tmp, [exe])
+    assert p.stdout == "19999\n", p.stdout
+    js = os.path.join(tmp, "deep.json")
+    hk.hookit(tmp, "export", "--format=json", "-o", js, hk.one_profile(tmp, "deep"))
+    p = hk.run(tmp, [sys.executable, "-c", DEEP_CHAIN, js])
+    assert p.stdout.strip() == "20000", p.stdout + p.stderr
