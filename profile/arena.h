@@ -74,7 +74,8 @@ struct arena_node {
     uint64_t calls;
     uint64_t incl;                  /* inclusive ticks of closed activations */
     uint64_t last_child;            /* writer's lookup cache; readers ignore it */
-    uint64_t reserved[2];
+    uint64_t samples;               /* timer=sample: CPU-time samples taken here */
+    uint64_t reserved;
 };
 
 struct arena_frame {

@@ -158,6 +158,8 @@ JP_NOINSTR static int fill_nodes(struct builder *b, const struct arena_thread *r
     struct u64map open;
     if (open_frames(rec, b->now, &open) != 0)
         return -1;
+    int sampled = jp_sampling();
+    uint64_t period = jp_sample_period_ns();
     uint32_t n = count_nodes(rec->root);
     th->nodes = profile_alloc(b->p, (size_t)n * sizeof *th->nodes + 1);
     uint32_t *path = malloc(((size_t)n + 1) * sizeof *path);   /* index of each depth's node */
@@ -176,7 +178,7 @@ JP_NOINSTR static int fill_nodes(struct builder *b, const struct arena_thread *r
         out->func = (uint32_t)f;
         out->parent = depth ? path[depth - 1] : PROF_NONE;
         out->calls = node->calls;
-        out->incl_ns = jp_ticks_to_ns(node->incl + map_find(&open, r));
+        out->incl_ns = sampled ? node->samples * period : jp_ticks_to_ns(node->incl + map_find(&open, r));
         path[depth] = count++;
         if (node->first_child) {
             depth++;
@@ -190,10 +192,17 @@ JP_NOINSTR static int fill_nodes(struct builder *b, const struct arena_thread *r
         r = r != rec->root ? jp_node(r)->next_sibling : 0;
     }
     th->nnodes = count;
-    /* Exclusive = inclusive - children's inclusive, children after parents. */
+    /* Exclusive = inclusive - children's inclusive; sampled: the samples
+     * were exclusive (held in incl_ns until here), inclusive adds the
+     * children.  Children come after their parents. */
     for (uint32_t i = count; rc == 0 && i-- > 0;) {
         struct prof_node *nd = &th->nodes[i];
-        nd->excl_ns = nd->incl_ns > child_sum[i] ? nd->incl_ns - child_sum[i] : 0;
+        if (sampled) {
+            nd->excl_ns = nd->incl_ns;
+            nd->incl_ns += child_sum[i];
+        } else {
+            nd->excl_ns = nd->incl_ns > child_sum[i] ? nd->incl_ns - child_sum[i] : 0;
+        }
         if (nd->parent != PROF_NONE)
             child_sum[nd->parent] += nd->incl_ns;
     }

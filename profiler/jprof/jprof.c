@@ -8,6 +8,7 @@
 HOOKIT_PLUGIN_ABI;
 
 const struct hookit_host *jp_host;
+static hookit_fast_fn fast_enter, fast_exit;
 extern int jp_death_signal;
 void jp_process_start(void);
 void jp_names_start(void);
@@ -24,6 +25,10 @@ JP_EXPORT JP_NOINSTR int HookitStart(const struct hookit_host *host, struct hook
         return -1;
     }
     jp_clock_init(jp_opt.use_tsc);
+    if (jp_opt.sample && jp_sampler_start() != 0) {
+        host->log("jprof: cannot install the sampling signal handler; using timer=exact");
+        jp_opt.sample = 0;
+    }
     jp_process_start();
     jp_threads_init();
     jp_names_start();
@@ -33,8 +38,10 @@ JP_EXPORT JP_NOINSTR int HookitStart(const struct hookit_host *host, struct hook
     plugin->caps = HOOKIT_CAP_CALLS | HOOKIT_CAP_THREADS | HOOKIT_CAP_FORK |
                    HOOKIT_CAP_DLOPEN | HOOKIT_CAP_CONTROL;
     plugin->name = "jprof";
-    plugin->enter = jp_clock_is_tsc() ? jp_enter_tsc : jp_enter_mono;
-    plugin->exit = jp_clock_is_tsc() ? jp_exit_tsc : jp_exit_mono;
+    plugin->enter = jp_opt.sample ? jp_enter_counted : jp_clock_is_tsc() ? jp_enter_tsc : jp_enter_mono;
+    plugin->exit = jp_opt.sample ? jp_exit_counted : jp_clock_is_tsc() ? jp_exit_tsc : jp_exit_mono;
+    fast_enter = plugin->enter;
+    fast_exit = plugin->exit;
     plugin->attention = &jp_arena_header()->attention;
     return 0;
 }
@@ -43,10 +50,10 @@ JP_EXPORT JP_NOINSTR void HookitEvent(const struct hookit_event *ev)
 {
     switch (ev->type) {
     case HOOKIT_EV_ENTER:
-        (jp_clock_is_tsc() ? jp_enter_tsc : jp_enter_mono)(ev->fn, ev->call_site);
+        fast_enter(ev->fn, ev->call_site);
         break;
     case HOOKIT_EV_EXIT:
-        (jp_clock_is_tsc() ? jp_exit_tsc : jp_exit_mono)(ev->fn, ev->call_site);
+        fast_exit(ev->fn, ev->call_site);
         break;
     case HOOKIT_EV_THREAD_START:
         if (!jp_self)
@@ -60,6 +67,7 @@ JP_EXPORT JP_NOINSTR void HookitEvent(const struct hookit_event *ev)
             jp_host->log("jprof: cannot copy the call trees in the forked child");
         jp_thread_fork_child();
         jp_process_start();
+        jp_sampler_fork_child();
         break;
     case HOOKIT_EV_EXEC:
         jp_write_profile(HOOKIT_END_EXEC);

@@ -72,7 +72,18 @@ void jp_enter_tsc(void *fn, void *site);
 void jp_exit_tsc(void *fn, void *site);
 void jp_enter_mono(void *fn, void *site);
 void jp_exit_mono(void *fn, void *site);
+/* Sampling mode: exact counts, no clock; time comes from samples. */
+void jp_enter_counted(void *fn, void *site);
+void jp_exit_counted(void *fn, void *site);
 uint64_t jp_now(void);
+
+/* ---- timer=sample (sampler.c) --------------------------------------------- */
+int jp_sampler_start(void);
+int jp_sampling(void);
+uint64_t jp_sample_period_ns(void);
+void jp_sampler_thread_start(void);
+void jp_sampler_thread_end(void);
+void jp_sampler_fork_child(void);
 
 /* ---- requests from live readers (control.c) -------------------------------
  * Called at a hook exit, outside the busy section, when rec->request is set
@@ -84,6 +95,8 @@ struct jp_options {
     int use_tsc;                /* clock=tsc|monotonic */
     int lines;                  /* resolve file:line */
     int start_on;               /* nostart */
+    int sample;                 /* timer=sample */
+    uint32_t sample_us;         /* sample_us=N: sampling period */
 };
 extern struct jp_options jp_opt;
 /* Parse JPROFOPTS; complains once per bad option and keeps defaults. */

@@ -3,12 +3,15 @@
 #include "jprof.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 struct jp_options jp_opt = {
     .use_tsc = 1,
     .lines = 1,
     .start_on = 1,
+    .sample = 0,
+    .sample_us = 1000,
 };
 
 struct option_def {
@@ -28,12 +31,37 @@ JP_NOINSTR static int set_clock(const char *v)
     return 0;
 }
 
+JP_NOINSTR static int set_timer(const char *v)
+{
+    if (!strcmp(v, "exact"))
+        jp_opt.sample = 0;
+    else if (!strcmp(v, "sample"))
+        jp_opt.sample = 1;
+    else
+        return -1;
+    return 0;
+}
+
+JP_NOINSTR static int set_sample_us(const char *v)
+{
+    char *end;
+    unsigned long us = strtoul(v, &end, 10);
+    if (!*v || *end || us < 10 || us > 10000000)
+        return -1;
+    jp_opt.sample_us = (uint32_t)us;
+    return 0;
+}
+
 JP_NOINSTR static int set_lines(const char *v) { (void)v; jp_opt.lines = 1; return 0; }
 JP_NOINSTR static int set_nolines(const char *v) { (void)v; jp_opt.lines = 0; return 0; }
 JP_NOINSTR static int set_nostart(const char *v) { (void)v; jp_opt.start_on = 0; return 0; }
 
 static const struct option_def options[] = {
     { "clock=", "clock=tsc|monotonic  time source (default tsc when invariant)", set_clock },
+    { "timer=", "timer=exact|sample   exact time per call (default), or exact counts and time "
+                "from per-thread CPU-time sampling (cheaper)", set_timer },
+    { "sample_us=", "sample_us=N          sampling period in CPU microseconds (default 1000)",
+      set_sample_us },
     { "lines", "lines                resolve source file:line of functions (default)", set_lines },
     { "nolines", "nolines              do not read debug line info at exit", set_nolines },
     { "nostart", "nostart              start with collection off (hookit_start() turns it on)",

@@ -95,6 +95,9 @@ JP_NOINSTR int jp_fill_process(struct profile *p, int how)
     rc |= profile_set_meta(p, "hookit_version", HOOKIT_VERSION);
     rc |= profile_set_meta(p, "profiler", "jprof");
     rc |= profile_set_meta(p, "clock", jp_clock_is_tsc() ? "tsc" : "monotonic");
+    rc |= profile_set_meta(p, "timer", jp_sampling() ? "sample" : "exact");
+    if (jp_sampling())
+        rc |= set_meta_u64(p, "sample_period_ns", jp_sample_period_ns());
     rc |= profile_set_meta(p, "ticks_per_ns", buf);
     rc |= profile_set_meta(p, "end", end_name(how));
     if (how == HOOKIT_END_SIGNAL && jp_death_signal > 0) {

@@ -195,6 +195,7 @@ JP_NOINSTR struct jp_thread *jp_thread_attach(void)
     publish(t);
     jp_self = t;
     pthread_setspecific(end_key, t);    /* thread end without the lifecycle layer */
+    jp_sampler_thread_start();
     errno = saved;
     return t;
 }
@@ -207,6 +208,7 @@ JP_NOINSTR void jp_thread_end(void)
     if (!t || t->rec->state == ARENA_THREAD_ENDED)
         return;
     t->busy = 1;
+    jp_sampler_thread_end();
     uint64_t now = jp_now();
     for (; t->depth > 0; t->depth--) {
         struct arena_frame *f = &t->stack[t->depth];

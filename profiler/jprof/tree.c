@@ -31,8 +31,9 @@ JP_NOINSTR static inline void seq_begin(struct arena_thread *rec)
 
 JP_NOINSTR static inline void seq_end(struct jp_thread *t)
 {
-    t->rec->depth = t->depth;
-    __atomic_store_n(&t->rec->seq, t->rec->seq + 1, __ATOMIC_RELEASE);
+    struct arena_thread *rec = t->rec;
+    rec->depth = t->depth;
+    __atomic_store_n(&rec->seq, rec->seq + 1, __ATOMIC_RELEASE);
 }
 
 JP_NOINSTR static inline uintptr_t current_sp(void)
@@ -109,18 +110,21 @@ JP_NOINSTR static inline arena_ref child_for(struct jp_thread *t, arena_ref pare
     return last;
 }
 
-JP_NOINSTR static inline void enter(uint64_t now, void *fn)
+/* Entry.  timed: the clock was read (default mode); untimed entries (the
+ * sampling mode) only count, and samples charge the current node. */
+JP_NOINSTR __attribute__((always_inline)) static inline void enter(uint64_t now, void *fn, int timed)
 {
     struct jp_thread *t = jp_self;
     if (JP_UNLIKELY(!t) && !(t = jp_thread_attach()))
         return;
+    struct arena_thread *rec = t->rec;
     if (JP_UNLIKELY(t->busy)) {
-        t->rec->dropped++;
+        rec->dropped++;
         return;
     }
     t->busy = 1;
     barrier();
-    seq_begin(t->rec);
+    seq_begin(rec);
     uintptr_t sp = current_sp();
     if (JP_UNLIKELY(t->stack[t->depth].sp <= sp))
         cut_back(t, sp, now);
@@ -128,12 +132,13 @@ JP_NOINSTR static inline void enter(uint64_t now, void *fn)
     if (JP_LIKELY(c) && (JP_LIKELY(t->depth + 1 < t->capacity) || jp_grow_stack(t) == 0)) {
         jp_node(c)->calls++;
         struct arena_frame *f = &t->stack[++t->depth];
-        f->t0 = now;
+        if (timed)
+            f->t0 = now;
         f->sp = sp;
         f->node = c;
         t->cur = c;
     } else {
-        t->rec->dropped++;
+        rec->dropped++;
     }
     seq_end(t);
     barrier();
@@ -155,23 +160,26 @@ JP_NOINSTR __attribute__((noinline)) static void exit_unmatched(struct jp_thread
         close_top(t, now);
 }
 
-JP_NOINSTR static inline void leave(uint64_t now, void *fn)
+JP_NOINSTR __attribute__((always_inline)) static inline void leave(uint64_t now, void *fn, int timed)
 {
     struct jp_thread *t = jp_self;
     if (JP_UNLIKELY(!t))
         return;
+    struct arena_thread *rec = t->rec;
     if (JP_UNLIKELY(t->busy)) {
-        t->rec->dropped++;
+        rec->dropped++;
         return;
     }
     t->busy = 1;
     barrier();
-    seq_begin(t->rec);
-    struct arena_frame *f = &t->stack[t->depth];
+    seq_begin(rec);
+    uint32_t depth = t->depth;
+    struct arena_frame *f = &t->stack[depth];
     struct arena_node *n = jp_node(f->node);
-    if (JP_LIKELY(t->depth > 0 && n->fn == (uint64_t)fn)) {
-        n->incl += now - f->t0;
-        t->depth--;
+    if (JP_LIKELY(depth > 0 && n->fn == (uint64_t)fn)) {
+        if (timed)
+            n->incl += now - f->t0;
+        t->depth = depth - 1;
         t->cur = f[-1].node;
     } else {
         exit_unmatched(t, (uint64_t)fn, now);
@@ -179,30 +187,42 @@ JP_NOINSTR static inline void leave(uint64_t now, void *fn)
     seq_end(t);
     barrier();
     t->busy = 0;
-    if (JP_UNLIKELY(t->rec->request))
+    if (JP_UNLIKELY(rec->request))
         jp_attend(t);
 }
 
 JP_NOINSTR void jp_enter_tsc(void *fn, void *site)
 {
     (void)site;
-    enter(jp_tsc(), fn);
+    enter(jp_tsc(), fn, 1);
 }
 
 JP_NOINSTR void jp_exit_tsc(void *fn, void *site)
 {
     (void)site;
-    leave(jp_tsc(), fn);
+    leave(jp_tsc(), fn, 1);
 }
 
 JP_NOINSTR void jp_enter_mono(void *fn, void *site)
 {
     (void)site;
-    enter(jp_now_mono(), fn);
+    enter(jp_now_mono(), fn, 1);
 }
 
 JP_NOINSTR void jp_exit_mono(void *fn, void *site)
 {
     (void)site;
-    leave(jp_now_mono(), fn);
+    leave(jp_now_mono(), fn, 1);
+}
+
+JP_NOINSTR void jp_enter_counted(void *fn, void *site)
+{
+    (void)site;
+    enter(0, fn, 0);
+}
+
+JP_NOINSTR void jp_exit_counted(void *fn, void *site)
+{
+    (void)site;
+    leave(0, fn, 0);
 }

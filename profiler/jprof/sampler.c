@@ -1,0 +1,92 @@
+/* timer=sample: exact call counts from the hooks, time from sampling.
+ * Each thread gets a CPU-time timer (CLOCK_THREAD_CPUTIME_ID) that signals
+ * that very thread; the handler charges one sample to the thread's current
+ * node.  The hooks then read no clock at all.
+ *
+ * A CPU-time timer only runs while its thread runs, so a thread blocked in
+ * a system call is never interrupted by it. */
+#include "jprof.h"
+
+#include <errno.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#define SAMPLE_SIGNAL SIGPROF
+
+static __thread timer_t thread_timer __attribute__((tls_model("initial-exec")));
+static __thread int has_timer __attribute__((tls_model("initial-exec")));
+static int sampling;
+
+JP_NOINSTR static void on_sample(int sig, siginfo_t *info, void *uc)
+{
+    (void)sig;
+    (void)info;
+    (void)uc;
+    struct jp_thread *t = jp_self;
+    if (t)
+        jp_node(t->cur)->samples++;
+}
+
+JP_NOINSTR uint64_t jp_sample_period_ns(void)
+{
+    return (uint64_t)jp_opt.sample_us * 1000u;
+}
+
+JP_NOINSTR int jp_sampling(void)
+{
+    return sampling;
+}
+
+JP_NOINSTR int jp_sampler_start(void)
+{
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_sigaction = on_sample;
+    sa.sa_flags = SA_SIGINFO | SA_RESTART;
+    sigemptyset(&sa.sa_mask);
+    if (sigaction(SAMPLE_SIGNAL, &sa, NULL) != 0)
+        return -1;
+    sampling = 1;
+    return 0;
+}
+
+/* Arm this thread's timer; called when a thread is first seen. */
+JP_NOINSTR void jp_sampler_thread_start(void)
+{
+    if (!sampling || has_timer)
+        return;
+    int saved = errno;
+    struct sigevent sev;
+    memset(&sev, 0, sizeof sev);
+    sev.sigev_notify = SIGEV_THREAD_ID;
+    sev.sigev_signo = SAMPLE_SIGNAL;
+    sev._sigev_un._tid = (pid_t)syscall(SYS_gettid);
+    if (timer_create(CLOCK_THREAD_CPUTIME_ID, &sev, &thread_timer) == 0) {
+        long ns = (long)jp_sample_period_ns();
+        struct itimerspec its = { .it_interval = { ns / 1000000000L, ns % 1000000000L },
+                                  .it_value = { ns / 1000000000L, ns % 1000000000L } };
+        timer_settime(thread_timer, 0, &its, NULL);
+        has_timer = 1;
+    }
+    errno = saved;
+}
+
+JP_NOINSTR void jp_sampler_thread_end(void)
+{
+    if (!has_timer)
+        return;
+    int saved = errno;
+    timer_delete(thread_timer);
+    has_timer = 0;
+    errno = saved;
+}
+
+/* A forked child has no timers: the surviving thread needs a new one. */
+JP_NOINSTR void jp_sampler_fork_child(void)
+{
+    has_timer = 0;
+    jp_sampler_thread_start();
+}
