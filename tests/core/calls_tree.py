@@ -67,6 +67,8 @@ def expected(leave_through_exit=False):
         static_outer()
         with c("busy_wait_ms"):
             pass
+        with c("nap_ms"):
+            pass
         if leave_through_exit:
             with c("die_here"):
                 pass

@@ -36,8 +36,11 @@ def check_calls_profile(tmp, doc, pid=None, leave_through_exit=False, exe="calls
     # It spins for 50 ms of wall time inside itself: inclusive and exclusive
     # time both see it (a little less than 50 ms would mean a clock off).
     assert 45 * MS <= busy["excl_ns"] <= busy["incl_ns"] < 5000 * MS, busy
+    nap = hk.node(t, "main", "nap_ms")
+    # Asleep, not on the CPU: wall time still counts.
+    assert 19 * MS <= nap["excl_ns"] <= nap["incl_ns"] < 5000 * MS, nap
     main = hk.node(t, "main")
-    assert main["incl_ns"] >= busy["incl_ns"] + 0, (main["incl_ns"], busy["incl_ns"])
+    assert main["incl_ns"] >= busy["incl_ns"] + nap["incl_ns"], (main, busy, nap)
     # A leaf's time is all its own.
     for p, n in hk.walk(t["roots"]):
         if not n["children"]:

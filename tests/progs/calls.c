@@ -10,6 +10,7 @@
  *     via_pointers  x1  calls op_add x4, op_sub x3, op_mul x3 through a table
  *     static_outer  x1  -> static_inner x5 (static functions)
  *     busy_wait_ms(50)  spins 50 ms of wall time (inclusive >= 45 ms)
+ *     nap_ms(20)        sleeps 20 ms: wall time, not CPU time, is counted
  *
  * Prints one line on stdout and returns 3, so a test can check that
  * profiling leaves output and exit status alone.  `calls exit` instead
@@ -107,6 +108,14 @@ KEEP void busy_wait_ms(int ms)
         sink++;
 }
 
+/* Sleep: the time passes off the CPU and still belongs to this call. */
+KEEP void nap_ms(int ms)
+{
+    struct timespec ts = { 0, ms * 1000000L };
+    while (nanosleep(&ts, &ts) != 0)
+        ;
+}
+
 KEEP void die_here(void)
 {
     printf("calls: leaving through exit(3)\n");
@@ -122,6 +131,7 @@ int main(int argc, char **argv)
     long p = via_pointers();
     long s = static_outer();
     busy_wait_ms(50);
+    nap_ms(20);
     if (argc > 1 && strcmp(argv[1], "exit") == 0)
         die_here();
     printf("calls: fib=%ld fact=%ld even=%d ptr=%ld static=%ld\n", f, fa, even, p, s);
