@@ -2,6 +2,7 @@
  * Shared command-line plumbing of the `hookit` subcommands.
  */
 #include "tools/cli.h"
+#include "profile/trace.h"
 
 #include <errno.h>
 #include <getopt.h>
@@ -70,7 +71,7 @@ int cli_load_profiles(char **paths, size_t n, struct loaded_profile **out)
     for (size_t i = 0; i < n; i++) {
         char err[1024];
         ps[i].path = paths[i];
-        ps[i].prof = profile_read_file(paths[i], err, sizeof err);
+        ps[i].prof = profile_or_trace_read_file(paths[i], err, sizeof err);
         if (!ps[i].prof) {
             cli_fail("%s", err);
             cli_free_profiles(ps, i);
