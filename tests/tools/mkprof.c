@@ -280,13 +280,19 @@ static struct profile *big_profile(uint32_t n)
     t->tid = 1234;
     t->nnodes = n;
     t->nodes = profile_alloc(p, n * sizeof *t->nodes);
+    /* A preorder walk of a random tree at most 40 deep, like a real CCT. */
+    uint32_t path[40], depth = 0;
     uint64_t seed = 42;
     for (uint32_t i = 0; i < n; i++) {
         seed = seed * 6364136223846793005ull + 1442695040888963407ull;
-        uint32_t parent = i == 0 ? PROF_NONE : (uint32_t)((seed >> 33) % (i < 64 ? i : 64)) + (i < 64 ? 0 : i - 64);
+        uint32_t up = (uint32_t)(seed >> 60) % 4;       /* levels to climb first */
+        depth = up >= depth ? (depth && (seed >> 55) % 2 ? 1 : 0) : depth - up;
+        uint32_t parent = depth ? path[depth - 1] : PROF_NONE;
         uint64_t excl = (seed >> 20) % 5000000;
         t->nodes[i] = (struct prof_node){ (uint32_t)(seed >> 40) % p->nfuncs, parent,
                                           1 + (seed >> 50) % 1000, excl * 3, excl };
+        if (depth < 40)
+            path[depth++] = i;
     }
     return p;
 }
