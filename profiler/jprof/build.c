@@ -194,9 +194,23 @@ JP_NOINSTR static int fill_nodes(struct builder *b, const struct arena_thread *r
     th->nnodes = count;
     /* Exclusive = inclusive - children's inclusive; sampled: the samples
      * were exclusive (held in incl_ns until here), inclusive adds the
-     * children.  Children come after their parents. */
+     * children.  Children come after their parents.  compensate: a node's
+     * inclusive time loses the inner overhead of its own calls and the full
+     * overhead of every call below it (calibrate.c). */
+    int compensate = jp_opt.compensate && !sampled;
+    uint64_t o_full = jp_ticks_to_ns(jp_overhead_full_ticks());
+    uint64_t o_inner = jp_ticks_to_ns(jp_overhead_inner_ticks());
+    uint64_t *below = compensate ? calloc((size_t)count + 1, sizeof *below) : NULL;
+    if (compensate && !below)
+        rc = -1;
     for (uint32_t i = count; rc == 0 && i-- > 0;) {
         struct prof_node *nd = &th->nodes[i];
+        if (compensate) {
+            uint64_t cost = nd->calls * o_inner + below[i] * o_full;
+            nd->incl_ns = nd->incl_ns > cost ? nd->incl_ns - cost : 0;
+            if (nd->parent != PROF_NONE)
+                below[nd->parent] += nd->calls + below[i];
+        }
         if (sampled) {
             nd->excl_ns = nd->incl_ns;
             nd->incl_ns += child_sum[i];
@@ -208,6 +222,7 @@ JP_NOINSTR static int fill_nodes(struct builder *b, const struct arena_thread *r
     }
     free(path);
     free(child_sum);
+    free(below);
     map_free(&open);
     return rc;
 }

@@ -42,6 +42,8 @@ JP_EXPORT JP_NOINSTR int HookitStart(const struct hookit_host *host, struct hook
     plugin->exit = jp_opt.sample ? jp_exit_counted : jp_clock_is_tsc() ? jp_exit_tsc : jp_exit_mono;
     fast_enter = plugin->enter;
     fast_exit = plugin->exit;
+    if (!jp_opt.sample)
+        jp_calibrate(fast_enter, fast_exit);
     plugin->attention = &jp_arena_header()->attention;
     return 0;
 }

@@ -52,6 +52,13 @@ void jp_threads_init(void);
 /* Name of the calling thread into rec (from the kernel's comm). */
 void jp_thread_name(struct arena_thread *rec);
 int jp_grow_stack(struct jp_thread *t);
+struct jp_thread *jp_thread_scratch(void);
+void jp_thread_scratch_free(struct jp_thread *t);
+
+/* ---- the profiler's own cost (calibrate.c) -------------------------------- */
+void jp_calibrate(hookit_fast_fn enter, hookit_fast_fn exit);
+uint64_t jp_overhead_full_ticks(void);
+uint64_t jp_overhead_inner_ticks(void);
 
 /* ---- clock (clock.c) ----------------------------------------------------- */
 void jp_clock_init(int use_tsc);
@@ -97,6 +104,7 @@ struct jp_options {
     int start_on;               /* nostart */
     int sample;                 /* timer=sample */
     uint32_t sample_us;         /* sample_us=N: sampling period */
+    int compensate;             /* subtract the measured overhead */
 };
 extern struct jp_options jp_opt;
 /* Parse JPROFOPTS; complains once per bad option and keeps defaults. */

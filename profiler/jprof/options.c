@@ -52,6 +52,8 @@ JP_NOINSTR static int set_sample_us(const char *v)
     return 0;
 }
 
+JP_NOINSTR static int set_compensate(const char *v) { (void)v; jp_opt.compensate = 1; return 0; }
+
 JP_NOINSTR static int set_lines(const char *v) { (void)v; jp_opt.lines = 1; return 0; }
 JP_NOINSTR static int set_nolines(const char *v) { (void)v; jp_opt.lines = 0; return 0; }
 JP_NOINSTR static int set_nostart(const char *v) { (void)v; jp_opt.start_on = 0; return 0; }
@@ -62,6 +64,8 @@ static const struct option_def options[] = {
                 "from per-thread CPU-time sampling (cheaper)", set_timer },
     { "sample_us=", "sample_us=N          sampling period in CPU microseconds (default 1000)",
       set_sample_us },
+    { "compensate", "compensate           subtract the profiler's measured cost per call from times",
+      set_compensate },
     { "lines", "lines                resolve source file:line of functions (default)", set_lines },
     { "nolines", "nolines              do not read debug line info at exit", set_nolines },
     { "nostart", "nostart              start with collection off (hookit_start() turns it on)",

@@ -96,6 +96,11 @@ JP_NOINSTR int jp_fill_process(struct profile *p, int how)
     rc |= profile_set_meta(p, "profiler", "jprof");
     rc |= profile_set_meta(p, "clock", jp_clock_is_tsc() ? "tsc" : "monotonic");
     rc |= profile_set_meta(p, "timer", jp_sampling() ? "sample" : "exact");
+    if (!jp_sampling()) {
+        rc |= set_meta_u64(p, "overhead_ns_per_call", jp_ticks_to_ns(jp_overhead_full_ticks()));
+        rc |= set_meta_u64(p, "overhead_inner_ns_per_call", jp_ticks_to_ns(jp_overhead_inner_ticks()));
+        rc |= profile_set_meta(p, "compensated", jp_opt.compensate ? "yes" : "no");
+    }
     if (jp_sampling())
         rc |= set_meta_u64(p, "sample_period_ns", jp_sample_period_ns());
     rc |= profile_set_meta(p, "ticks_per_ns", buf);

@@ -179,6 +179,27 @@ JP_NOINSTR static int start_tree(struct jp_thread *t)
     return 0;
 }
 
+/* A private thread state that is never published: for calibration. */
+JP_NOINSTR struct jp_thread *jp_thread_scratch(void)
+{
+    struct jp_thread *t = make_thread();
+    if (!t)
+        return NULL;
+    if (start_tree(t) != 0) {
+        munmap(t, sizeof *t);
+        return NULL;
+    }
+    t->stack_lo = 0;
+    t->stack_hi = UINTPTR_MAX;
+    return t;
+}
+
+/* Its few arena slots stay behind, unreachable. */
+JP_NOINSTR void jp_thread_scratch_free(struct jp_thread *t)
+{
+    munmap(t, sizeof *t);
+}
+
 JP_NOINSTR struct jp_thread *jp_thread_attach(void)
 {
     int saved = errno;
