@@ -99,5 +99,8 @@ JP_EXPORT JP_NOINSTR void HookitEvent(const struct hookit_event *ev)
 JP_EXPORT JP_NOINSTR void HookitFinish(int how)
 {
     jp_thread_end();            /* the finishing thread's open frames */
-    jp_write_profile(how);
+    if (how == HOOKIT_END_SIGNAL)
+        jp_write_profile_isolated(how);
+    else
+        jp_write_profile(how);
 }

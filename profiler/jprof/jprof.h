@@ -105,6 +105,7 @@ struct jp_options {
     int sample;                 /* timer=sample */
     uint32_t sample_us;         /* sample_us=N: sampling period */
     int compensate;             /* subtract the measured overhead */
+    uint32_t death_timeout_ms;  /* bound on writing when dying by a signal */
 };
 extern struct jp_options jp_opt;
 /* Parse JPROFOPTS; complains once per bad option and keeps defaults. */
@@ -117,7 +118,11 @@ struct profile *jp_build_profile(int how);
 /* Write the process's profile now.  Returns 0 or -1 (message already given). */
 int jp_write_profile(int how);
 
+/* Death by a signal: write from a helper process, bounded in time. */
+int jp_write_profile_isolated(int how);
+
 extern const struct hookit_host *jp_host;
+extern pid_t jp_profiled_pid, jp_profiled_ppid;
 extern int jp_rank, jp_size;
 extern uint64_t jp_start_wall_ns;
 

@@ -12,6 +12,7 @@ struct jp_options jp_opt = {
     .start_on = 1,
     .sample = 0,
     .sample_us = 1000,
+    .death_timeout_ms = 10000,
 };
 
 struct option_def {

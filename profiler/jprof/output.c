@@ -7,6 +7,11 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #define MAX_TRIES 100
@@ -35,7 +40,8 @@ JP_NOINSTR static void file_name(char *out, size_t size, const char *exe, int at
         snprintf(rank, sizeof rank, ".r%d", jp_rank);
     if (attempt > 0)
         snprintf(extra, sizeof extra, ".%d", attempt);
-    snprintf(out, size, "hookit.%s%s.%d%s.prof", exe, rank, (int)getpid(), extra);
+    int pid = jp_profiled_pid ? jp_profiled_pid : getpid();
+    snprintf(out, size, "hookit.%s%s.%d%s.prof", exe, rank, pid, extra);
 }
 
 JP_NOINSTR int jp_write_profile(int how)
@@ -63,4 +69,56 @@ JP_NOINSTR int jp_write_profile(int how)
     profile_free(p);
     errno = saved;
     return rc;
+}
+
+/* Wait for the helper until the deadline; kill it when it is too slow. */
+JP_NOINSTR static int wait_bounded(pid_t child, int timeout_ms)
+{
+    int status = 0;
+    int pidfd = (int)syscall(SYS_pidfd_open, child, 0);
+    if (pidfd >= 0) {
+        struct pollfd pfd = { .fd = pidfd, .events = POLLIN };
+        int ready;
+        do
+            ready = poll(&pfd, 1, timeout_ms);
+        while (ready < 0 && errno == EINTR);
+        close(pidfd);
+        if (ready == 1 && waitpid(child, &status, __WALL) == child)
+            return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    } else {
+        /* No pidfd (old kernel): poll the child's state every millisecond. */
+        struct timespec tick = { 0, 1000000 };
+        for (int waited = 0; waited < timeout_ms; waited++) {
+            if (waitpid(child, &status, WNOHANG | __WALL) == child)
+                return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+            nanosleep(&tick, NULL);
+        }
+    }
+    kill(child, SIGKILL);
+    waitpid(child, &status, __WALL);
+    return -1;
+}
+
+/* The process is dying by a signal, perhaps in the middle of malloc with
+ * its lock held: writing here could deadlock and keep it from dying.  A
+ * copy of the process (clone without SIGCHLD, so the program's handlers
+ * never see it) resolves names and writes the profile; this thread waits
+ * a bounded time, then lets the death proceed either way. */
+JP_NOINSTR int jp_write_profile_isolated(int how)
+{
+    int saved = errno;
+    pid_t self = getpid(), parent = getppid();
+    pid_t child = (pid_t)syscall(SYS_clone, 0, NULL, NULL, NULL, NULL);
+    if (child == 0) {
+        jp_profiled_pid = self;
+        jp_profiled_ppid = parent;
+        /* The raw system call: no exit wrapper may take this copy for the process. */
+        syscall(SYS_exit_group, jp_write_profile(how) == 0 ? 0 : 1);
+    }
+    int rc = child > 0 ? wait_bounded(child, (int)jp_opt.death_timeout_ms) : jp_write_profile(how);
+    if (child > 0 && rc < 0)
+        jp_host->log("jprof: writing the profile of the dying process took over %u ms; "
+                     "abandoned", jp_opt.death_timeout_ms);
+    errno = saved;
+    return rc == 0 ? 0 : -1;
 }

@@ -13,6 +13,9 @@
 #include <unistd.h>
 
 int jp_rank = -1, jp_size = -1;
+/* Who the profile is about: the profiled process, even when a helper
+ * process writes it (death by a signal, output.c). */
+pid_t jp_profiled_pid, jp_profiled_ppid;
 uint64_t jp_start_wall_ns;
 static uint64_t start_mono_ns;
 int jp_death_signal;
@@ -23,6 +26,7 @@ JP_NOINSTR void jp_process_start(void)
     clock_gettime(CLOCK_REALTIME, &ts);
     jp_start_wall_ns = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
     start_mono_ns = jp_now_mono();
+    jp_profiled_pid = 0;
 }
 
 /* /proc/self/cmdline: NUL-separated arguments. */
@@ -80,8 +84,8 @@ JP_NOINSTR int jp_fill_process(struct profile *p, int how)
     char exe[4096], buf[256];
     ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
     exe[n > 0 ? n : 0] = 0;
-    p->process.pid = getpid();
-    p->process.ppid = getppid();
+    p->process.pid = jp_profiled_pid ? jp_profiled_pid : getpid();
+    p->process.ppid = jp_profiled_pid ? jp_profiled_ppid : getppid();
     p->process.rank = jp_rank;
     p->process.size = jp_size;
     p->process.exe = profile_intern(p, exe);
