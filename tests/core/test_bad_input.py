@@ -152,3 +152,20 @@ def test_output_dir_read_only_fs(tmp):
     line, _ = run_calls(tmp, {"HOOKIT_OUTPUT": "/proc/self"})
     assert "/proc/self" in line, line
     no_profile(tmp)
+
+
+def test_truncated_real_profile(tmp):
+    """A profile from a real run, cut short: report and export fail with
+    exit status 1 and a message naming the file, never crash or print a tree."""
+    exe = hk.cc(tmp, ["calls.c"], "calls")
+    hk.run(tmp, [exe], check=False)
+    data = open(hk.one_profile(tmp, "calls"), "rb").read()
+    for size in (0, 1, 7, 16, len(data) // 3, len(data) // 2, len(data) - 1):
+        cut = os.path.join(tmp, f"cut{size}.prof")
+        with open(cut, "wb") as f:
+            f.write(data[:size])
+        for cmd in (["report"], ["report", "--flat"], ["export", "--format=json"]):
+            p = hk.hookit(tmp, *cmd, cut, check=False)
+            assert p.returncode == 1, (cmd, size, p.returncode, p.stderr)
+            assert cut in p.stderr, (cmd, size, p.stderr)
+            assert "main" not in p.stdout and p.stderr.count("\n") == 1, (cmd, size, p.stdout, p.stderr)

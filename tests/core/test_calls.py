@@ -128,3 +128,36 @@ def test_two_runs_two_profiles(tmp):
         sorted(f"hookit.calls.{pid}.prof" for pid in pids), profs
     for p in profs:
         check_calls_profile(tmp, hk.export_json(tmp, p))
+
+
+def test_report_of_a_real_profile(tmp):
+    """`hookit report`, tree and --flat, agree with the exact tree: each
+    node as (LV, CALLS, F:module.function()), each function's total calls."""
+    import collections
+    exe = build(tmp, "gcc")
+    hk.run(tmp, [exe], check=False)
+    prof = hk.one_profile(tmp, "calls")
+
+    lines = hk.hookit(tmp, "report", prof).stdout.splitlines()
+    head = [i for i, l in enumerate(lines) if l.split()[:2] == ["LV", "CALLS"]]
+    assert len(head) == 1, lines[:5]
+    got = collections.Counter()
+    for l in lines[head[0] + 1:]:
+        if not l.strip():
+            continue
+        f = l.split()
+        got[(int(f[0]), int(f[1]), f[-1])] += 1
+    want = collections.Counter((len(p) - 1, c, f"F:calls.{p[-1]}()")
+                               for p, c in calls_tree.expected().items())
+    assert got == want, (sorted((got - want).items()), sorted((want - got).items()))
+
+    lines = hk.hookit(tmp, "report", "--flat", prof).stdout.splitlines()
+    head = [i for i, l in enumerate(lines) if "calls" in l.split() and "name" in l.split()]
+    assert len(head) == 1, lines[:5]
+    cols = lines[head[0]].split()
+    flat = {}
+    for l in lines[head[0] + 1:]:
+        if l.strip():
+            f = l.split()
+            flat[f[-1]] = int(f[cols.index("calls")])
+    assert flat == {f"F:calls.{n}()": c for n, c in calls_tree.flat_counts().items()}, flat
