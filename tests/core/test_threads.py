@@ -71,3 +71,15 @@ def test_threads_gcc(tmp):
 
 def test_threads_clang(tmp):
     check_threads(tmp, "clang")
+
+
+def test_thread_index_follows_creation(tmp):
+    """index: 0 the main thread, then in order of creation (profile/profile.h),
+    not in the order threads first run instrumented code."""
+    exe = hk.cc(tmp, ["thread_order.c"], "thread_order", libs=["-lpthread"])
+    rc, out, err, pid = hk.popen_run(tmp, [exe])
+    assert (rc, out, err) == (0, "thread_order: 2\n", ""), (rc, out, err)
+    doc = hk.export_json(tmp, hk.one_profile(tmp, "thread_order"))
+    roots = {t["index"]: [r["name"] for r in t["roots"]] for t in doc["threads"]}
+    assert roots.get(0) == ["main"], roots
+    assert roots.get(1) == ["first_created"] and roots.get(2) == ["second_created"], roots
