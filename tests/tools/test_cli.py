@@ -161,3 +161,19 @@ def test_run_profiles_an_unlinked_program(tmp):
     doc = hk.export_json(tmp, prof)
     mid = hk.node(hk.thread_of(doc), "main", "mid")
     assert mid["calls"] == 10 and hk.child(mid, "leaf")["calls"] == 10
+
+
+def test_man_page_covers_every_command(tmp):
+    """docs/hookit.1 describes every command `hookit --help` lists, and
+    renders without troff warnings."""
+    page = open(os.path.join(hk.ROOT, "docs", "hookit.1")).read()
+    listed = [line.split()[0] for line in hookit(tmp, "--help").stdout.split("Commands:\n")[1]
+              .split("\n\n")[0].splitlines()]
+    assert listed == COMMANDS or set(COMMANDS) <= set(listed), listed
+    for c in listed:
+        assert f"\n.B {c}\n" in page, f"docs/hookit.1 does not describe '{c}'"
+    if hk.have("groff"):
+        p = subprocess.run(["groff", "-man", "-Tutf8", "-ww", "-z",
+                            os.path.join(hk.ROOT, "docs", "hookit.1")],
+                           capture_output=True, text=True)
+        assert p.returncode == 0 and p.stderr == "", p.stderr
