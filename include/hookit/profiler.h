@@ -34,6 +34,23 @@
  * it (hookit_start()/hookit_stop() and `hookit ctl` do the same).
  *
  * Plugins must be built without -finstrument-functions.
+ *
+ * I/O and memory events (added without an ABI bump: new enum values, new
+ * fields at the end of the structures; check host->size before using the
+ * new host fields).  A plugin that sets HOOKIT_CAP_IO receives
+ * HOOKIT_EV_IO after every completed call of libhookit's I/O wrappers
+ * (open, read, fwrite, send, stat, ... see docs/io.md) with event->io
+ * filled in; HOOKIT_CAP_ALLOC gives HOOKIT_EV_ALLOC / HOOKIT_EV_FREE for
+ * the malloc family with event->mem.  Both are delivered only while
+ * collection is on, in the thread that made the call, never for calls made
+ * by libhookit or the plugin itself (a per-thread guard: anything the
+ * plugin does inside HookitEvent/HookitFinish, write() or malloc()
+ * included, is passed through uncounted).  Without either capability the
+ * wrappers are pure pass-through.  Timestamps (hookit_io.t0/t1) are in
+ * host->io_clock units: read the same clock with host->io_now(), convert
+ * with host->io_ticks_per_ns().  An ALLOC event must not allocate through
+ * the malloc family in a way that can block (the guard makes it safe to
+ * call malloc, which then goes straight to the real allocator).
  */
 #ifndef HOOKIT_PROFILER_H
 #define HOOKIT_PROFILER_H
@@ -66,6 +83,54 @@ enum hookit_event_type {
     HOOKIT_EV_MPI_RANK,         /* rank, size known (MPI_Init / MPI_Comm_rank) */
     HOOKIT_EV_SIGNAL_DEATH,     /* signo: the process is about to die by a signal */
     HOOKIT_EV_CONTROL,          /* *plugin->attention became non-zero while collection was off */
+    HOOKIT_EV_IO,               /* an I/O call completed: io (HOOKIT_CAP_IO) */
+    HOOKIT_EV_ALLOC,            /* malloc family: mem (HOOKIT_CAP_ALLOC) */
+    HOOKIT_EV_FREE,             /* free: mem (HOOKIT_CAP_ALLOC) */
+};
+
+/* What an I/O call did (hookit_io.op). */
+enum hookit_io_op {
+    HOOKIT_IO_OPEN = 1,         /* open*, creat*, fopen*, fdopen, freopen, socket, accept, connect */
+    HOOKIT_IO_CLOSE,            /* close, fclose */
+    HOOKIT_IO_READ,             /* read, pread, readv, fread, fgets, fgetc, getline, fscanf, recv* */
+    HOOKIT_IO_WRITE,            /* write, pwrite, writev, fwrite, fputs, fputc, fprintf, send* */
+    HOOKIT_IO_SEEK,             /* lseek, fseek, fseeko, rewind (offset: where it landed) */
+    HOOKIT_IO_SYNC,             /* fsync, fdatasync, fflush */
+    HOOKIT_IO_META,             /* stat family, unlink, rename, ftruncate, ftell, ungetc, fcntl */
+    HOOKIT_IO_DUP,              /* dup, dup2, dup3, fcntl F_DUPFD*: fd is the new descriptor */
+    HOOKIT_IO_MMAP,             /* mmap of a file: bytes = length, offset = file offset */
+};
+
+/* hookit_io.flags */
+#define HOOKIT_IOF_STDIO  0x1u  /* through a FILE* (fread, fprintf, ...) */
+#define HOOKIT_IOF_SOCKET 0x2u  /* on a socket */
+#define HOOKIT_IOF_FAILED 0x4u  /* the call failed (err holds errno) */
+
+/* A completed I/O call (HOOKIT_EV_IO). */
+struct hookit_io {
+    uint32_t op;                /* enum hookit_io_op */
+    uint32_t flags;             /* HOOKIT_IOF_* */
+    const char *func;           /* the wrapped function: "read", "fwrite", ... */
+    int32_t fd;                 /* descriptor (the stream's for stdio), -1 if none */
+    uint32_t file;              /* file record id (1, 2, ...), 0 if none: a record per
+                                 * path; dup, fileno, fdopen share it; sockets are
+                                 * keyed by address ("tcp:10.0.0.1:80", "unix:/run/x") */
+    const char *path;           /* the record's key, or the path argument of a call
+                                 * without record; NULL if neither (valid during the call) */
+    int64_t result;             /* the return value (pointers: 0 = NULL, 1 = non-NULL) */
+    int32_t err;                /* errno after a failed call, else 0 */
+    uint32_t reserved;
+    uint64_t bytes;             /* bytes read or written (mmap: length) */
+    int64_t offset;             /* file offset where the access started, -1 unknown */
+    uint64_t t0, t1;            /* before and after the real call, host->io_clock units */
+};
+
+/* An allocation or a release (HOOKIT_EV_ALLOC, HOOKIT_EV_FREE). */
+struct hookit_mem {
+    const char *func;           /* "malloc", "calloc", "realloc", "free", ... */
+    void *ptr;                  /* ALLOC: the new block (never NULL); FREE: the released block */
+    uint64_t size;              /* ALLOC: bytes asked for */
+    void *old_ptr;              /* ALLOC by realloc: the block it replaced (released), or NULL */
 };
 
 /* How the process ended, passed to HookitFinish. */
@@ -84,6 +149,8 @@ struct hookit_event {
     void    *handle;            /* DLOPEN, DLCLOSE */
     pid_t    tid;               /* THREAD_START/END: kernel tid */
     int32_t  rank, size;        /* MPI_RANK */
+    const struct hookit_io *io; /* IO */
+    const struct hookit_mem *mem; /* ALLOC, FREE */
 };
 
 /* What libhookit offers the plugin. */
@@ -98,6 +165,12 @@ struct hookit_host {
     void (*log)(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
     /* Same, but only when HOOKIT_DEBUG=1. */
     void (*debug_log)(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+    /* The clock of I/O timestamps: 0 = TSC ticks, 1 = CLOCK_MONOTONIC ns. */
+    uint32_t io_clock;
+    uint64_t (*io_now)(void);
+    /* Ticks per ns of io_clock, measured since libhookit started (waits
+     * until 2 ms have passed since then on the first call). */
+    double (*io_ticks_per_ns)(void);
 };
 
 /* Capabilities a plugin declares in hookit_plugin.caps. */
@@ -106,6 +179,8 @@ struct hookit_host {
 #define HOOKIT_CAP_FORK    0x4u /* wants FORK_* and EXEC* */
 #define HOOKIT_CAP_DLOPEN  0x8u /* wants DLOPEN/DLCLOSE */
 #define HOOKIT_CAP_CONTROL 0x10u /* handles FLUSH/RESET/ZEROBASE */
+#define HOOKIT_CAP_IO      0x20u /* wants IO events (the I/O wrappers time and report calls) */
+#define HOOKIT_CAP_ALLOC   0x40u /* wants ALLOC/FREE events */
 
 typedef void (*hookit_fast_fn)(void *fn, void *call_site);
 
