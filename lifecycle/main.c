@@ -1,0 +1,343 @@
+/*
+ * Process start and end: the layer's initialisation, the entry into main
+ * (override of __libc_start_main, or __wrap_main when linked with
+ * `ld --wrap=main`), init_process / fini_process, and the last-chance
+ * fini from a destructor for exits libc takes internally (err, error, the
+ * last thread's exit after pthread_exit in main).
+ */
+#include "lifecycle/internal.h"
+
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+atomic_int lc_proc_state = LC_PROC_NONE;
+pid_t lc_pid;
+int lc_argc;
+char **lc_argv;
+void *lc_process_data;
+void *lc_main_addr;
+
+static atomic_int lc_init_state;        /* 0 none, 1 running, 2 done */
+static atomic_int lc_ending_tid;        /* the thread running the process fini */
+static atomic_int lc_shootdown_blockers;
+static void *lc_stack_bottom;
+
+/* ---- initialisation ---------------------------------------------------------- */
+#ifndef HOOKIT_STATIC
+struct lc_real_table lc_real;
+typedef int lc_main_fn(int, char **, char **);
+typedef int lc_start_main_fn(lc_main_fn *main, int argc, char **argv, void (*init)(void),
+                             void (*fini)(void), void (*rtld_fini)(void), void *stack_end);
+static lc_start_main_fn *lc_real_start_main;
+
+void lc_resolve_reals(void)
+{
+#define LC_RESOLVE(name)                                                  \
+    lc_real.name = (__typeof__(name) *)dlsym(RTLD_NEXT, #name);           \
+    if (!lc_real.name)                                                    \
+        lc_real.name = (__typeof__(name) *)dlsym(RTLD_DEFAULT, #name);
+    LC_REAL_FUNCS(LC_RESOLVE)
+#undef LC_RESOLVE
+    lc_real_start_main = (lc_start_main_fn *)dlsym(RTLD_NEXT, "__libc_start_main");
+}
+#else
+void lc_resolve_reals(void) {}
+#endif
+
+static void lc_do_init(void)
+{
+    lc_pid = getpid();
+    lc_main_thread.tid = lc_pid;
+    atomic_store(&lc_main_thread.state, LC_T_RUNNING);
+    lc_resolve_reals();
+    lc_read_config();
+    lc_follow_capture();
+    lc_signal_init();
+    lc_fork_init();
+}
+
+void lc_ensure_init(void)
+{
+    if (atomic_load_explicit(&lc_init_state, memory_order_acquire) == 2)
+        return;
+    int expected = 0;
+    if (atomic_compare_exchange_strong(&lc_init_state, &expected, 1)) {
+        int saved = errno;
+        lc_do_init();
+        errno = saved;
+        atomic_store(&lc_init_state, 2);
+        return;
+    }
+    /* Another thread is initialising (only possible very early). */
+    while (atomic_load(&lc_init_state) != 2)
+        ;
+}
+
+/* argv when the process starts before our constructor saw it. */
+static void lc_argv_from_proc(void)
+{
+    int fd = open("/proc/self/cmdline", O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return;
+    static char buf[4096];
+    ssize_t n = read(fd, buf, sizeof buf - 1);
+    close(fd);
+    if (n <= 0)
+        return;
+    buf[n] = 0;
+    static char *args[64];
+    int argc = 0;
+    for (char *p = buf; p < buf + n && argc < 63; p += strlen(p) + 1)
+        args[argc++] = p;
+    args[argc] = NULL;
+    lc_argc = argc;
+    lc_argv = args;
+}
+
+/* ELF constructor: argc/argv come from ld.so.  If the process will not
+ * enter main through us (libhookit dlopen'ed, or loaded as a dependency
+ * of a preloaded library so libc's __libc_start_main wins), start now. */
+#ifdef HOOKIT_STATIC
+extern int __real_main(int, char **, char **) __attribute__((weak));
+static int lc_main_is_ours(void) { return __real_main != NULL; }
+#else
+int lc_own_start_main(lc_main_fn *, int, char **, void (*)(void), void (*)(void),
+                      void (*)(void), void *)
+    __attribute__((alias("__libc_start_main"), visibility("hidden")));
+static int lc_main_is_ours(void)
+{
+    return dlsym(RTLD_DEFAULT, "__libc_start_main") == (void *)lc_own_start_main;
+}
+#endif
+
+__attribute__((constructor(101))) static void lc_constructor(int argc, char **argv, char **envp)
+{
+    if (argv && !lc_argv) {
+        lc_argc = argc;
+        lc_argv = argv;
+    }
+    lc_ensure_init();
+    monitor_init_library();
+    if (!lc_main_is_ours())
+        lc_begin_process(NULL, NULL);
+}
+
+__attribute__((destructor(101))) static void lc_destructor(void)
+{
+    /* Last chance: an exit we did not see (libc-internal). */
+    if (atomic_load(&lc_proc_state) == LC_PROC_RUNNING && getpid() == lc_pid)
+        lc_end_process(LC_EXIT_NORMAL, 0);
+    monitor_fini_library();
+}
+
+/* ---- start ---------------------------------------------------------------------- */
+void lc_begin_process(int *argc, char **argv)
+{
+    lc_ensure_init();
+    int expected = LC_PROC_NONE;
+    if (!atomic_compare_exchange_strong(&lc_proc_state, &expected, LC_PROC_RUNNING))
+        return;
+    int saved = errno;
+    if (!lc_argv)
+        lc_argv_from_proc();
+    lc_debug("init_process");
+    LC_CLIENTS(init_process);
+    lc_process_data = monitor_init_process(argc ? argc : &lc_argc, argv ? argv : lc_argv, NULL);
+    errno = saved;
+}
+
+static int lc_main_common(int (*main_fn)(int, char **, char **), int argc, char **argv,
+                          char **envp);
+
+#ifndef HOOKIT_STATIC
+static lc_main_fn *lc_app_main;
+
+static int lc_main(int argc, char **argv, char **envp)
+{
+    return lc_main_common(lc_app_main, argc, argv, envp);
+}
+
+LC_API int __libc_start_main(lc_main_fn *main, int argc, char **argv, void (*init)(void),
+                             void (*fini)(void), void (*rtld_fini)(void), void *stack_end)
+{
+    lc_ensure_init();
+    lc_app_main = main;
+    lc_main_addr = (void *)main;
+    return lc_real_start_main(lc_main, argc, argv, init, fini, rtld_fini, stack_end);
+}
+#else
+LC_API int __wrap_main(int argc, char **argv, char **envp)
+{
+    lc_main_addr = (void *)__real_main;
+    return lc_main_common(__real_main, argc, argv, envp);
+}
+#endif
+
+LC_START_FUNC static int lc_main_common(int (*main_fn)(int, char **, char **), int argc,
+                                        char **argv, char **envp)
+{
+    lc_stack_bottom = __builtin_frame_address(0);
+    lc_ensure_init();
+    lc_argc = argc;
+    lc_argv = argv;
+    lc_begin_process(&argc, argv);
+    monitor_at_main();
+    int status = main_fn(argc, argv, envp);
+    lc_exit_normal();
+    return status;      /* libc calls exit(status) */
+}
+
+/* ---- end ---------------------------------------------------------------------- */
+static void lc_wait_shootdown_blockers(void)
+{
+    struct timespec deadline;
+    lc_deadline_after_ms(&deadline, lc_cfg.shootdown_ms);
+    int n;
+    while ((n = atomic_load(&lc_shootdown_blockers)) > 0)
+        if (lc_futex_wait(&lc_shootdown_blockers, n, &deadline) < 0) {
+            lc_diag("a client kept the exit shootdown blocked for %ld ms; going on",
+                    lc_cfg.shootdown_ms);
+            return;
+        }
+}
+
+static int lc_claim_end(void)
+{
+    if (atomic_load(&lc_proc_state) == LC_PROC_NONE)
+        lc_begin_process(NULL, NULL);   /* an end before main: start first */
+    int expected = LC_PROC_RUNNING;
+    if (!atomic_compare_exchange_strong(&lc_proc_state, &expected, LC_PROC_ENDING))
+        return 0;
+    atomic_store(&lc_ending_tid, lc_gettid());
+    return 1;
+}
+
+static void lc_mark_ended(int state)
+{
+    atomic_store(&lc_ending_tid, 0);
+    atomic_store(&lc_proc_state, state);
+    lc_futex_wake_all(&lc_proc_state);
+}
+
+int lc_end_process(int how, int signo)
+{
+    lc_ensure_init();
+    lc_check_pid();
+    if (!lc_claim_end())
+        return 0;
+    int saved = errno;
+    lc_debug("fini_process how=%d signal=%d", how, signo);
+    monitor_begin_process_exit(how);
+    lc_wait_shootdown_blockers();
+    lc_shootdown();
+    struct lc_thread *self = lc_thread_self();
+    if (self && self != &lc_main_thread)
+        lc_thread_fini(self);
+    monitor_fini_process(how, lc_process_data);
+    LC_CLIENTS(fini_process, how, signo);
+    if (self == &lc_main_thread)
+        atomic_store(&lc_main_thread.state, LC_T_DONE);
+    lc_mark_ended(LC_PROC_ENDED);
+    errno = saved;
+    return 1;
+}
+
+void lc_exit_normal(void)
+{
+    lc_ensure_init();
+    if (!lc_end_process(LC_EXIT_NORMAL, 0))
+        lc_yield_to_ending_thread();
+}
+
+void lc_yield_to_ending_thread(void)
+{
+    if (atomic_load(&lc_ending_tid) == lc_gettid())
+        return;         /* re-entered from our own fini (a callback exits) */
+    struct lc_thread *self = lc_thread_self();
+    if (self)
+        lc_thread_fini(self);
+    while (atomic_load(&lc_proc_state) == LC_PROC_ENDING)
+        lc_futex_wait(&lc_proc_state, LC_PROC_ENDING, NULL);
+}
+
+/* exec: the old image ends (fini_process(how=exec)); other threads are shot
+ * down.  The exec'ing thread keeps its state, so a failed exec resumes. */
+int lc_end_for_exec(void)
+{
+    lc_ensure_init();
+    lc_check_pid();
+    if (!lc_claim_end())
+        return 0;
+    int saved = errno;
+    lc_debug("fini_process how=exec");
+    monitor_begin_process_exit(LC_EXIT_EXEC);
+    lc_wait_shootdown_blockers();
+    lc_shootdown();
+    monitor_fini_process(LC_EXIT_EXEC, lc_process_data);
+    LC_CLIENTS(pre_exec);
+    lc_mark_ended(LC_PROC_ENDED);
+    errno = saved;
+    return 1;
+}
+
+void lc_resume_after_failed_exec(void)
+{
+    int saved = errno;
+    int expected = LC_PROC_ENDED;
+    if (atomic_compare_exchange_strong(&lc_proc_state, &expected, LC_PROC_RUNNING)) {
+        lc_debug("exec failed: monitoring resumes");
+        LC_CLIENTS(exec_failed);
+        lc_process_data = monitor_init_process(&lc_argc, lc_argv, NULL);
+    }
+    errno = saved;
+}
+
+/* ---- support functions ------------------------------------------------------------ */
+LC_API void *monitor_stack_bottom(void)
+{
+    return lc_stack_bottom;
+}
+
+extern char __start_hookit_lc_start[], __stop_hookit_lc_start[];
+
+LC_API int monitor_in_start_func_narrow(void *addr)
+{
+    return (char *)addr >= __start_hookit_lc_start && (char *)addr < __stop_hookit_lc_start;
+}
+
+LC_API int monitor_in_start_func_wide(void *addr)
+{
+    if (monitor_in_start_func_narrow(addr))
+        return 1;
+#ifndef HOOKIT_STATIC
+    /* libc's own start frames below ours. */
+    Dl_info info;
+    if (dladdr(addr, &info) && info.dli_sname)
+        return !strcmp(info.dli_sname, "__libc_start_main") ||
+               !strcmp(info.dli_sname, "__libc_start_call_main") ||
+               !strcmp(info.dli_sname, "start_thread") || !strcmp(info.dli_sname, "clone3") ||
+               !strcmp(info.dli_sname, "_start");
+#endif
+    return 0;
+}
+
+LC_API int monitor_block_shootdown(void)
+{
+    if (atomic_load(&lc_proc_state) >= LC_PROC_ENDING)
+        return 0;
+    atomic_fetch_add(&lc_shootdown_blockers, 1);
+    if (atomic_load(&lc_proc_state) >= LC_PROC_ENDING) {
+        monitor_unblock_shootdown();
+        return 0;
+    }
+    return 1;
+}
+
+LC_API void monitor_unblock_shootdown(void)
+{
+    if (atomic_fetch_sub(&lc_shootdown_blockers, 1) == 1)
+        lc_futex_wake_all(&lc_shootdown_blockers);
+}

@@ -1,0 +1,285 @@
+/*
+ * Threads: pthread_create's trampoline gives init_thread and fini_thread
+ * inside each new thread (return, pthread_exit and cancellation alike, via
+ * a cleanup handler); pthread_exit in main; the exit shootdown, where every
+ * other live thread runs its fini_thread inside itself before fini_process.
+ *
+ * Shootdown: the ending thread queues the layer's signal (SIGRTMIN+8,
+ * marked with a value so an application's use of that signal still reaches
+ * it) to each thread and waits on a futex counter until all answered or
+ * the deadline (HOOKIT_SHOOTDOWN_TIMEOUT ms) passes.  Threads that cannot
+ * be reached are named on stderr, not waited for.
+ */
+#include "lifecycle/internal.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#define LC_SHOOT_MAGIC 0x486b5344   /* "HkSD" in si_value */
+
+struct lc_thread lc_main_thread = { .num = 0, .monitored = 1, .state = LC_T_RUNNING };
+LC_TLS struct lc_thread *lc_self;
+atomic_int lc_threaded;
+int lc_shootdown_signo;
+
+static struct lc_thread *lc_threads;         /* every thread we created */
+static lc_spinlock lc_threads_lock = LC_SPINLOCK_INIT;
+static atomic_int lc_next_num = 1;
+static atomic_int lc_shoot_pending;
+static atomic_int lc_new_threads_disabled;
+
+struct lc_start {
+    void *(*fn)(void *);
+    void *arg;
+    void *pre_data;
+    struct lc_thread *thread;
+};
+
+struct lc_thread *lc_thread_self(void)
+{
+    if (lc_self)
+        return lc_self;
+    if (lc_gettid() == lc_main_thread.tid)
+        return &lc_main_thread;
+    return NULL;
+}
+
+void lc_thread_fini(struct lc_thread *t)
+{
+    int expected = LC_T_RUNNING;
+    if (!atomic_compare_exchange_strong(&t->state, &expected, LC_T_FINISHING)) {
+        expected = LC_T_INIT_SHOT;
+        if (!atomic_compare_exchange_strong(&t->state, &expected, LC_T_FINISHING))
+            return;
+    }
+    int saved = errno;
+    if (t != &lc_main_thread && t->monitored)
+        monitor_fini_thread(t->user_data);
+    LC_CLIENTS(fini_thread);
+    atomic_store(&t->state, LC_T_DONE);
+    if (atomic_exchange(&t->counted, 0) && atomic_fetch_sub(&lc_shoot_pending, 1) == 1)
+        lc_futex_wake_all(&lc_shoot_pending);
+    errno = saved;
+}
+
+/* ---- creation --------------------------------------------------------------------- */
+static void lc_thread_cleanup(void *arg)
+{
+    lc_thread_fini((struct lc_thread *)arg);
+}
+
+LC_START_FUNC static void *lc_thread_start(void *arg)
+{
+    struct lc_start start = *(struct lc_start *)arg;
+    free(arg);
+    struct lc_thread *t = start.thread;
+    t->tid = lc_gettid();
+    lc_self = t;
+    lc_check_pid();
+
+    /* Join the registry unless the process is already ending. */
+    sigset_t saved;
+    lc_lock(&lc_threads_lock, &saved);
+    int live = atomic_load(&lc_proc_state) == LC_PROC_RUNNING;
+    if (live) {
+        t->next = lc_threads;
+        lc_threads = t;
+    }
+    lc_unlock(&lc_threads_lock, &saved);
+    if (!live) {
+        atomic_store(&t->state, LC_T_DONE);
+        return start.fn(start.arg);
+    }
+
+    int e = errno;
+    LC_CLIENTS(init_thread);
+    if (t->monitored)
+        t->user_data = monitor_init_thread(t->num, start.pre_data);
+    errno = e;
+    int expected = LC_T_INIT;
+    if (!atomic_compare_exchange_strong(&t->state, &expected, LC_T_RUNNING))
+        lc_thread_fini(t);      /* the process began ending during our init */
+
+    void *ret;
+    pthread_cleanup_push(lc_thread_cleanup, t);
+    ret = start.fn(start.arg);
+    pthread_cleanup_pop(1);
+    return ret;
+}
+
+LC_API int LC_WRAPPER(pthread_create)(pthread_t *thread, const pthread_attr_t *attr,
+                                      void *(*fn)(void *), void *arg)
+{
+    lc_ensure_init();
+    lc_check_pid();
+    if (atomic_load(&lc_proc_state) == LC_PROC_NONE)
+        lc_begin_process(NULL, NULL);       /* a constructor creates threads */
+    if (atomic_load(&lc_new_threads_disabled) || atomic_load(&lc_proc_state) != LC_PROC_RUNNING)
+        return REAL(pthread_create)(thread, attr, fn, arg);
+
+    int e = errno;
+    if (!atomic_exchange(&lc_threaded, 1))
+        monitor_init_thread_support();
+    void *pre_data = monitor_thread_pre_create();
+    errno = e;
+
+    struct lc_start *start = malloc(sizeof *start);
+    struct lc_thread *t = calloc(1, sizeof *t);
+    if (!start || !t) {
+        free(start);
+        free(t);
+        return REAL(pthread_create)(thread, attr, fn, arg);
+    }
+    t->num = atomic_fetch_add(&lc_next_num, 1);
+    t->monitored = pre_data != MONITOR_IGNORE_NEW_THREAD;
+    atomic_store(&t->state, LC_T_INIT);
+    *start = (struct lc_start){ fn, arg, t->monitored ? pre_data : NULL, t };
+
+    int rc = REAL(pthread_create)(thread, attr, lc_thread_start, start);
+    if (rc != 0) {
+        free(start);
+        free(t);
+    }
+    e = errno;
+    monitor_thread_post_create(pre_data);
+    errno = e;
+    return rc;
+}
+
+LC_API void LC_WRAPPER(pthread_exit)(void *value)
+{
+    /* Other threads end through the trampoline's cleanup; main has none. */
+    if (lc_thread_self() == &lc_main_thread && atomic_load(&lc_proc_state) == LC_PROC_RUNNING) {
+        lc_debug("pthread_exit in main");
+        lc_thread_fini(&lc_main_thread);
+    }
+    REAL(pthread_exit)(value);
+    __builtin_unreachable();
+}
+
+/* ---- shootdown --------------------------------------------------------------------- */
+static int lc_send_shootdown(pid_t tid)
+{
+    siginfo_t info;
+    memset(&info, 0, sizeof info);
+    info.si_signo = lc_shootdown_signo;
+    info.si_code = SI_QUEUE;
+    info.si_pid = getpid();
+    info.si_uid = getuid();
+    info.si_value.sival_int = LC_SHOOT_MAGIC;
+    return (int)syscall(SYS_rt_tgsigqueueinfo, getpid(), tid, lc_shootdown_signo, &info);
+}
+
+/* Ask t to run its fini_thread: 1 if we now wait for it. */
+static int lc_shoot_one(struct lc_thread *t)
+{
+    int expected = LC_T_INIT;
+    if (atomic_compare_exchange_strong(&t->state, &expected, LC_T_INIT_SHOT)) {
+        atomic_store(&t->counted, 1);       /* it finis itself after init */
+        return 1;
+    }
+    if (expected != LC_T_RUNNING)
+        return 0;
+    atomic_store(&t->counted, 1);
+    if (lc_send_shootdown(t->tid) != 0) {
+        atomic_store(&t->counted, 0);
+        return 0;
+    }
+    return 1;
+}
+
+void lc_shootdown(void)
+{
+    struct lc_thread *self = lc_thread_self();
+    sigset_t saved;
+    int n = 0;
+    lc_lock(&lc_threads_lock, &saved);
+    for (struct lc_thread *t = lc_threads; t; t = t->next)
+        if (t != self) {
+            atomic_fetch_add(&lc_shoot_pending, 1);
+            if (!lc_shoot_one(t))
+                atomic_fetch_sub(&lc_shoot_pending, 1);
+            else
+                n++;
+        }
+    if (self != &lc_main_thread) {
+        atomic_fetch_add(&lc_shoot_pending, 1);
+        if (!lc_shoot_one(&lc_main_thread))
+            atomic_fetch_sub(&lc_shoot_pending, 1);
+        else
+            n++;
+    }
+    lc_unlock(&lc_threads_lock, &saved);
+    if (!n)
+        return;
+
+    struct timespec deadline;
+    lc_deadline_after_ms(&deadline, lc_cfg.shootdown_ms);
+    int left;
+    while ((left = atomic_load(&lc_shoot_pending)) > 0)
+        if (lc_futex_wait(&lc_shoot_pending, left, &deadline) < 0)
+            break;
+    if (atomic_load(&lc_shoot_pending) <= 0)
+        return;
+
+    /* Name the threads that did not answer (all signals blocked, stopped...). */
+    char tids[160] = "";
+    size_t len = 0;
+    int missing = 0;
+    lc_lock(&lc_threads_lock, &saved);
+    struct lc_thread *all[2] = { lc_threads, &lc_main_thread };
+    for (int k = 0; k < 2; k++)
+        for (struct lc_thread *t = all[k]; t; t = k ? NULL : t->next)
+            if (atomic_exchange(&t->counted, 0)) {
+                missing++;
+                if (len < sizeof tids - 16)
+                    len += snprintf(tids + len, sizeof tids - len, "%s%d", len ? "," : "",
+                                    (int)t->tid);
+            }
+    atomic_store(&lc_shoot_pending, 0);
+    lc_unlock(&lc_threads_lock, &saved);
+    lc_diag("%d thread(s) did not run fini_thread within %ld ms (tid %s: signals blocked?); "
+            "ending without them", missing, lc_cfg.shootdown_ms, tids);
+}
+
+int lc_shootdown_signal(int sig, siginfo_t *info)
+{
+    if (sig != lc_shootdown_signo || !info || info->si_code != SI_QUEUE ||
+        info->si_pid != lc_pid || info->si_value.sival_int != LC_SHOOT_MAGIC)
+        return 0;
+    struct lc_thread *t = lc_thread_self();
+    if (t)
+        lc_thread_fini(t);
+    return 1;
+}
+
+/* In a fork child only the forking thread lives: it becomes the main one. */
+void lc_threads_after_fork_child(void)
+{
+    lc_threads = NULL;
+    atomic_flag_clear(&lc_threads_lock.flag);
+    atomic_store(&lc_shoot_pending, 0);
+    lc_main_thread.tid = lc_gettid();
+    atomic_store(&lc_main_thread.state, LC_T_RUNNING);
+    atomic_store(&lc_main_thread.counted, 0);
+    lc_self = &lc_main_thread;
+    atomic_store(&lc_threaded, 0);
+}
+
+LC_API void *monitor_get_addr_thread_start(void)
+{
+    return (void *)lc_thread_start;
+}
+
+LC_API void monitor_disable_new_threads(void)
+{
+    atomic_store(&lc_new_threads_disabled, 1);
+}
+
+LC_API void monitor_enable_new_threads(void)
+{
+    atomic_store(&lc_new_threads_disabled, 0);
+}

@@ -1,0 +1,121 @@
+/*
+ * Small helpers of the lifecycle layer: configuration, diagnostics,
+ * futex waits with deadlines, a signal-safe spinlock.
+ */
+#include "lifecycle/internal.h"
+
+#include <linux/futex.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+struct lc_config lc_cfg = { .debug = 0, .follow = 1, .shootdown_ms = 2000 };
+
+static long lc_env_long(const char *name, long def, long lo, long hi, const char *valid)
+{
+    const char *v = getenv(name);
+    if (!v || !*v)
+        return def;
+    char *end;
+    long n = strtol(v, &end, 10);
+    if (*end || n < lo || n > hi) {
+        lc_diag("%s=%s is not valid (%s); using %ld", name, v, valid, def);
+        return def;
+    }
+    return n;
+}
+
+void lc_read_config(void)
+{
+    lc_cfg.debug = lc_env_long("HOOKIT_DEBUG", 0, 0, 1, "0 or 1") != 0;
+    lc_cfg.follow = lc_env_long("HOOKIT_FOLLOW", 1, 0, 1, "0 or 1") != 0;
+    lc_cfg.shootdown_ms = lc_env_long("HOOKIT_SHOOTDOWN_TIMEOUT", 2000, 1, 3600000,
+                                      "milliseconds, 1..3600000");
+}
+
+/* One line on stderr, written with a single write(2); keeps errno. */
+void lc_diag(const char *fmt, ...)
+{
+    int saved = errno;
+    char buf[512];
+    int n = snprintf(buf, sizeof buf, "hookit[%d]: ", (int)getpid());
+    va_list ap;
+    va_start(ap, fmt);
+    n += vsnprintf(buf + n, sizeof buf - n - 1, fmt, ap);
+    va_end(ap);
+    if (n > (int)sizeof buf - 2)
+        n = sizeof buf - 2;
+    buf[n++] = '\n';
+    ssize_t w = write(2, buf, n);
+    (void)w;
+    errno = saved;
+}
+
+pid_t lc_gettid(void)
+{
+    return (pid_t)syscall(SYS_gettid);
+}
+
+/* The raw system call: no libc (or our own wrapper) in between. */
+void lc_raw_sigmask(int how, const sigset_t *set, sigset_t *old)
+{
+    syscall(SYS_rt_sigprocmask, how, set, old, _NSIG / 8);
+}
+
+void lc_deadline_after_ms(struct timespec *deadline, long ms)
+{
+    clock_gettime(CLOCK_MONOTONIC, deadline);
+    deadline->tv_sec += ms / 1000;
+    deadline->tv_nsec += (ms % 1000) * 1000000L;
+    if (deadline->tv_nsec >= 1000000000L) {
+        deadline->tv_sec++;
+        deadline->tv_nsec -= 1000000000L;
+    }
+}
+
+int lc_futex_wait(atomic_int *addr, int val, const struct timespec *deadline)
+{
+    int saved = errno;
+    int r = 0;
+    if (atomic_load(addr) == val) {
+        /* FUTEX_WAIT_BITSET takes an absolute CLOCK_MONOTONIC deadline. */
+        long rc = syscall(SYS_futex, (int *)addr, FUTEX_WAIT_BITSET | FUTEX_PRIVATE_FLAG,
+                          val, deadline, NULL, FUTEX_BITSET_MATCH_ANY);
+        if (rc < 0 && errno == ETIMEDOUT)
+            r = -1;
+    }
+    errno = saved;
+    return r;
+}
+
+void lc_futex_wake_all(atomic_int *addr)
+{
+    int saved = errno;
+    syscall(SYS_futex, (int *)addr, FUTEX_WAKE | FUTEX_PRIVATE_FLAG, 0x7fffffff, NULL, NULL, 0);
+    errno = saved;
+}
+
+static inline void lc_cpu_relax(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#endif
+}
+
+void lc_lock(lc_spinlock *lock, sigset_t *saved)
+{
+    sigset_t all;
+    sigfillset(&all);
+    lc_raw_sigmask(SIG_BLOCK, &all, saved);
+    while (atomic_flag_test_and_set_explicit(&lock->flag, memory_order_acquire))
+        lc_cpu_relax();
+}
+
+void lc_unlock(lc_spinlock *lock, const sigset_t *saved)
+{
+    atomic_flag_clear_explicit(&lock->flag, memory_order_release);
+    lc_raw_sigmask(SIG_SETMASK, saved, NULL);
+}
