@@ -54,6 +54,16 @@ HK_NOINSTR static int abi_matches(void *handle, const char *path)
     return 1;
 }
 
+/* hookit's own dlopen of its plugin is not the application's: load it with
+ * the lifecycle layer's real dlopen so no client sees a dlopen callback. */
+extern void *monitor_real_dlopen(const char *path, int flags) __attribute__((weak));
+
+HK_NOINSTR static void *load_library(const char *path)
+{
+    int flags = RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE;
+    return monitor_real_dlopen ? monitor_real_dlopen(path, flags) : dlopen(path, flags);
+}
+
 #ifdef HOOKIT_STATIC
 extern int HookitStart(const struct hookit_host *, struct hookit_plugin *) __attribute__((weak));
 extern void HookitEvent(const struct hookit_event *) __attribute__((weak));
@@ -71,7 +81,7 @@ HK_NOINSTR static hookit_start_fn find_entry_points(char *path, size_t size)
     }
 #endif
     resolve_path(path, size);
-    void *handle = dlopen(path, RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE);
+    void *handle = load_library(path);
     if (!handle) {
         hk_log("cannot load profiler %s: %s; running unprofiled", path, dlerror());
         return NULL;
