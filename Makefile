@@ -43,10 +43,12 @@ LIBHOOKIT_A  := $(B)/lib/libhookit.a
 LIBA2N_A     := $(B)/lib/liba2n.a
 LIBPROFILE_A := $(O)/libprofile.a
 PLUGIN_SOS   := $(foreach p,$(PLUGINS),$(B)/lib/hookit/lib$(p).so)
+# Static archives of the plugins, for `hookit link` (the profiler linked in).
+PLUGIN_AS    := $(foreach p,$(PLUGINS),$(B)/lib/hookit/lib$(p).a)
 HOOKIT_BIN   := $(B)/bin/hookit
 
 .PHONY: all check demo bench install uninstall deps clean
-all: $(LIBHOOKIT_SO) $(LIBHOOKIT_A) $(LIBA2N_A) $(PLUGIN_SOS) $(HOOKIT_BIN) examples
+all: $(LIBHOOKIT_SO) $(LIBHOOKIT_A) $(LIBA2N_A) $(PLUGIN_SOS) $(PLUGIN_AS) $(HOOKIT_BIN) examples
 
 $(O)/%.o: %.c
 	@mkdir -p $(dir $@)
@@ -83,6 +85,10 @@ $(LIBPROFILE_A): $(call obj,$(PROFILE_SRC))
 $(B)/lib/hookit/lib%.so: $$(call obj,$$(wildcard profiler/%/*.c)) $(LIBA2N_A) $(LIBPROFILE_A)
 	@mkdir -p $(dir $@)
 	$(CC) -shared $(ALL_LDFLAGS) -o $@ $(filter %.o,$^) $(LIBPROFILE_A) $(LIBA2N_A) -lbfd -lz -ldl -lpthread
+
+$(B)/lib/hookit/lib%.a: $$(call obj,$$(wildcard profiler/%/*.c)) $(LIBA2N_A) $(LIBPROFILE_A)
+	@mkdir -p $(dir $@)
+	rm -f $@ && ar rcs $@ $(filter %.o,$^) $(call obj,$(PROFILE_SRC))
 
 $(HOOKIT_BIN): $(call obj,$(TOOLS_SRC)) $(LIBPROFILE_A) $(LIBA2N_A)
 	@mkdir -p $(dir $@)
@@ -123,6 +129,7 @@ install: all
 	install -m 755 $(LIBHOOKIT_SO) $(DESTDIR)$(PREFIX)/lib/libhookit.so
 	install -m 644 $(LIBHOOKIT_A) $(LIBA2N_A) $(DESTDIR)$(PREFIX)/lib/
 	install -m 755 $(PLUGIN_SOS) $(DESTDIR)$(PREFIX)/lib/hookit/
+	install -m 644 $(PLUGIN_AS) $(DESTDIR)$(PREFIX)/lib/hookit/
 	install -m 644 include/hookit/*.h $(DESTDIR)$(PREFIX)/include/hookit/
 	test ! -f include/monitor.h || install -m 644 include/monitor.h $(DESTDIR)$(PREFIX)/include/
 	sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@VERSION@|$(VERSION)|g' hookit.pc.in \
