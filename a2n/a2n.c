@@ -107,7 +107,18 @@ static int fill_fallback(struct a2n *a, uint64_t addr, const char *anon, struct 
     return -1;
 }
 
+static int lookup(struct a2n *a, uint64_t addr, int want_lines, struct a2n_result *out);
+
+/* Called inside the profiled process: its errno is left as it was. */
 A2N_API int a2n_lookup(struct a2n *a, uint64_t addr, int want_lines, struct a2n_result *out)
+{
+    int saved = errno;
+    int rc = lookup(a, addr, want_lines, out);
+    errno = saved;
+    return rc;
+}
+
+static int lookup(struct a2n *a, uint64_t addr, int want_lines, struct a2n_result *out)
 {
     if (!out)
         return -1;

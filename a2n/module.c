@@ -132,17 +132,28 @@ static struct a2n_object *object_get(struct a2n *a, const struct a2n_map *m, int
 
 /* ---- load bias --------------------------------------------------------- */
 
+/* The loader maps each segment from its file offset rounded down to a page. */
+static uint64_t page_size(void)
+{
+    static uint64_t size;
+    if (!size) {
+        long s = sysconf(_SC_PAGESIZE);
+        size = s > 0 ? (uint64_t)s : 4096;
+    }
+    return size;
+}
+
 /* Is the mapping what the loader makes of some segment at this bias? */
 static int consistent(const struct a2n_object *o, const struct a2n_map *m, uint64_t bias)
 {
-    uint64_t vstart = m->start - bias;
+    uint64_t vstart = m->start - bias, page = page_size();
     if (o->nsegs <= 0)
         return vstart == m->file_offset;
     for (int i = 0; i < o->nsegs; i++) {
         const struct a2n_segment *s = &o->segs[i];
         uint64_t seg_end = s->vaddr + (s->memsz > s->filesz ? s->memsz : s->filesz);
-        if (vstart + 0x10000 < s->vaddr || vstart >= seg_end)
-            continue;           /* 64 KiB: the largest page the start may be rounded to */
+        if (vstart < (s->vaddr & ~(page - 1)) || vstart >= seg_end)
+            continue;
         if (vstart - s->vaddr == m->file_offset - s->offset)
             return 1;
     }
@@ -151,8 +162,7 @@ static int consistent(const struct a2n_object *o, const struct a2n_map *m, uint6
 
 static int contains_offset(const struct a2n_segment *s, uint64_t off)
 {
-    uint64_t page = s->align > 1 && s->align <= 0x10000 ? s->align : 0x1000;
-    uint64_t first = s->offset & ~(page - 1);
+    uint64_t first = s->offset & ~(page_size() - 1);
     uint64_t last = s->offset + (s->filesz ? s->filesz : 1);
     return off >= first && off < last;
 }

@@ -41,20 +41,27 @@ struct elf_symbol_mirror {
 
 static void quiet_bfd_errors(const char *fmt, va_list ap)
 {
-    /* libbfd would print warnings about odd files on the profiled
-     * program's stderr; a missing symbol is reported as a fallback name. */
     (void)fmt;
     (void)ap;
 }
 
-static void bfd_setup(void)
+/* libbfd would print warnings about odd files on the profiled program's
+ * stderr; a missing symbol shows as a fallback name instead.  The handler
+ * is libbfd's global state, and the program may use libbfd itself, so it
+ * is only ours while we are in libbfd. */
+static bfd_error_handler_type quiet_begin(void)
 {
-    static int done;
-    if (done)
-        return;
-    done = 1;
-    bfd_init();
-    bfd_set_error_handler(quiet_bfd_errors);
+    static int initialized;
+    if (!initialized) {
+        initialized = 1;
+        bfd_init();
+    }
+    return bfd_set_error_handler(quiet_bfd_errors);
+}
+
+static void quiet_end(bfd_error_handler_type previous)
+{
+    bfd_set_error_handler(previous);
 }
 
 /* ---- opening ------------------------------------------------------------ */
@@ -282,7 +289,6 @@ static bfd *debug_file(struct a2n_object *o)
 static void load_symbols(struct a2n_object *o)
 {
     o->sym_state = -1;
-    bfd_setup();
     bfd *abfd = open_object(o);
     if (!abfd)
         return;
@@ -325,10 +331,18 @@ static bfd *line_source(struct a2n_object *o)
 
 /* ---- queries -------------------------------------------------------------- */
 
+static void ensure_loaded(struct a2n_object *o)
+{
+    if (o->sym_state == 0) {
+        bfd_error_handler_type previous = quiet_begin();
+        load_symbols(o);
+        quiet_end(previous);
+    }
+}
+
 struct a2n_symbol *a2n_symbols_find(struct a2n_object *o, uint64_t vaddr)
 {
-    if (o->sym_state == 0)
-        load_symbols(o);
+    ensure_loaded(o);
     if (o->sym_state != 1)
         return NULL;
     size_t lo = 0, hi = o->nsyms;       /* first symbol with addr > vaddr */
@@ -378,12 +392,21 @@ static asection *section_of(bfd *abfd, uint64_t vaddr)
     return NULL;
 }
 
+static int find_line(struct a2n_object *o, uint64_t vaddr, const char **file, unsigned *line);
+
 int a2n_symbols_line(struct a2n_object *o, uint64_t vaddr, const char **file, unsigned *line)
 {
     *file = NULL;
     *line = 0;
-    if (o->sym_state == 0)
-        load_symbols(o);
+    ensure_loaded(o);
+    bfd_error_handler_type previous = quiet_begin();
+    int rc = find_line(o, vaddr, file, line);
+    quiet_end(previous);
+    return rc;
+}
+
+static int find_line(struct a2n_object *o, uint64_t vaddr, const char **file, unsigned *line)
+{
     bfd *abfd = line_source(o);
     asection *sec = abfd ? section_of(abfd, vaddr) : NULL;
     if (!sec)
@@ -402,6 +425,7 @@ int a2n_symbols_line(struct a2n_object *o, uint64_t vaddr, const char **file, un
 
 void a2n_symbols_free(struct a2n_object *o)
 {
+    bfd_error_handler_type previous = o->main_bfd ? quiet_begin() : NULL;
     if (o->debug_bfd)
         bfd_close(o->debug_bfd);
     if (o->main_bfd)
@@ -412,4 +436,6 @@ void a2n_symbols_free(struct a2n_object *o)
     o->bsyms = NULL;
     o->abfd = o->line_bfd = o->main_bfd = o->debug_bfd = NULL;
     o->nsyms = 0;
+    if (previous)
+        quiet_end(previous);
 }

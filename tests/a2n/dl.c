@@ -106,6 +106,8 @@ static int memfd(struct a2n *a, const char *lib)
     if (read(in, buf, (size_t)st.st_size) != st.st_size
         || write(fd, buf, (size_t)st.st_size) != st.st_size)
         return 1;
+    free(buf);
+    close(in);
     char path[64];
     snprintf(path, sizeof path, "/proc/self/fd/%d", fd);
     void *h = must_dlopen(path);

@@ -78,7 +78,8 @@ class Target:
             key, _, value = line.rstrip("\n").rpartition(sep)
             if line.startswith("ready"):
                 break
-            self.addr[key] = int(value, 16)
+            if value.startswith("0x"):       # "(nil)": not available there
+                self.addr[key] = int(value, 16)
         else:
             raise AssertionError(f"target exited early: {self.p.stderr.read()}")
 
@@ -186,6 +187,36 @@ def test_nopie_gcc(tmp):
 
 def test_nopie_clang(tmp):
     check_executable(tmp, "clang", ["-fno-pie", "-no-pie"])
+
+
+LAYOUTS = [
+    ["-Wl,-z,noseparate-code"],                 # segments share pages
+    ["-Wl,-z,max-page-size=0x200000"],          # 2 MiB aligned segments
+    ["-fno-pie", "-no-pie", "-Wl,-z,noseparate-code"],
+    ["-fuse-ld=gold"],
+    ["-fuse-ld=lld"],
+    ["-static-pie"],
+    ["-static"],
+]
+
+
+def test_linker_layouts(tmp):
+    """The load bias from the program headers, whatever the linker made of them."""
+    tried = 0
+    for i, flags in enumerate(LAYOUTS):
+        try:
+            exe = build(tmp, ["target.c"], f"layout{i}", "gcc", flags)
+        except AssertionError:
+            continue            # that linker or libc variant is not installed
+        tried += 1
+        syms = nm(exe)
+        with Target(tmp, [exe]) as t:
+            names = ["static_helper", "exported_fn", "main"]
+            rows = resolve(tmp, [t.addr[n] for n in names], t.pid)
+        for n, r in zip(names, rows):
+            assert (r["function"], r["module"], r["module_offset"]) == (n, f"layout{i}", syms[n]), \
+                (flags, n, hex(syms[n]), r)
+    assert tried >= 3, "too few layouts could be built"
 
 
 # ---- stripped objects and separate debug info --------------------------------
