@@ -3,8 +3,11 @@
  * listed in tools/formats.h, one file each (tools/fmt_NAME.c).
  */
 #include "tools/cli.h"
+#include "tools/export_opts.h"
 
+#include <errno.h>
 #include <getopt.h>
+#include <stdlib.h>
 #include <string.h>
 
 struct format {
@@ -35,6 +38,12 @@ static void export_usage(FILE *f)
         fprintf(f, "        %-12s %s\n", formats[i].name, formats[i].summary);
     fprintf(f,
             "  -o, --output FILE     write to FILE instead of standard output\n"
+            "  -t, --thread TID      only the thread with kernel thread id TID\n"
+            "  -m, --merge-threads   one tree for all threads (matched by call path)\n"
+            "  -w, --weight W        folded/svg: weigh stacks by 'time' (exclusive ns,\n"
+            "                        the default) or 'calls'\n"
+            "Several profiles are merged by call path (threads matched by index), except\n"
+            "for json (one document each) and chrome (one timeline).\n"
             "  -h, --help            this help\n");
 }
 
@@ -63,19 +72,44 @@ int cmd_export(int argc, char **argv)
     static const struct option opts[] = {
         { "format", required_argument, NULL, 'f' },
         { "output", required_argument, NULL, 'o' },
+        { "thread", required_argument, NULL, 't' },
+        { "merge-threads", no_argument, NULL, 'm' },
+        { "weight", required_argument, NULL, 'w' },
         { "help", no_argument, NULL, 'h' },
         { 0, 0, 0, 0 },
     };
     const char *format = NULL, *output = NULL;
     int c;
     cli_reset_getopt();
-    while ((c = getopt_long(argc, argv, ":f:o:h", opts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, ":f:o:t:mw:h", opts, NULL)) != -1) {
         switch (c) {
         case 'f':
             format = optarg;
             break;
         case 'o':
             output = optarg;
+            break;
+        case 't': {
+            char *end;
+            errno = 0;
+            export_options.tid = strtol(optarg, &end, 10);
+            if (errno || end == optarg || *end || export_options.tid < 0 ||
+                export_options.tid > INT32_MAX)
+                return cli_usage_error("export", "--thread needs a thread id (a number), not '%s'",
+                                       optarg);
+            export_options.has_tid = 1;
+            break;
+        }
+        case 'm':
+            export_options.merge_threads = 1;
+            break;
+        case 'w':
+            if (strcmp(optarg, "calls") == 0)
+                export_options.weight_calls = 1;
+            else if (strcmp(optarg, "time") == 0 || strcmp(optarg, "ns") == 0)
+                export_options.weight_calls = 0;
+            else
+                return cli_usage_error("export", "--weight is 'time' or 'calls', not '%s'", optarg);
             break;
         case 'h':
             export_usage(stdout);

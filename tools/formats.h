@@ -11,3 +11,7 @@
  * (hookit: ...) and returns -1.
  */
 HOOKIT_FORMAT(json, "the stable JSON schema of docs/json-schema.md")
+HOOKIT_FORMAT(callgrind, "callgrind format for KCachegrind/QCachegrind and callgrind_annotate")
+HOOKIT_FORMAT(folded, "folded stacks (main;a;b 1234) for flamegraph.pl and speedscope")
+HOOKIT_FORMAT(svg, "a self-contained interactive flame graph (SVG)")
+HOOKIT_FORMAT(chrome, "Chrome trace event JSON for Perfetto (from a .trace)")

@@ -1,0 +1,527 @@
+#include "tools/aggregate.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct anode {
+    uint32_t func, parent;      /* parent: anode index or PROF_NONE */
+    uint64_t calls, incl, excl; /* sums over inputs */
+    /* the input being folded (summed over its threads when they merge) */
+    uint32_t cur_input;
+    int has_cur, seen;
+    uint64_t cur_calls, cur_incl, cur_excl;
+    /* over committed inputs */
+    uint32_t present, last_seen, first_absent;
+    uint64_t min_calls, max_calls, min_incl, max_incl, min_excl, max_excl;
+    uint32_t min_incl_in, max_incl_in;
+    uint64_t *per_input;        /* AGG_PER_INPUT: calls, incl, excl per input */
+};
+
+struct athread {
+    uint32_t index;
+    int32_t tid;
+    const char *name;
+    struct anode *nodes;
+    uint32_t n, cap;
+    uint64_t *keys;             /* (parent + 1) << 32 | func, bit 63 set; 0 = empty */
+    uint32_t *vals;
+    size_t mask, used;
+    uint32_t *order;            /* after agg_finish: output node -> anode */
+};
+
+struct agg {
+    int flags;
+    uint32_t ninputs, per_input_n;
+    struct profile *out;        /* strings and the process of the result */
+    struct prof_func *funcs;
+    uint32_t nfuncs, func_cap;
+    uint64_t *fkeys;            /* function map: hash of (name, module) pointers */
+    uint32_t *fvals;
+    size_t fmask;
+    struct athread *threads;
+    uint32_t nthreads, thread_cap;
+};
+
+static uint64_t mix(uint64_t x)
+{
+    x ^= x >> 33;
+    x *= 0xff51afd7ed558ccdull;
+    x ^= x >> 33;
+    return x;
+}
+
+struct agg *agg_new(int flags, uint32_t ninputs_hint)
+{
+    struct agg *a = calloc(1, sizeof *a);
+    if (!a)
+        return NULL;
+    a->flags = flags;
+    a->per_input_n = (flags & AGG_PER_INPUT) ? ninputs_hint : 0;
+    a->out = profile_new();
+    a->fmask = 1023;
+    a->fkeys = calloc(a->fmask + 1, sizeof *a->fkeys);
+    a->fvals = calloc(a->fmask + 1, sizeof *a->fvals);
+    if (!a->out || !a->fkeys || !a->fvals) {
+        agg_free(a);
+        return NULL;
+    }
+    return a;
+}
+
+void agg_free(struct agg *a)
+{
+    if (!a)
+        return;
+    for (uint32_t t = 0; t < a->nthreads; t++) {
+        struct athread *th = &a->threads[t];
+        for (uint32_t i = 0; i < th->n; i++)
+            free(th->nodes[i].per_input);
+        free(th->nodes);
+        free(th->keys);
+        free(th->vals);
+        free(th->order);
+    }
+    free(a->threads);
+    free(a->funcs);
+    free(a->fkeys);
+    free(a->fvals);
+    profile_free(a->out);
+    free(a);
+}
+
+/* ---- functions, matched by (name, module) ------------------------------------ */
+
+static int fmap_grow(struct agg *a)
+{
+    size_t cap = (a->fmask + 1) * 2;
+    uint64_t *keys = calloc(cap, sizeof *keys);
+    uint32_t *vals = calloc(cap, sizeof *vals);
+    if (!keys || !vals) {
+        free(keys);
+        free(vals);
+        return -1;
+    }
+    for (size_t i = 0; i <= a->fmask; i++) {
+        if (!a->fkeys[i])
+            continue;
+        size_t j = mix(a->fkeys[i]) & (cap - 1);
+        while (keys[j])
+            j = (j + 1) & (cap - 1);
+        keys[j] = a->fkeys[i];
+        vals[j] = a->fvals[i];
+    }
+    free(a->fkeys);
+    free(a->fvals);
+    a->fkeys = keys;
+    a->fvals = vals;
+    a->fmask = cap - 1;
+    return 0;
+}
+
+/* The result's index of the function f of an input, added when new. */
+static uint32_t func_of(struct agg *a, const struct prof_func *f)
+{
+    const char *name = profile_intern(a->out, f->name ? f->name : "?");
+    const char *module = profile_intern(a->out, f->module ? f->module : "");
+    if (!name || !module)
+        return PROF_NONE;
+    if ((a->nfuncs + 1) * 2 > a->fmask + 1 && fmap_grow(a) != 0)
+        return PROF_NONE;
+    uint64_t key = mix((uint64_t)(uintptr_t)name) ^ (uint64_t)(uintptr_t)module * 31;
+    key |= 1;
+    size_t j = mix(key) & a->fmask;
+    while (a->fkeys[j]) {
+        if (a->fkeys[j] == key) {
+            const struct prof_func *g = &a->funcs[a->fvals[j]];
+            if (g->name == name && g->module == module)
+                return a->fvals[j];
+        }
+        j = (j + 1) & a->fmask;
+    }
+    if (a->nfuncs == a->func_cap) {
+        uint32_t cap = a->func_cap ? a->func_cap * 2 : 256;
+        struct prof_func *fs = realloc(a->funcs, (size_t)cap * sizeof *fs);
+        if (!fs)
+            return PROF_NONE;
+        a->funcs = fs;
+        a->func_cap = cap;
+    }
+    struct prof_func *g = &a->funcs[a->nfuncs];
+    g->addr = f->addr;
+    g->name = name;
+    g->module = module;
+    g->file = f->file ? profile_intern(a->out, f->file) : NULL;
+    g->line = f->line;
+    a->fkeys[j] = key;
+    a->fvals[j] = a->nfuncs;
+    return a->nfuncs++;
+}
+
+/* ---- nodes, matched by (parent, function) --------------------------------------- */
+
+static int nmap_grow(struct athread *t)
+{
+    size_t cap = t->keys ? (t->mask + 1) * 2 : 1024;
+    uint64_t *keys = calloc(cap, sizeof *keys);
+    uint32_t *vals = malloc(cap * sizeof *vals);
+    if (!keys || !vals) {
+        free(keys);
+        free(vals);
+        return -1;
+    }
+    for (size_t i = 0; t->keys && i <= t->mask; i++) {
+        if (!t->keys[i])
+            continue;
+        size_t j = mix(t->keys[i]) & (cap - 1);
+        while (keys[j])
+            j = (j + 1) & (cap - 1);
+        keys[j] = t->keys[i];
+        vals[j] = t->vals[i];
+    }
+    free(t->keys);
+    free(t->vals);
+    t->keys = keys;
+    t->vals = vals;
+    t->mask = cap - 1;
+    return 0;
+}
+
+static uint32_t node_of(struct agg *a, struct athread *t, uint32_t parent, uint32_t func)
+{
+    if ((t->used + 1) * 2 > t->mask + 1 && nmap_grow(t) != 0)
+        return PROF_NONE;
+    uint64_t key = (1ull << 63) | (uint64_t)(parent == PROF_NONE ? 0 : parent + 1) << 32 | func;
+    size_t j = mix(key) & t->mask;
+    while (t->keys[j] && t->keys[j] != key)
+        j = (j + 1) & t->mask;
+    if (t->keys[j])
+        return t->vals[j];
+    if (t->n == t->cap) {
+        uint32_t cap = t->cap ? t->cap * 2 : 256;
+        struct anode *ns = realloc(t->nodes, (size_t)cap * sizeof *ns);
+        if (!ns)
+            return PROF_NONE;
+        t->nodes = ns;
+        t->cap = cap;
+    }
+    struct anode *n = &t->nodes[t->n];
+    memset(n, 0, sizeof *n);
+    n->func = func;
+    n->parent = parent;
+    n->first_absent = UINT32_MAX;
+    if (a->per_input_n && !(n->per_input = calloc((size_t)a->per_input_n * 3, sizeof(uint64_t))))
+        return PROF_NONE;
+    t->keys[j] = key;
+    t->vals[j] = t->n;
+    t->used++;
+    return t->n++;
+}
+
+/* The numbers of the input folded last become part of min/max. */
+static void commit(struct anode *n)
+{
+    if (!n->has_cur)
+        return;
+    uint32_t i = n->cur_input;
+    if (!n->seen && i > 0 && n->first_absent > 0)
+        n->first_absent = 0;
+    if (n->seen && i > n->last_seen + 1 && n->first_absent > n->last_seen + 1)
+        n->first_absent = n->last_seen + 1;
+    if (!n->present || n->cur_calls < n->min_calls)
+        n->min_calls = n->cur_calls;
+    if (!n->present || n->cur_calls > n->max_calls)
+        n->max_calls = n->cur_calls;
+    if (!n->present || n->cur_incl < n->min_incl) {
+        n->min_incl = n->cur_incl;
+        n->min_incl_in = i;
+    }
+    if (!n->present || n->cur_incl > n->max_incl) {
+        n->max_incl = n->cur_incl;
+        n->max_incl_in = i;
+    }
+    if (!n->present || n->cur_excl < n->min_excl)
+        n->min_excl = n->cur_excl;
+    if (!n->present || n->cur_excl > n->max_excl)
+        n->max_excl = n->cur_excl;
+    n->present++;
+    n->seen = 1;
+    n->last_seen = i;
+    n->has_cur = 0;
+}
+
+static void fold(struct agg *a, struct anode *n, uint32_t input, const struct prof_node *src)
+{
+    if (n->has_cur && n->cur_input != input)
+        commit(n);
+    if (!n->has_cur) {
+        n->has_cur = 1;
+        n->cur_input = input;
+        n->cur_calls = n->cur_incl = n->cur_excl = 0;
+    }
+    n->cur_calls += src->calls;
+    n->cur_incl += src->incl_ns;
+    n->cur_excl += src->excl_ns;
+    n->calls += src->calls;
+    n->incl += src->incl_ns;
+    n->excl += src->excl_ns;
+    if (input < a->per_input_n) {
+        n->per_input[3 * input] += src->calls;
+        n->per_input[3 * input + 1] += src->incl_ns;
+        n->per_input[3 * input + 2] += src->excl_ns;
+    }
+}
+
+static struct athread *thread_for(struct agg *a, const struct prof_thread *src)
+{
+    uint32_t index = (a->flags & AGG_MERGE_THREADS) ? 0 : src->index;
+    for (uint32_t i = 0; i < a->nthreads; i++)
+        if (a->threads[i].index == index)
+            return &a->threads[i];
+    if (a->nthreads == a->thread_cap) {
+        uint32_t cap = a->thread_cap ? a->thread_cap * 2 : 8;
+        struct athread *ts = realloc(a->threads, (size_t)cap * sizeof *ts);
+        if (!ts)
+            return NULL;
+        a->threads = ts;
+        a->thread_cap = cap;
+    }
+    struct athread *t = &a->threads[a->nthreads++];
+    memset(t, 0, sizeof *t);
+    t->index = index;
+    t->tid = src->tid;
+    t->name = profile_intern(a->out, (a->flags & AGG_MERGE_THREADS) ? "all threads"
+                                     : (src->name ? src->name : ""));
+    return t->name ? t : NULL;
+}
+
+static int copy_process(struct agg *a, const struct profile *p)
+{
+    struct prof_process *d = &a->out->process;
+    const struct prof_process *s = &p->process;
+    d->pid = s->pid;
+    d->ppid = s->ppid;
+    d->rank = s->rank;
+    d->size = s->size;
+    d->start_ns = s->start_ns;
+    d->duration_ns = s->duration_ns;
+    d->exe = profile_intern(a->out, s->exe ? s->exe : "");
+    d->argv = profile_alloc(a->out, ((size_t)s->argc + 1) * sizeof *d->argv);
+    if (!d->exe || !d->argv)
+        return -1;
+    for (uint32_t i = 0; i < s->argc; i++)
+        if (!(d->argv[i] = profile_intern(a->out, s->argv[i] ? s->argv[i] : "")))
+            return -1;
+    d->argc = s->argc;
+    for (uint32_t i = 0; i < s->nmeta; i++)
+        if (profile_set_meta(a->out, s->meta[i].key, s->meta[i].value) != 0)
+            return -1;
+    return 0;
+}
+
+int agg_add(struct agg *a, const struct profile *p, const char *label)
+{
+    uint32_t input = a->ninputs++;
+    if (input == 0 && copy_process(a, p) != 0)
+        return -1;
+    if (input > 0 && p->process.duration_ns > a->out->process.duration_ns)
+        a->out->process.duration_ns = p->process.duration_ns;
+    if (label) {
+        char key[32], value[1024];
+        snprintf(key, sizeof key, "input.%u", input);
+        snprintf(value, sizeof value, "%s pid %d rank %d", label, p->process.pid, p->process.rank);
+        if (profile_set_meta(a->out, key, value) != 0)
+            return -1;
+    }
+    uint32_t *fmap = malloc(((size_t)p->nfuncs + 1) * sizeof *fmap);
+    if (!fmap)
+        return -1;
+    for (uint32_t f = 0; f < p->nfuncs; f++)
+        if ((fmap[f] = func_of(a, &p->funcs[f])) == PROF_NONE) {
+            free(fmap);
+            return -1;
+        }
+    int rc = 0;
+    for (uint32_t k = 0; k < p->nthreads && rc == 0; k++) {
+        const struct prof_thread *src = &p->threads[k];
+        struct athread *t = thread_for(a, src);
+        uint32_t *map = malloc(((size_t)src->nnodes + 1) * sizeof *map);
+        if (!t || !map) {
+            free(map);
+            rc = -1;
+            break;
+        }
+        for (uint32_t i = 0; i < src->nnodes; i++) {
+            const struct prof_node *sn = &src->nodes[i];
+            uint32_t parent = PROF_NONE;
+            if (sn->parent != PROF_NONE && sn->parent < i)
+                parent = map[sn->parent];
+            uint32_t func = sn->func < p->nfuncs ? fmap[sn->func] : PROF_NONE;
+            uint32_t n = func == PROF_NONE ? PROF_NONE : node_of(a, t, parent, func);
+            if (n == PROF_NONE) {
+                rc = -1;
+                break;
+            }
+            map[i] = n;
+            fold(a, &t->nodes[n], input, sn);
+        }
+        free(map);
+    }
+    free(fmap);
+    return rc;
+}
+
+/* Nodes in preorder (children in order of discovery) into th; t->order
+ * keeps output index -> anode. */
+static int emit_thread(struct agg *a, struct athread *t, struct prof_thread *th)
+{
+    uint32_t n = t->n;
+    uint32_t *start = calloc((size_t)n + 2, sizeof *start);
+    uint32_t *child = malloc(((size_t)n + 1) * sizeof *child);
+    uint32_t *fill = malloc(((size_t)n + 1) * sizeof *fill);
+    uint32_t *stack = malloc(((size_t)n + 1) * sizeof *stack);
+    uint32_t *newidx = malloc(((size_t)n + 1) * sizeof *newidx);
+    t->order = malloc(((size_t)n + 1) * sizeof *t->order);
+    th->nodes = profile_alloc(a->out, (size_t)n * sizeof *th->nodes + 1);
+    int rc = start && child && fill && stack && newidx && t->order && th->nodes ? 0 : -1;
+    if (rc == 0) {
+        for (uint32_t i = 0; i < n; i++)
+            start[(t->nodes[i].parent == PROF_NONE ? n : t->nodes[i].parent) + 1]++;
+        for (uint32_t i = 0; i <= n; i++)
+            start[i + 1] += start[i];
+        memcpy(fill, start, ((size_t)n + 1) * sizeof *fill);
+        for (uint32_t i = 0; i < n; i++)
+            child[fill[t->nodes[i].parent == PROF_NONE ? n : t->nodes[i].parent]++] = i;
+        uint32_t sp = 0, k = 0;
+        for (uint32_t c = start[n + 1]; c-- > start[n];)
+            stack[sp++] = child[c];
+        while (sp > 0) {
+            uint32_t v = stack[--sp];
+            const struct anode *an = &t->nodes[v];
+            newidx[v] = k;
+            t->order[k] = v;
+            th->nodes[k++] = (struct prof_node){
+                .func = an->func,
+                .parent = an->parent == PROF_NONE ? PROF_NONE : newidx[an->parent],
+                .calls = an->calls, .incl_ns = an->incl, .excl_ns = an->excl,
+            };
+            for (uint32_t c = start[v + 1]; c-- > start[v];)
+                stack[sp++] = child[c];
+        }
+        th->nnodes = k;
+    }
+    free(start);
+    free(child);
+    free(fill);
+    free(stack);
+    free(newidx);
+    return rc;
+}
+
+enum { M_INPUTS, M_MIN_CALLS, M_MEAN_CALLS, M_MAX_CALLS, M_MIN_INCL, M_MEAN_INCL, M_MAX_INCL,
+       M_MIN_INCL_IN, M_MAX_INCL_IN, M_MIN_EXCL, M_MEAN_EXCL, M_MAX_EXCL, NMETRICS };
+static const char *const metric_names[NMETRICS] = {
+    "inputs", "min_calls", "mean_calls", "max_calls", "min_incl_ns", "mean_incl_ns",
+    "max_incl_ns", "min_incl_input", "max_incl_input", "min_excl_ns", "mean_excl_ns",
+    "max_excl_ns",
+};
+
+static int emit_stats(struct agg *a, struct athread *t, struct prof_thread *th)
+{
+    th->metrics = profile_alloc(a->out, NMETRICS * sizeof *th->metrics);
+    if (!th->metrics)
+        return -1;
+    for (int m = 0; m < NMETRICS; m++) {
+        th->metrics[m].name = profile_intern(a->out, metric_names[m]);
+        th->metrics[m].values = profile_alloc(a->out, (size_t)th->nnodes * sizeof(uint64_t) + 1);
+        if (!th->metrics[m].name || !th->metrics[m].values)
+            return -1;
+    }
+    th->nmetrics = NMETRICS;
+    uint64_t n_in = a->ninputs ? a->ninputs : 1;
+    for (uint32_t k = 0; k < th->nnodes; k++) {
+        struct anode *an = &t->nodes[t->order[k]];
+        uint64_t v[NMETRICS];
+        if (an->seen && an->last_seen + 1 < a->ninputs && an->first_absent > an->last_seen + 1)
+            an->first_absent = an->last_seen + 1;
+        int absent = an->present < a->ninputs;
+        v[M_INPUTS] = an->present;
+        v[M_MIN_CALLS] = absent ? 0 : an->min_calls;
+        v[M_MAX_CALLS] = an->max_calls;
+        v[M_MEAN_CALLS] = an->calls / n_in;
+        v[M_MIN_INCL] = absent ? 0 : an->min_incl;
+        v[M_MAX_INCL] = an->max_incl;
+        v[M_MEAN_INCL] = an->incl / n_in;
+        v[M_MIN_INCL_IN] = absent ? an->first_absent : an->min_incl_in;
+        v[M_MAX_INCL_IN] = an->max_incl_in;
+        v[M_MIN_EXCL] = absent ? 0 : an->min_excl;
+        v[M_MAX_EXCL] = an->max_excl;
+        v[M_MEAN_EXCL] = an->excl / n_in;
+        for (int m = 0; m < NMETRICS; m++)
+            th->metrics[m].values[k] = v[m];
+    }
+    return 0;
+}
+
+static int by_index(const void *x, const void *y)
+{
+    const struct athread *a = x, *b = y;
+    return (a->index > b->index) - (a->index < b->index);
+}
+
+struct profile *agg_finish(struct agg *a)
+{
+    struct profile *p = a->out;
+    p->funcs = profile_alloc(p, (size_t)a->nfuncs * sizeof *p->funcs + 1);
+    p->threads = profile_alloc(p, (size_t)a->nthreads * sizeof *p->threads + 1);
+    if (!p->funcs || !p->threads)
+        return NULL;
+    memcpy(p->funcs, a->funcs, (size_t)a->nfuncs * sizeof *p->funcs);
+    p->nfuncs = a->nfuncs;
+    qsort(a->threads, a->nthreads, sizeof *a->threads, by_index);
+    char buf[32];
+    snprintf(buf, sizeof buf, "%u", a->ninputs);
+    if (a->ninputs > 1 && profile_set_meta(p, "merged_inputs", buf) != 0)
+        return NULL;
+    for (uint32_t k = 0; k < a->nthreads; k++) {
+        struct athread *t = &a->threads[k];
+        struct prof_thread *th = &p->threads[k];
+        memset(th, 0, sizeof *th);
+        th->tid = t->tid;
+        th->index = t->index;
+        th->name = t->name;
+        for (uint32_t i = 0; i < t->n; i++)
+            commit(&t->nodes[i]);
+        if (emit_thread(a, t, th) != 0)
+            return NULL;
+        if ((a->flags & AGG_STATS) && emit_stats(a, t, th) != 0)
+            return NULL;
+    }
+    p->nthreads = a->nthreads;
+    a->out = NULL;              /* the caller owns it now */
+    /* keep a pointer-free shell so agg_value still works */
+    return p;
+}
+
+struct agg_values agg_value(const struct agg *a, uint32_t thread, uint32_t node, uint32_t input)
+{
+    struct agg_values v = { 0, 0, 0 };
+    if (thread >= a->nthreads || input >= a->per_input_n)
+        return v;
+    const struct athread *t = &a->threads[thread];
+    if (!t->order || node >= t->n)
+        return v;
+    const uint64_t *pi = t->nodes[t->order[node]].per_input;
+    v.calls = pi[3 * input];
+    v.incl_ns = pi[3 * input + 1];
+    v.excl_ns = pi[3 * input + 2];
+    return v;
+}
+
+struct profile *agg_merge_threads(const struct profile *p)
+{
+    struct agg *a = agg_new(AGG_MERGE_THREADS, 1);
+    struct profile *out = a && agg_add(a, p, NULL) == 0 ? agg_finish(a) : NULL;
+    agg_free(a);
+    return out;
+}

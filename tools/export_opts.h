@@ -1,0 +1,27 @@
+/*
+ * Options that `hookit export` passes to the formats (tools/fmt_NAME.c),
+ * and the one profile most formats work on.
+ */
+#ifndef HOOKIT_TOOLS_EXPORT_OPTS_H
+#define HOOKIT_TOOLS_EXPORT_OPTS_H
+
+#include "tools/cli.h"
+
+struct export_options {
+    int weight_calls;           /* --weight calls: folded/svg weigh by calls, not ns */
+    int merge_threads;          /* --merge-threads: one tree for all threads */
+    int has_tid;                /* --thread TID: only that thread */
+    long tid;
+};
+extern struct export_options export_options;
+
+/* The profile a format writes: the one given, or several merged by call
+ * path (threads matched by index); then only --thread TID, or every thread
+ * merged with --merge-threads.  *owned says whether the caller must
+ * profile_free it.  NULL with a message printed. */
+struct profile *export_select(struct loaded_profile *profiles, size_t n, int *owned);
+
+/* A thread's total time: the sum of its roots' inclusive times. */
+uint64_t thread_total_ns(const struct prof_thread *th);
+
+#endif

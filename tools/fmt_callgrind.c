@@ -1,0 +1,335 @@
+/*
+ * hookit export --format=callgrind: the callgrind profile format, for
+ * KCachegrind/QCachegrind and callgrind_annotate.
+ *
+ * Two events: Time_ns (time in ns) and Calls.  A function's self cost is
+ * its exclusive time and its number of calls, summed over every calling
+ * context and thread; so the totals and self costs equal `hookit report
+ * --flat`.  Each thread gets a synthetic caller "[thread N name]" that calls
+ * the thread's roots, so every function has callers.
+ *
+ * Inclusive costs: callgrind_annotate --inclusive=yes and KCachegrind take
+ * a function's inclusive cost as the sum of the costs on the calls= lines
+ * that call it.  A call whose callee is already active further up the path
+ * (recursion, direct or through other functions) therefore carries a cost
+ * of 0 (its call count is kept): its time is already inside the outer
+ * activation's cost.  This is the recursion rule of docs/reports.md.
+ */
+#include "tools/cli.h"
+#include "tools/export_opts.h"
+#include "tools/tree.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+struct edge {
+    uint32_t caller, callee;    /* caller >= nfuncs: a thread's synthetic root */
+    uint64_t count, incl_ns, incl_calls;
+};
+
+struct cg {
+    const struct profile *p;
+    uint64_t *self_ns, *self_calls;
+    uint32_t *active;
+    uint64_t *subtree_calls;    /* per node of the current thread */
+    struct edge *edges;
+    uint32_t nedges, cap;
+    uint64_t *keys;             /* edge map: (caller << 32 | callee) + 1 */
+    uint32_t *vals;
+    size_t mask;
+    uint32_t root;              /* the current thread's synthetic caller */
+    int failed;
+};
+
+static uint64_t mix(uint64_t x)
+{
+    x ^= x >> 31;
+    x *= 0x9e3779b97f4a7c15ull;
+    return x ^ (x >> 29);
+}
+
+static int grow_map(struct cg *c)
+{
+    size_t cap = c->keys ? (c->mask + 1) * 2 : 1024;
+    uint64_t *keys = calloc(cap, sizeof *keys);
+    uint32_t *vals = malloc(cap * sizeof *vals);
+    if (!keys || !vals) {
+        free(keys);
+        free(vals);
+        return -1;
+    }
+    for (size_t i = 0; c->keys && i <= c->mask; i++) {
+        if (!c->keys[i])
+            continue;
+        size_t j = mix(c->keys[i]) & (cap - 1);
+        while (keys[j])
+            j = (j + 1) & (cap - 1);
+        keys[j] = c->keys[i];
+        vals[j] = c->vals[i];
+    }
+    free(c->keys);
+    free(c->vals);
+    c->keys = keys;
+    c->vals = vals;
+    c->mask = cap - 1;
+    return 0;
+}
+
+static struct edge *edge_for(struct cg *c, uint32_t caller, uint32_t callee)
+{
+    if ((c->nedges + 1) * 2 > (c->keys ? c->mask + 1 : 0) && grow_map(c) != 0)
+        return NULL;
+    uint64_t key = ((uint64_t)caller << 32 | callee) + 1;
+    size_t j = mix(key) & c->mask;
+    while (c->keys[j] && c->keys[j] != key)
+        j = (j + 1) & c->mask;
+    if (c->keys[j])
+        return &c->edges[c->vals[j]];
+    if (c->nedges == c->cap) {
+        uint32_t cap = c->cap ? c->cap * 2 : 256;
+        struct edge *e = realloc(c->edges, (size_t)cap * sizeof *e);
+        if (!e)
+            return NULL;
+        c->edges = e;
+        c->cap = cap;
+    }
+    c->keys[j] = key;
+    c->vals[j] = c->nedges;
+    c->edges[c->nedges] = (struct edge){ caller, callee, 0, 0, 0 };
+    return &c->edges[c->nedges++];
+}
+
+static void visit_pre(const struct tree *t, uint32_t node, void *vctx)
+{
+    struct cg *c = vctx;
+    const struct prof_node *n = &t->thread->nodes[node];
+    uint32_t caller = n->parent == PROF_NONE ? c->root : t->thread->nodes[n->parent].func;
+    struct edge *e = edge_for(c, caller, n->func);
+    if (!e) {
+        c->failed = 1;
+        return;
+    }
+    e->count += n->calls;
+    if (c->active[n->func]++ == 0) {    /* the outermost activation carries the cost */
+        e->incl_ns += n->incl_ns;
+        e->incl_calls += c->subtree_calls[node];
+    }
+    c->self_ns[n->func] += n->excl_ns;
+    c->self_calls[n->func] += n->calls;
+}
+
+static void visit_post(const struct tree *t, uint32_t node, void *vctx)
+{
+    struct cg *c = vctx;
+    c->active[t->thread->nodes[node].func]--;
+}
+
+static int add_thread(struct cg *c, const struct prof_thread *th, uint32_t root)
+{
+    struct tree t;
+    if (tree_build(&t, c->p, th) != 0)
+        return -1;
+    c->subtree_calls = calloc((size_t)th->nnodes + 1, sizeof *c->subtree_calls);
+    int rc = c->subtree_calls ? 0 : -1;
+    for (uint32_t i = th->nnodes; rc == 0 && i-- > 0;) {
+        c->subtree_calls[i] += th->nodes[i].calls;
+        if (th->nodes[i].parent != PROF_NONE)
+            c->subtree_calls[th->nodes[i].parent] += c->subtree_calls[i];
+    }
+    c->root = root;
+    if (rc == 0)
+        rc = tree_walk(&t, visit_pre, visit_post, c);
+    free(c->subtree_calls);
+    tree_free(&t);
+    return rc || c->failed ? -1 : 0;
+}
+
+/* ---- writing, with callgrind's name compression ------------------------------ */
+
+struct names {
+    const char **seen;          /* per kind: strings already given an id */
+    uint32_t n, cap;
+};
+
+/* Print "(id) name" the first time a string is seen, "(id)" afterwards.
+ * Interned strings: pointer equality is string equality. */
+static void put_name(FILE *out, struct names *ns, const char *s)
+{
+    for (uint32_t i = 0; i < ns->n; i++)
+        if (ns->seen[i] == s) {
+            fprintf(out, "(%u)\n", i + 1);
+            return;
+        }
+    if (ns->n == ns->cap) {
+        uint32_t cap = ns->cap ? ns->cap * 2 : 64;
+        const char **a = realloc(ns->seen, cap * sizeof *a);
+        if (!a) {               /* no compression then: the full name is always valid */
+            fprintf(out, "%s\n", s);
+            return;
+        }
+        ns->seen = a;
+        ns->cap = cap;
+    }
+    ns->seen[ns->n++] = s;
+    fprintf(out, "(%u) ", ns->n);
+    for (const char *q = s; *q; q++)  /* one line per name */
+        fputc(*q == '\n' || *q == '\r' ? ' ' : *q, out);
+    fputc('\n', out);
+}
+
+struct writer {
+    FILE *out;
+    const struct profile *p;
+    const char **root_names;    /* per thread, interned */
+    const char *unknown_file, *exe_module;
+    struct names ob, fl, fn;
+};
+
+static const char *name_of(struct writer *w, uint32_t f)
+{
+    return f < w->p->nfuncs ? w->p->funcs[f].name : w->root_names[f - w->p->nfuncs];
+}
+
+static const char *module_of(struct writer *w, uint32_t f)
+{
+    const char *m = f < w->p->nfuncs ? w->p->funcs[f].module : NULL;
+    return m && *m ? m : w->exe_module;
+}
+
+static const char *file_of(struct writer *w, uint32_t f)
+{
+    const char *file = f < w->p->nfuncs ? w->p->funcs[f].file : NULL;
+    return file && *file ? file : w->unknown_file;
+}
+
+static uint32_t line_of(struct writer *w, uint32_t f)
+{
+    return f < w->p->nfuncs ? w->p->funcs[f].line : 0;
+}
+
+static int by_caller(const void *a, const void *b)
+{
+    const struct edge *x = a, *y = b;
+    if (x->caller != y->caller)
+        return x->caller < y->caller ? -1 : 1;
+    return (x->callee > y->callee) - (x->callee < y->callee);
+}
+
+static void write_function(struct writer *w, struct cg *c, uint32_t f, struct edge *e, uint32_t ne)
+{
+    FILE *out = w->out;
+    fputs("ob=", out);
+    put_name(out, &w->ob, module_of(w, f));
+    fputs("fl=", out);
+    put_name(out, &w->fl, file_of(w, f));
+    fputs("fn=", out);
+    put_name(out, &w->fn, name_of(w, f));
+    uint64_t self_ns = f < w->p->nfuncs ? c->self_ns[f] : 0;
+    uint64_t self_calls = f < w->p->nfuncs ? c->self_calls[f] : 0;
+    fprintf(out, "%u %llu %llu\n", line_of(w, f), (unsigned long long)self_ns,
+            (unsigned long long)self_calls);
+    for (uint32_t i = 0; i < ne; i++) {
+        uint32_t g = e[i].callee;
+        fputs("cob=", out);
+        put_name(out, &w->ob, module_of(w, g));
+        fputs("cfi=", out);
+        put_name(out, &w->fl, file_of(w, g));
+        fputs("cfn=", out);
+        put_name(out, &w->fn, name_of(w, g));
+        fprintf(out, "calls=%llu %u\n", (unsigned long long)e[i].count, line_of(w, g));
+        fprintf(out, "%u %llu %llu\n", line_of(w, f), (unsigned long long)e[i].incl_ns,
+                (unsigned long long)e[i].incl_calls);
+    }
+    fputc('\n', out);
+}
+
+static void write_header(FILE *out, const struct profile *p, uint64_t total_ns, uint64_t total_calls)
+{
+    fprintf(out, "# callgrind format\nversion: 1\ncreator: hookit %s\n", HOOKIT_VERSION);
+    fprintf(out, "pid: %d\ncmd:", p->process.pid);
+    if (p->process.argc == 0 && p->process.exe)
+        fprintf(out, " %s", p->process.exe);
+    for (uint32_t i = 0; i < p->process.argc; i++) {
+        fputc(' ', out);
+        for (const char *q = p->process.argv[i]; q && *q; q++)
+            fputc(*q == '\n' || *q == '\r' ? ' ' : *q, out);
+    }
+    fputs("\npart: 1\npositions: line\n", out);
+    fputs("event: Time_ns : Time (ns)\nevent: Calls : Calls\nevents: Time_ns Calls\n", out);
+    fprintf(out, "summary: %llu %llu\ntotals: %llu %llu\n\n", (unsigned long long)total_ns,
+            (unsigned long long)total_calls, (unsigned long long)total_ns,
+            (unsigned long long)total_calls);
+}
+
+static int write_profile(FILE *out, const struct profile *p)
+{
+    struct cg c = { .p = p };
+    size_t nf = p->nfuncs ? p->nfuncs : 1;
+    c.self_ns = calloc(nf, sizeof *c.self_ns);
+    c.self_calls = calloc(nf, sizeof *c.self_calls);
+    c.active = calloc(nf, sizeof *c.active);
+    struct writer w = { .out = out, .p = p };
+    w.root_names = calloc(p->nthreads + 1, sizeof *w.root_names);
+    struct profile *strings = profile_new();
+    int rc = c.self_ns && c.self_calls && c.active && w.root_names && strings ? 0 : -1;
+    for (uint32_t k = 0; rc == 0 && k < p->nthreads; k++) {
+        char name[128];
+        const struct prof_thread *th = &p->threads[k];
+        snprintf(name, sizeof name, "[thread %u%s%.60s]", th->index,
+                 th->name && *th->name ? " " : "", th->name ? th->name : "");
+        rc = (w.root_names[k] = profile_intern(strings, name)) ? 0 : -1;
+        if (rc == 0)
+            rc = add_thread(&c, th, p->nfuncs + k);
+    }
+    if (rc == 0) {
+        const char *exe = p->process.exe ? strrchr(p->process.exe, '/') : NULL;
+        exe = exe ? exe + 1 : (p->process.exe ? p->process.exe : "");
+        w.exe_module = profile_intern(strings, *exe ? exe : "[hookit]");
+        w.unknown_file = profile_intern(strings, "???");
+        rc = w.exe_module && w.unknown_file ? 0 : -1;
+    }
+    if (rc == 0) {
+        uint64_t total_ns = 0, total_calls = 0;
+        for (uint32_t f = 0; f < p->nfuncs; f++) {
+            total_ns += c.self_ns[f];
+            total_calls += c.self_calls[f];
+        }
+        write_header(out, p, total_ns, total_calls);
+        qsort(c.edges, c.nedges, sizeof *c.edges, by_caller);
+        uint32_t e = 0;
+        for (uint32_t f = 0; f < p->nfuncs + p->nthreads; f++) {
+            uint32_t first = e;
+            while (e < c.nedges && c.edges[e].caller == f)
+                e++;
+            int used = f >= p->nfuncs || c.self_calls[f] || e > first;
+            if (used)
+                write_function(&w, &c, f, c.edges + first, e - first);
+        }
+    } else {
+        cli_fail("out of memory");
+    }
+    free(c.self_ns);
+    free(c.self_calls);
+    free(c.active);
+    free(c.edges);
+    free(c.keys);
+    free(c.vals);
+    free(w.root_names);
+    free(w.ob.seen);
+    free(w.fl.seen);
+    free(w.fn.seen);
+    profile_free(strings);
+    return rc;
+}
+
+int export_callgrind(FILE *out, struct loaded_profile *profiles, size_t n)
+{
+    int owned;
+    struct profile *p = export_select(profiles, n, &owned);
+    if (!p)
+        return -1;
+    int rc = write_profile(out, p);
+    if (owned)
+        profile_free(p);
+    return rc;
+}

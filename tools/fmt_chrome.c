@@ -1,0 +1,151 @@
+/*
+ * hookit export --format=chrome: the Chrome trace event format (JSON
+ * object form) for Perfetto (ui.perfetto.dev) and chrome://tracing, from
+ * call-flow traces (.trace files written by libhktrace.so).
+ *
+ * Every call is one complete event ("ph":"X") with its start and duration
+ * in microseconds (fractional: ns precision); process_name and thread_name
+ * metadata events ("ph":"M") name the rows.  Several traces (a fork family)
+ * share one timeline: each is placed by its process start time.
+ */
+#include "tools/cli.h"
+#include "tools/json.h"
+#include "profile/trace.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+struct chrome {
+    FILE *out;
+    int first;                  /* no event written yet */
+};
+
+static void sep(struct chrome *c)
+{
+    fputs(c->first ? "\n" : ",\n", c->out);
+    c->first = 0;
+}
+
+static void put_str(FILE *out, const char *s)
+{
+    s = s ? s : "";
+    json_write_string(out, s, strlen(s));
+}
+
+/* ns as microseconds with three decimals, exactly (no floating point). */
+static void put_us(FILE *out, uint64_t ns)
+{
+    fprintf(out, "%llu.%03llu", (unsigned long long)(ns / 1000), (unsigned long long)(ns % 1000));
+}
+
+static void meta_event(struct chrome *c, const char *what, int pid, int tid, const char *name)
+{
+    sep(c);
+    fprintf(c->out, "{\"name\":\"%s\",\"ph\":\"M\",\"pid\":%d,\"tid\":%d,\"args\":{\"name\":", what,
+            pid, tid);
+    put_str(c->out, name);
+    fputs("}}", c->out);
+}
+
+static int write_thread(struct chrome *c, const struct trace *tr, const struct trace_thread *th,
+                        int pid, uint64_t offset_ns)
+{
+    struct trace_cursor cur;
+    uint64_t *start = NULL;
+    uint32_t cap = 0;
+    if (trace_cursor_init(&cur, tr, th) != 0)
+        return -1;
+    char tname[64];
+    snprintf(tname, sizeof tname, "%s (%u)", th->name && *th->name ? th->name : "thread",
+             th->index);
+    meta_event(c, "thread_name", pid, th->tid, tname);
+    sep(c);
+    fprintf(c->out, "{\"name\":\"thread_sort_index\",\"ph\":\"M\",\"pid\":%d,\"tid\":%d,"
+            "\"args\":{\"sort_index\":%u}}", pid, th->tid, th->index);
+    struct trace_event ev;
+    int rc = 0;
+    while (trace_next(&cur, &ev)) {
+        if (ev.depth >= cap) {
+            cap = cap ? cap * 2 : 256;
+            uint64_t *s = realloc(start, (size_t)cap * sizeof *s);
+            if (!s) {
+                rc = -1;
+                break;
+            }
+            start = s;
+        }
+        if (ev.kind == TRACE_ENTER) {
+            start[ev.depth] = ev.ns;
+            continue;
+        }
+        const struct prof_func *f = &tr->meta->funcs[ev.func];
+        sep(c);
+        fputs("{\"name\":", c->out);
+        put_str(c->out, f->name);
+        fputs(",\"cat\":\"function\",\"ph\":\"X\",\"ts\":", c->out);
+        put_us(c->out, offset_ns + start[ev.depth]);
+        fputs(",\"dur\":", c->out);
+        put_us(c->out, ev.ns - start[ev.depth]);
+        fprintf(c->out, ",\"pid\":%d,\"tid\":%d,\"args\":{\"module\":", pid, th->tid);
+        put_str(c->out, f->module);
+        if (f->file) {
+            fputs(",\"file\":", c->out);
+            put_str(c->out, f->file);
+            fprintf(c->out, ",\"line\":%u", f->line);
+        }
+        fputs("}}", c->out);
+    }
+    trace_cursor_free(&cur);
+    free(start);
+    return rc;
+}
+
+int export_chrome(FILE *out, struct loaded_profile *profiles, size_t n)
+{
+    struct trace **trs = calloc(n ? n : 1, sizeof *trs);
+    if (!trs)
+        return cli_fail("out of memory"), -1;
+    int rc = 0;
+    uint64_t t0 = UINT64_MAX;
+    for (size_t i = 0; i < n && rc == 0; i++) {
+        const char *src = profile_get_meta(profiles[i].prof, "source");
+        if (!src || strcmp(src, "trace") != 0) {
+            cli_fail("%s: the chrome format needs a call-flow trace (.trace, recorded with "
+                     "HOOKIT_PROFILER=libhktrace.so); this is a profile without a timeline",
+                     profiles[i].path);
+            rc = -1;
+            break;
+        }
+        char err[1024];
+        if (!(trs[i] = trace_read_file(profiles[i].path, err, sizeof err))) {
+            cli_fail("%s", err);
+            rc = -1;
+            break;
+        }
+        if (trs[i]->meta->process.start_ns < t0)
+            t0 = trs[i]->meta->process.start_ns;
+    }
+    struct chrome c = { out, 1 };
+    if (rc == 0) {
+        fputs("{\"displayTimeUnit\":\"ns\",\"otherData\":{\"creator\":\"hookit " HOOKIT_VERSION
+              "\"},\"traceEvents\":[", out);
+        for (size_t i = 0; i < n && rc == 0; i++) {
+            const struct trace *tr = trs[i];
+            const struct prof_process *pr = &tr->meta->process;
+            const char *exe = pr->exe ? strrchr(pr->exe, '/') : NULL;
+            char pname[300];
+            snprintf(pname, sizeof pname, "%s (pid %d)", exe ? exe + 1 : (pr->exe ? pr->exe : "?"),
+                     pr->pid);
+            meta_event(&c, "process_name", pr->pid, pr->pid, pname);
+            for (uint32_t k = 0; k < tr->nthreads && rc == 0; k++)
+                rc = write_thread(&c, tr, &tr->threads[k], pr->pid, pr->start_ns - t0);
+        }
+        fputs("\n]}\n", out);
+        if (rc)
+            cli_fail("out of memory");
+    }
+    for (size_t i = 0; i < n; i++)
+        trace_free(trs[i]);
+    free(trs);
+    return rc;
+}
