@@ -164,3 +164,52 @@ def test_deep_recursion(tmp):
     hk.hookit(tmp, "export", "--format=json", "-o", js, hk.one_profile(tmp, "deep"))
     p = hk.run(tmp, [sys.executable, "-c", DEEP_CHAIN, js])
     assert p.stdout.strip() == "20000", p.stdout + p.stderr
+
+
+FLAT_SUMMARY = r"""
+import json, sys, threading
+sys.setrecursionlimit(1000000)
+threading.stack_size(512 << 20)
+def main():
+    doc = json.load(open(sys.argv[1]))
+    out = []
+    for t in sorted(doc["threads"], key=lambda t: t["index"]):
+        flat, nodes, stack = {}, 0, list(t["roots"])
+        while stack:
+            n = stack.pop()
+            nodes += 1
+            flat[n["name"]] = flat.get(n["name"], 0) + n["calls"]
+            stack.extend(n["children"])
+        out.append({"index": t["index"], "flat": flat, "nodes": nodes})
+    print(json.dumps(out))
+t = threading.Thread(target=main)
+t.start()
+t.join()
+"""
+
+
+def flat_summary(tmp, prof):
+    """Per thread (by index): {name: total calls} and the node count, read in
+    a child Python that can decode very deep JSON."""
+    import json
+    js = prof + ".json"
+    hk.hookit(tmp, "export", "--format=json", "-o", js, prof)
+    p = hk.run(tmp, [sys.executable, "-c", FLAT_SUMMARY, js])
+    return json.loads(p.stdout)
+
+
+def test_errno_preserved(tmp):
+    """errno survives the hooks' rare paths: a thread's first event, the
+    shadow stack and node arena growing, the exit hook (tests/progs/errno_keep.c)."""
+    exe = hk.cc(tmp, ["errno_keep.c"], "errno_keep", libs=["-lpthread"])
+    rc, out, err, pid = hk.popen_run(tmp, [exe])
+    assert (rc, out, err) == (0, "errno_keep: bad=0\n", ""), (rc, out, err)
+    threads = flat_summary(tmp, hk.one_profile(tmp, "errno_keep"))
+    assert [t["index"] for t in threads] == [0, 1, 2, 3, 4], threads
+    main = threads[0]
+    flat = main["flat"]
+    assert flat["deep"] == 20001 and flat["wide"] == 401, flat
+    assert flat["leaf_10"] == 401 and flat["probe"] == 20002, flat
+    assert main["nodes"] == 1 + 1 + 3 * 20001 + 401 * 51 + 1, main["nodes"]
+    for t in threads[1:]:
+        assert t["flat"] == {"probe": 1}, t
