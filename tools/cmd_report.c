@@ -21,7 +21,7 @@ static const char *const report_usage =
     "                 CALLS calls in this context\n"
     "                 BASE  exclusive time (the function's own)\n"
     "                 CUM   inclusive time (with its callees)\n"
-    "                 NAME  F:module.function(), indented by depth\n"
+    "                 NAME  F:module.function(), indented by depth (up to 64)\n"
     "               children are sorted by inclusive time, largest first.\n"
     "  -f, --flat   a flat profile: one line per function over all its calling\n"
     "               contexts: %time self cumulative calls self/call total/call\n"
@@ -53,13 +53,18 @@ static void thread_header(FILE *out, const struct profile *p, const struct prof_
     fputc('\n', out);
 }
 
+/* Indentation stops growing here: a 20000-deep recursion would otherwise
+ * print hundreds of megabytes of spaces.  LV still gives the depth. */
+#define MAX_INDENT 64
+
 static void print_tree_line(const struct tree *t, uint32_t node, void *ctx)
 {
     FILE *out = ctx;
     const struct prof_node *n = &t->thread->nodes[node];
     char base[UNITS_BUF], cum[UNITS_BUF];
+    int indent = t->depth[node] < MAX_INDENT ? (int)t->depth[node] : MAX_INDENT;
     fprintf(out, "%6u %10llu %10s %10s  %*s", t->depth[node], (unsigned long long)n->calls,
-            units_ns(n->excl_ns, base), units_ns(n->incl_ns, cum), (int)t->depth[node], "");
+            units_ns(n->excl_ns, base), units_ns(n->incl_ns, cum), indent, "");
     names_print_jprof(out, tree_func(t, node));
     fputc('\n', out);
 }
@@ -68,7 +73,8 @@ static int report_tree(FILE *out, const struct profile *p, const struct prof_thr
 {
     struct tree t;
     if (tree_build(&t, p, th) < 0)
-        return cli_fail("out of memory");
+        return cli_fail("thread %u: %s", th->index,
+                        errno == EINVAL ? "invalid call tree" : "out of memory");
     tree_sort(&t, tree_cmp_incl_desc);
     fprintf(out, "%6s %10s %10s %10s  %s\n", "LV", "CALLS", "BASE", "CUM", "NAME");
     int rc = tree_walk(&t, print_tree_line, NULL, out);
@@ -99,9 +105,11 @@ static int report_flat(FILE *out, const struct profile *p, const struct prof_thr
     struct func_total *tot = calloc(p->nfuncs ? p->nfuncs : 1, sizeof *tot);
     uint32_t *order = malloc((p->nfuncs ? p->nfuncs : 1) * sizeof *order);
     if (!tot || !order || tree_build(&t, p, th) < 0) {
+        int invalid = tot && order && errno == EINVAL;
         free(tot);
         free(order);
-        return cli_fail("out of memory");
+        return cli_fail("thread %u: %s", th->index,
+                        invalid ? "invalid call tree" : "out of memory");
     }
     int rc = tree_func_totals(&t, tot);
     tree_free(&t);

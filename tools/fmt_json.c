@@ -7,6 +7,7 @@
 #include "tools/json.h"
 #include "tools/tree.h"
 
+#include <errno.h>
 #include <string.h>
 
 struct node_ctx {
@@ -150,6 +151,6 @@ int export_json(FILE *out, struct loaded_profile *profiles, size_t n)
     if (json_finish(&j) < 0)
         rc = -1;
     if (rc < 0)
-        cli_fail("out of memory");
+        cli_fail("%s", errno == EINVAL ? "invalid call tree in a profile" : "out of memory");
     return rc;
 }

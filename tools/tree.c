@@ -1,12 +1,33 @@
 #include "tools/tree.h"
 
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+
+/* The reader guarantees this for files; profiles built in memory (merged,
+ * converted from traces) are checked here so no view can index out of
+ * bounds. */
+static int tree_valid(const struct profile *p, const struct prof_thread *th)
+{
+    for (uint32_t i = 0; i < th->nnodes; i++) {
+        const struct prof_node *n = &th->nodes[i];
+        if (n->func >= p->nfuncs || (n->parent != PROF_NONE && n->parent >= i))
+            return 0;
+    }
+    for (uint32_t m = 0; m < th->nmetrics; m++)
+        if (th->nnodes && !th->metrics[m].values)
+            return 0;
+    return 1;
+}
 
 int tree_build(struct tree *t, const struct profile *p, const struct prof_thread *th)
 {
     uint32_t n = th->nnodes;
     memset(t, 0, sizeof *t);
+    if (!tree_valid(p, th)) {
+        errno = EINVAL;
+        return -1;
+    }
     t->prof = p;
     t->thread = th;
     t->n = n;
@@ -15,6 +36,7 @@ int tree_build(struct tree *t, const struct profile *p, const struct prof_thread
     t->depth = malloc(((size_t)n + 1) * sizeof *t->depth);
     if (!t->child_start || !t->child || !t->depth) {
         tree_free(t);
+        errno = ENOMEM;
         return -1;
     }
     /* Counting sort by parent (the virtual root n for roots): children lists
@@ -29,6 +51,7 @@ int tree_build(struct tree *t, const struct profile *p, const struct prof_thread
     uint32_t *fill = malloc(((size_t)n + 1) * sizeof *fill);
     if (!fill) {
         tree_free(t);
+        errno = ENOMEM;
         return -1;
     }
     memcpy(fill, t->child_start, ((size_t)n + 1) * sizeof *fill);

@@ -20,7 +20,9 @@ struct tree {
     uint32_t *depth;            /* 0 for a root */
 };
 
-/* Build t for thread th of p (children in node order).  0, or -1 (no memory). */
+/* Build t for thread th of p (children in node order).  0, or -1 with errno
+ * ENOMEM, or EINVAL when a node's function or parent index is out of range
+ * (parents must precede their children) or a metric has no values. */
 int tree_build(struct tree *t, const struct profile *p, const struct prof_thread *th);
 void tree_free(struct tree *t);
 

@@ -1,5 +1,5 @@
 """hookit export --format=json: the stable schema, key by key."""
-import json, os, stat, sys
+import json, os, re, stat, sys
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import hk  # noqa: E402
 import proftools as pt  # noqa: E402
@@ -111,8 +111,15 @@ def test_output_errors(tmp):
 def test_unknown_format_lists_valid_ones(tmp):
     prof = pt.fixed(tmp)
     p = pt.hookit_raw(tmp, "export", "--format=xml", prof)
-    assert p.returncode == 2
-    assert p.stderr == (b"hookit: export: unknown format 'xml' (valid formats: json)\n"
-                        b"Try 'hookit export --help'.\n")
+    assert p.returncode == 2 and p.stdout == b""
+    err = p.stderr.decode()
+    m = re.fullmatch(r"hookit: export: unknown format 'xml' \(valid formats: ([a-z, ]+)\)\n"
+                     r"Try 'hookit export --help'.\n", err)
+    assert m, err
+    listed = m.group(1).split(", ")
+    assert "json" in listed, listed
+    usage = pt.hookit_raw(tmp, "export", "--help").stdout.decode()
+    for f in listed:        # every valid format is described in --help
+        assert re.search(rf"^\s+{f}\s+\S", usage, re.M), (f, usage)
     p = pt.hookit_raw(tmp, "export", prof)
     assert p.returncode == 2 and b"--format is required" in p.stderr
