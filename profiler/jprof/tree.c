@@ -21,21 +21,6 @@
 
 #define barrier() __asm__ volatile("" ::: "memory")
 
-/* The thread's tree changes between seq_begin and seq_end; a live reader
- * retries a copy made while seq was odd or moved (profile/arena.h). */
-JP_NOINSTR static inline void seq_begin(struct arena_thread *rec)
-{
-    rec->seq = rec->seq + 1;
-    __atomic_thread_fence(__ATOMIC_RELEASE);
-}
-
-JP_NOINSTR static inline void seq_end(struct jp_thread *t)
-{
-    struct arena_thread *rec = t->rec;
-    rec->depth = t->depth;
-    __atomic_store_n(&rec->seq, rec->seq + 1, __ATOMIC_RELEASE);
-}
-
 JP_NOINSTR static inline uintptr_t current_sp(void)
 {
 #if defined(__x86_64__)
@@ -82,36 +67,29 @@ JP_NOINSTR __attribute__((noinline)) static void cut_back(struct jp_thread *t, u
     }
 }
 
-/* The child of parent for fn: the sibling after the last one found (calls
- * in a loop body come in order), the last one found (recursion, repeated
- * calls), then a scan; created when absent. */
-JP_NOINSTR static inline arena_ref child_for(struct jp_thread *t, arena_ref parent_ref, uint64_t fn)
+/* The child of parent for fn when it is not the last one found: the one
+ * after it (calls in a loop body come in order), a scan, else a new node. */
+JP_NOINSTR __attribute__((noinline)) static arena_ref find_child(struct jp_thread *t, arena_ref parent_ref,
+                                                                 uint64_t fn)
 {
     struct arena_node *parent = jp_node(parent_ref);
     arena_ref last = (arena_ref)parent->last_child;
-    if (JP_LIKELY(last)) {
-        struct arena_node *l = jp_node(last);
-        arena_ref next = l->next_sibling;
-        if (next && jp_node(next)->fn == fn)
-            last = next;
-        else if (l->fn != fn)
-            last = 0;
-    }
-    if (JP_UNLIKELY(!last)) {
-        for (arena_ref c = parent->first_child; c; c = jp_node(c)->next_sibling)
-            if (jp_node(c)->fn == fn) {
-                last = c;
-                break;
-            }
-        if (!last && !(last = jp_node_new(t, parent_ref, fn)))
+    arena_ref c = last ? jp_node(last)->next_sibling : 0;
+    if (!c || jp_node(c)->fn != fn) {
+        c = parent->first_child;
+        while (c && jp_node(c)->fn != fn)
+            c = jp_node(c)->next_sibling;
+        if (!c && !(c = jp_node_new(t, parent_ref, fn)))
             return 0;
     }
-    parent->last_child = last;
-    return last;
+    parent->last_child = c;
+    return c;
 }
 
 /* Entry.  timed: the clock was read (default mode); untimed entries (the
- * sampling mode) only count, and samples charge the current node. */
+ * sampling mode) only count, and samples charge the current node.
+ * Written with locals throughout: every store to the arena could alias the
+ * thread state for the compiler, which would reload it after each one. */
 JP_NOINSTR __attribute__((always_inline)) static inline void enter(uint64_t now, void *fn, int timed)
 {
     struct jp_thread *t = jp_self;
@@ -124,23 +102,34 @@ JP_NOINSTR __attribute__((always_inline)) static inline void enter(uint64_t now,
     }
     t->busy = 1;
     barrier();
-    seq_begin(rec);
+    uint32_t seq = rec->seq;
+    rec->seq = seq + 1;
+    __atomic_thread_fence(__ATOMIC_RELEASE);
+
+    uint32_t depth = t->depth;
     uintptr_t sp = current_sp();
-    if (JP_UNLIKELY(t->stack[t->depth].sp <= sp))
+    if (JP_UNLIKELY(t->stack[depth].sp <= sp)) {
         cut_back(t, sp, now);
-    arena_ref c = child_for(t, t->cur, (uint64_t)fn);
-    if (JP_LIKELY(c) && (JP_LIKELY(t->depth + 1 < t->capacity) || jp_grow_stack(t) == 0)) {
+        depth = t->depth;
+    }
+    arena_ref cur = t->cur;
+    arena_ref c = (arena_ref)jp_node(cur)->last_child;
+    if (JP_UNLIKELY(!c || jp_node(c)->fn != (uint64_t)fn))
+        c = find_child(t, cur, (uint64_t)fn);
+    if (JP_LIKELY(c) && (JP_LIKELY(depth + 1 < t->capacity) || jp_grow_stack(t) == 0)) {
         jp_node(c)->calls++;
-        struct arena_frame *f = &t->stack[++t->depth];
+        struct arena_frame *f = &t->stack[++depth];
         if (timed)
             f->t0 = now;
         f->sp = sp;
         f->node = c;
         t->cur = c;
+        t->depth = depth;
     } else {
         rec->dropped++;
     }
-    seq_end(t);
+    rec->depth = depth;
+    __atomic_store_n(&rec->seq, seq + 2, __ATOMIC_RELEASE);
     barrier();
     t->busy = 0;
 }
@@ -172,19 +161,25 @@ JP_NOINSTR __attribute__((always_inline)) static inline void leave(uint64_t now,
     }
     t->busy = 1;
     barrier();
-    seq_begin(rec);
+    uint32_t seq = rec->seq;
+    rec->seq = seq + 1;
+    __atomic_thread_fence(__ATOMIC_RELEASE);
+
     uint32_t depth = t->depth;
     struct arena_frame *f = &t->stack[depth];
     struct arena_node *n = jp_node(f->node);
     if (JP_LIKELY(depth > 0 && n->fn == (uint64_t)fn)) {
         if (timed)
             n->incl += now - f->t0;
-        t->depth = depth - 1;
+        depth--;
+        t->depth = depth;
         t->cur = f[-1].node;
     } else {
         exit_unmatched(t, (uint64_t)fn, now);
+        depth = t->depth;
     }
-    seq_end(t);
+    rec->depth = depth;
+    __atomic_store_n(&rec->seq, seq + 2, __ATOMIC_RELEASE);
     barrier();
     t->busy = 0;
     if (JP_UNLIKELY(rec->request))
