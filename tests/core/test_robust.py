@@ -209,7 +209,7 @@ def test_errno_preserved(tmp):
     main = threads[0]
     flat = main["flat"]
     assert flat["deep"] == 20001 and flat["wide"] == 401, flat
-    assert flat["leaf_10"] == 401 and flat["probe"] == 20002, flat
-    assert main["nodes"] == 1 + 1 + 3 * 20001 + 401 * 51 + 1, main["nodes"]
+    assert flat["leaf_10"] == 401 and flat["probe"] == 20001, flat
+    assert main["nodes"] == 1 + 3 * 20001 + 401 * 51 + 1, main["nodes"]
     for t in threads[1:]:
         assert t["flat"] == {"probe": 1}, t
