@@ -473,13 +473,14 @@ PUBLIC int profile_write_fd(const struct profile *p, int fd)
     return 0;
 }
 
-/* ".NAME.tmp.PID.N": hidden, so globs for profiles never see it. */
+/* ".NAME.tmp.PID.N": hidden, so globs for profiles never see it.  A long
+ * NAME is left out, so the temporary name stays within NAME_MAX. */
 static void tmp_name(char *buf, size_t cap, const char *name, unsigned attempt)
 {
     struct msg m = { buf, cap, 0 };
     buf[0] = '\0';
     msg_str(&m, ".");
-    msg_str(&m, name);
+    msg_str(&m, strlen(name) <= 200 ? name : "hookit");
     msg_str(&m, ".tmp.");
     msg_u64(&m, (uint64_t)getpid());
     msg_str(&m, ".");

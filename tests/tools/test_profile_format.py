@@ -216,3 +216,12 @@ def test_structural_errors_are_named(tmp):
     t1[node1 + 1] = 1
     t1[node1] = 100
     check(secs[:4] + [(4, bytes(t1))], r"corrupt at offset \d+: node 1's function 100 is not below the 8 functions")
+
+
+def test_long_file_name(tmp):
+    """A name near NAME_MAX still works: the temporary name stays short."""
+    name = "hookit." + "x" * 235 + ".1234.prof"
+    assert len(name) == 252
+    pt.mkprof(tmp, "write", tmp, name)
+    assert os.listdir(tmp) == [name]
+    assert pt.mkprof(tmp, "check", os.path.join(tmp, name)).stdout.strip() == b"identical"
