@@ -394,6 +394,26 @@ def test_open_errors(tmp):
     assert p.returncode == 1 and p.stdout.startswith("open failed"), p.stdout
 
 
+def test_permission_denied(tmp):
+    """An unreadable object file gets MODULE+0xOFF names; an unreadable
+    process fails a2n_open with EACCES."""
+    if os.getuid() != 0 or not hk.have("setpriv"):
+        hk.skip("needs root and setpriv to run as another user")
+    nobody = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"]
+    os.chmod(tmp, 0o755)
+    exe = build(tmp, ["target.c"], "target", "gcc", ["-fPIE", "-pie"])
+    resolver = driver(tmp, "resolve")
+    syms = nm(exe)
+    with Target(tmp, nobody + [exe]) as t:
+        os.chmod(exe, 0)
+        out = sh(nobody + [resolver, "-p", str(t.pid), "%x" % t.addr["static_helper"]], cwd=tmp)
+        r = dict(zip(FIELDS, out.rstrip("\n").split("\t")))
+        assert (r["rc"], r["flags"], r["module"]) == ("-1", "1", "target"), r
+        assert r["function"] == "target+0x%x" % syms["static_helper"], (hex(syms["static_helper"]), r)
+        p = subprocess.run(nobody + [resolver, "-p", "1", "10"], capture_output=True, text=True)
+        assert p.returncode == 1 and "Permission denied" in p.stdout, p.stdout
+
+
 def test_huge_maps(tmp):
     """Tens of thousands of mappings: still found, quickly enough to not time out."""
     exe = build(tmp, ["target.c"], "target")
