@@ -481,7 +481,8 @@ struct profile *agg_finish(struct agg *a)
     qsort(a->threads, a->nthreads, sizeof *a->threads, by_index);
     char buf[32];
     snprintf(buf, sizeof buf, "%u", a->ninputs);
-    if (a->ninputs > 1 && profile_set_meta(p, "merged_inputs", buf) != 0)
+    if (a->ninputs > 1 && (profile_set_meta(p, "merged_inputs", buf) != 0 ||
+                           profile_set_meta(p, "source", "merge") != 0))
         return NULL;
     for (uint32_t k = 0; k < a->nthreads; k++) {
         struct athread *t = &a->threads[k];

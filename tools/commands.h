@@ -7,5 +7,8 @@
  *   HOOKIT_COMMAND(name, "one-line summary")
  */
 HOOKIT_COMMAND(run,    "run a program with hookit preloaded (for programs not linked with it)")
+HOOKIT_COMMAND(link,   "link a program with hookit built in (ld --wrap; also fully static programs)")
 HOOKIT_COMMAND(report, "print each thread's call tree, or a flat profile, from profiles")
 HOOKIT_COMMAND(export, "convert profiles to other formats (json, ...)")
+HOOKIT_COMMAND(merge,  "combine profiles (a fork family, repeated runs) into one, with min/mean/max")
+HOOKIT_COMMAND(diff,   "compare two profiles per function and per call path")

@@ -1,0 +1,323 @@
+/*
+ * hookit diff A B: what changed between two profiles (two builds of a
+ * program, two inputs, before and after a fix).  Functions are matched by
+ * name and module, call paths by those names from the root, never by
+ * address, so profiles of different builds compare; all threads are merged
+ * (matched by call path).
+ *
+ * Two tables, each sorted by impact (the absolute change in time, largest
+ * first): per function (calls, self time, inclusive time with the
+ * recursion rule of docs/reports.md) and per call path (calls, exclusive
+ * and inclusive time).  Changes are B - A, absolute and relative to A
+ * ("new" when A is 0, "gone" when B is 0).
+ */
+#include "tools/cli.h"
+#include "tools/aggregate.h"
+#include "tools/tree.h"
+#include "tools/units.h"
+#include "profile/trace.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char *const diff_usage =
+    "usage: hookit diff [--limit N] [--functions|--paths] [--all] A B\n"
+    "\n"
+    "Compare profile (or trace) A with B, per function and per call path:\n"
+    "calls and time before (A) and after (B), the change B - A and the change\n"
+    "relative to A, sorted by the size of the change in time.  Functions and\n"
+    "paths are matched by name, so A and B may come from different builds.\n"
+    "\n"
+    "Options:\n"
+    "  -n, --limit N     at most N lines per table (default 20, 0 = all)\n"
+    "  -F, --functions   only the function table\n"
+    "  -P, --paths       only the call path table\n"
+    "  -a, --all         also list what did not change\n"
+    "  -h, --help        this help\n";
+
+struct row {
+    uint32_t key;               /* function or node */
+    uint64_t calls[2], self[2], incl[2];
+};
+
+static const char *signed_ns(int64_t d, char buf[UNITS_BUF + 1])
+{
+    char tmp[UNITS_BUF];
+    units_ns(d < 0 ? (uint64_t)-d : (uint64_t)d, tmp);
+    snprintf(buf, UNITS_BUF + 1, "%s%s", d < 0 ? "-" : d > 0 ? "+" : "", tmp);
+    return buf;
+}
+
+static const char *relative(uint64_t a, uint64_t b, char buf[16])
+{
+    if (a == b)
+        return "0%";
+    if (a == 0)
+        return "new";
+    if (b == 0)
+        return "gone";
+    double pct = 100.0 * ((double)b - (double)a) / (double)a;
+    snprintf(buf, 16, "%+.1f%%", pct);
+    return buf;
+}
+
+static uint64_t absdiff(uint64_t a, uint64_t b) { return a > b ? a - b : b - a; }
+
+/* Impact: |change of the first time|, then of the second, then calls. */
+static int by_impact(const void *x, const void *y)
+{
+    const struct row *a = x, *b = y;
+    uint64_t da = absdiff(a->self[0], a->self[1]), db = absdiff(b->self[0], b->self[1]);
+    if (da != db)
+        return da > db ? -1 : 1;
+    da = absdiff(a->incl[0], a->incl[1]);
+    db = absdiff(b->incl[0], b->incl[1]);
+    if (da != db)
+        return da > db ? -1 : 1;
+    da = absdiff(a->calls[0], a->calls[1]);
+    db = absdiff(b->calls[0], b->calls[1]);
+    if (da != db)
+        return da > db ? -1 : 1;
+    return (a->key > b->key) - (a->key < b->key);
+}
+
+static int unchanged(const struct row *r)
+{
+    return r->calls[0] == r->calls[1] && r->self[0] == r->self[1] && r->incl[0] == r->incl[1];
+}
+
+static void print_row(const struct row *r)
+{
+    char d1[UNITS_BUF + 1], d2[UNITS_BUF + 1], p1[16], p2[16], t[4][UNITS_BUF];
+    long long dc = (long long)r->calls[1] - (long long)r->calls[0];
+    printf("%10llu %10llu %+9lld %10s %10s %10s %7s %10s %10s %10s %7s  ",
+           (unsigned long long)r->calls[0], (unsigned long long)r->calls[1], dc,
+           units_ns(r->self[0], t[0]), units_ns(r->self[1], t[1]),
+           signed_ns((int64_t)r->self[1] - (int64_t)r->self[0], d1),
+           relative(r->self[0], r->self[1], p1),
+           units_ns(r->incl[0], t[2]), units_ns(r->incl[1], t[3]),
+           signed_ns((int64_t)r->incl[1] - (int64_t)r->incl[0], d2),
+           relative(r->incl[0], r->incl[1], p2));
+}
+
+static void print_header(const char *time_name, const char *what)
+{
+    char a[16], b[16];
+    snprintf(a, sizeof a, "%s A", time_name);
+    snprintf(b, sizeof b, "%s B", time_name);
+    printf("%10s %10s %9s %10s %10s %10s %7s %10s %10s %10s %7s  %s\n", "CALLS A", "CALLS B",
+           "CHANGE", a, b, "CHANGE", "%", "INCL A", "INCL B", "CHANGE", "%", what);
+}
+
+struct fn_ctx {
+    const struct agg *agg;
+    struct row *rows;           /* per function */
+    uint32_t *active;
+};
+
+static void fn_enter(const struct tree *t, uint32_t node, void *vctx)
+{
+    struct fn_ctx *c = vctx;
+    uint32_t f = t->thread->nodes[node].func;
+    struct row *r = &c->rows[f];
+    int outermost = c->active[f]++ == 0;
+    for (uint32_t in = 0; in < 2; in++) {
+        struct agg_values v = agg_value(c->agg, 0, node, in);
+        r->calls[in] += v.calls;
+        r->self[in] += v.excl_ns;
+        if (outermost)
+            r->incl[in] += v.incl_ns;
+    }
+}
+
+static void fn_leave(const struct tree *t, uint32_t node, void *vctx)
+{
+    struct fn_ctx *c = vctx;
+    c->active[t->thread->nodes[node].func]--;
+}
+
+static void print_path(const struct profile *p, const struct prof_thread *th, uint32_t node)
+{
+    uint32_t depth = 0;
+    for (uint32_t n = node; n != PROF_NONE; n = th->nodes[n].parent)
+        depth++;
+    uint32_t *path = malloc(depth * sizeof *path);
+    if (!path)
+        return;
+    uint32_t i = depth;
+    for (uint32_t n = node; n != PROF_NONE; n = th->nodes[n].parent)
+        path[--i] = n;
+    for (i = 0; i < depth; i++) {
+        const char *name = p->funcs[th->nodes[path[i]].func].name;
+        printf("%s%s", i ? " > " : "", name ? name : "?");
+    }
+    free(path);
+}
+
+static void print_table(struct row *rows, uint32_t n, long limit, int all,
+                        void (*name)(uint32_t key, void *ctx), void *ctx)
+{
+    qsort(rows, n, sizeof *rows, by_impact);
+    uint32_t shown = 0, same = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        if (!all && unchanged(&rows[i])) {
+            same++;
+            continue;
+        }
+        if (limit > 0 && shown >= (uint32_t)limit)
+            continue;
+        print_row(&rows[i]);
+        name(rows[i].key, ctx);
+        putchar('\n');
+        shown++;
+    }
+    uint32_t changed = n - same;
+    if (shown < changed)
+        printf("... %u more changed (--limit 0 lists all)\n", changed - shown);
+    if (same)
+        printf("... %u unchanged (--all lists them)\n", same);
+}
+
+struct names_ctx { const struct profile *p; };
+
+static void name_fn(uint32_t f, void *ctx)
+{
+    const struct profile *p = ((struct names_ctx *)ctx)->p;
+    const char *name = p->funcs[f].name, *mod = p->funcs[f].module;
+    printf("%s%s%s", mod && *mod ? mod : "", mod && *mod ? ":" : "", name ? name : "?");
+}
+
+static void name_path(uint32_t node, void *ctx)
+{
+    const struct profile *p = ((struct names_ctx *)ctx)->p;
+    print_path(p, &p->threads[0], node);
+}
+
+static int compare(const struct profile *m, const struct agg *agg, const char *a, const char *b,
+                   long limit, int which, int all)
+{
+    uint64_t total[2] = { 0, 0 };
+    const struct prof_thread *th = m->nthreads ? &m->threads[0] : NULL;
+    for (uint32_t i = 0; th && i < th->nnodes; i++)
+        if (th->nodes[i].parent == PROF_NONE)
+            for (uint32_t in = 0; in < 2; in++)
+                total[in] += agg_value(agg, 0, i, in).incl_ns;
+    char ta[UNITS_BUF], tb[UNITS_BUF], d[UNITS_BUF + 1], pct[16];
+    printf("A: %s\nB: %s\ntotal time: %s -> %s (%s, %s), all threads\n", a, b,
+           units_ns(total[0], ta), units_ns(total[1], tb),
+           signed_ns((int64_t)total[1] - (int64_t)total[0], d), relative(total[0], total[1], pct));
+    if (!th)
+        return 0;
+    struct names_ctx nc = { m };
+    int rc = 0;
+    if (which & 1) {
+        struct fn_ctx c = { agg, calloc(m->nfuncs + 1, sizeof *c.rows),
+                            calloc(m->nfuncs + 1, sizeof *c.active) };
+        struct tree t;
+        if (!c.rows || !c.active || tree_build(&t, m, th) != 0) {
+            rc = -1;
+        } else {
+            rc = tree_walk(&t, fn_enter, fn_leave, &c);
+            tree_free(&t);
+            for (uint32_t f = 0; f < m->nfuncs; f++)
+                c.rows[f].key = f;
+            printf("\n== functions (self = exclusive time, summed over calling contexts)\n");
+            print_header("SELF", "FUNCTION");
+            print_table(c.rows, m->nfuncs, limit, all, name_fn, &nc);
+        }
+        free(c.rows);
+        free(c.active);
+    }
+    if (rc == 0 && (which & 2)) {
+        struct row *rows = calloc(th->nnodes + 1, sizeof *rows);
+        if (!rows)
+            return -1;
+        for (uint32_t i = 0; i < th->nnodes; i++) {
+            rows[i].key = i;
+            for (uint32_t in = 0; in < 2; in++) {
+                struct agg_values v = agg_value(agg, 0, i, in);
+                rows[i].calls[in] = v.calls;
+                rows[i].self[in] = v.excl_ns;
+                rows[i].incl[in] = v.incl_ns;
+            }
+        }
+        printf("\n== call paths (exclusive and inclusive time of each calling context)\n");
+        print_header("EXCL", "CALL PATH");
+        print_table(rows, th->nnodes, limit, all, name_path, &nc);
+        free(rows);
+    }
+    return rc;
+}
+
+int cmd_diff(int argc, char **argv)
+{
+    static const struct option opts[] = {
+        { "limit", required_argument, NULL, 'n' },
+        { "functions", no_argument, NULL, 'F' },
+        { "paths", no_argument, NULL, 'P' },
+        { "all", no_argument, NULL, 'a' },
+        { "help", no_argument, NULL, 'h' },
+        { 0, 0, 0, 0 },
+    };
+    long limit = 20;
+    int which = 0, all = 0, c;
+    cli_reset_getopt();
+    while ((c = getopt_long(argc, argv, ":n:FPah", opts, NULL)) != -1) {
+        switch (c) {
+        case 'n': {
+            char *end;
+            errno = 0;
+            limit = strtol(optarg, &end, 10);
+            if (errno || end == optarg || *end || limit < 0)
+                return cli_usage_error("diff", "--limit needs a number >= 0, not '%s'", optarg);
+            break;
+        }
+        case 'F':
+            which |= 1;
+            break;
+        case 'P':
+            which |= 2;
+            break;
+        case 'a':
+            all = 1;
+            break;
+        case 'h':
+            fputs(diff_usage, stdout);
+            return EXIT_OK;
+        default:
+            return cli_option_error("diff", c, argv);
+        }
+    }
+    if (argc - optind != 2)
+        return cli_usage_error("diff", "needs two profiles, A and B (%d given)", argc - optind);
+    if (!which)
+        which = 3;
+    struct agg *agg = agg_new(AGG_MERGE_THREADS | AGG_PER_INPUT, 2);
+    if (!agg)
+        return cli_fail("out of memory");
+    for (int i = 0; i < 2; i++) {
+        char err[1024];
+        struct profile *p = profile_or_trace_read_file(argv[optind + i], err, sizeof err);
+        if (!p) {
+            agg_free(agg);
+            return cli_fail("%s", err);
+        }
+        int rc = agg_add(agg, p, argv[optind + i]);
+        profile_free(p);
+        if (rc != 0) {
+            agg_free(agg);
+            return cli_fail("out of memory");
+        }
+    }
+    struct profile *m = agg_finish(agg);
+    int rc = m ? compare(m, agg, argv[optind], argv[optind + 1], limit, which, all) : -1;
+    profile_free(m);
+    agg_free(agg);
+    if (rc != 0)
+        return cli_fail("out of memory");
+    if (fflush(stdout) != 0 || ferror(stdout))
+        return cli_fail("error writing standard output: %s", strerror(errno));
+    return EXIT_OK;
+}
