@@ -43,6 +43,26 @@ A2N_API struct a2n *a2n_open(pid_t pid)
     return a;
 }
 
+/* A process that is gone, from a copy of its maps: pid -1 makes every
+ * later re-read fail harmlessly instead of reading another process. */
+A2N_API struct a2n *a2n_open_maps(const char *maps_path)
+{
+    struct a2n *a = calloc(1, sizeof *a);
+    if (!a)
+        return NULL;
+    a->pid = -1;
+    a2n_maps_override(maps_path);
+    int rc = a2n_modules_load(a);
+    a2n_maps_override(NULL);
+    if (rc < 0) {
+        int saved = errno;
+        a2n_close(a);
+        errno = saved;
+        return NULL;
+    }
+    return a;
+}
+
 A2N_API void a2n_close(struct a2n *a)
 {
     if (!a)

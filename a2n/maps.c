@@ -126,10 +126,20 @@ A2N_API int a2n_parse_maps_line(const char *line, struct a2n_map *out)
     return 0;
 }
 
+/* Set by a2n_open_maps while it reads a saved copy of a maps file. */
+static __thread const char *maps_override;
+
+void a2n_maps_override(const char *path)
+{
+    maps_override = path;
+}
+
 int a2n_read_maps(pid_t pid, int (*fn)(void *ctx, const struct a2n_map *m), void *ctx)
 {
-    char name[64];
-    if (pid)
+    char name[4096];
+    if (maps_override)
+        snprintf(name, sizeof name, "%s", maps_override);
+    else if (pid)
         snprintf(name, sizeof name, "/proc/%d/maps", (int)pid);
     else
         snprintf(name, sizeof name, "/proc/self/maps");

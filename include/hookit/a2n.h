@@ -47,6 +47,10 @@ int a2n_parse_maps_line(const char *line, struct a2n_map *out);
 struct a2n *a2n_open(pid_t pid);
 void a2n_close(struct a2n *a2n);
 
+/* A process that has ended, from a saved copy of its /proc/PID/maps
+ * (`hookit recover`).  Objects are read from the paths in the copy. */
+struct a2n *a2n_open_maps(const char *maps_path);
+
 /* Re-read the maps: new modules are added, vanished ones are kept as
  * unmapped.  Called by the lifecycle layer after dlopen/dlclose.
  * A failed lookup also triggers one reload.  Returns 0 or -1. */
