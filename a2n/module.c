@@ -122,6 +122,10 @@ static struct a2n_object *object_get(struct a2n *a, const struct a2n_map *m, int
     } else {
         o->open_path = choose_open_path(a, path, deleted, m);
         read_file_segments(o);
+        /* A deleted file or memfd can only be read while it is mapped:
+         * its symbols are loaded now, not at the first lookup. */
+        if (o->open_path && strncmp(o->open_path, "/proc/", 6) == 0 && o->nsegs > 0)
+            a2n_symbols_find(o, 0);
     }
     if (o->nsegs < 0 && !o->image)
         o->sym_state = -1;      /* not an ELF file we can read: fallbacks only */

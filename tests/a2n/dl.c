@@ -5,6 +5,7 @@
  *                    look up again, then dlopen again and look up
  *   dl LIB deleted   dlopen, remove LIB from disk, then look up
  *   dl LIB memfd     copy LIB into a memfd, dlopen it, look up
+ *   dl LIB gone      dlopen, remove LIB, reload, dlclose, reload, look up
  *
  * Prints "LABEL\tADDR\trc\tflags\tmodule\tfunction\tsymbol_addr" per lookup.
  */
@@ -96,6 +97,20 @@ static int deleted(struct a2n *a, const char *lib)
     return 0;
 }
 
+static int gone(struct a2n *a, const char *lib)
+{
+    void *h = must_dlopen(lib);
+    void *exported = sym(h, "lib_exported"), *stat = static_of(h);
+    unlink(lib);
+    a2n_reload(a);
+    dlclose(h);
+    a2n_reload(a);
+    printf("gone.mapped\t%d\n", mapped(lib));
+    show(a, "gone.exported", exported);
+    show(a, "gone.static", stat);
+    return 0;
+}
+
 static int memfd(struct a2n *a, const char *lib)
 {
     int in = open(lib, O_RDONLY), fd = memfd_create("a2n test lib", 0);
@@ -128,6 +143,8 @@ int main(int argc, char **argv)
         rc = reopen(a, argv[1]);
     else if (strcmp(argv[2], "deleted") == 0)
         rc = deleted(a, argv[1]);
+    else if (strcmp(argv[2], "gone") == 0)
+        rc = gone(a, argv[1]);
     else if (strcmp(argv[2], "memfd") == 0)
         rc = memfd(a, argv[1]);
     a2n_close(a);

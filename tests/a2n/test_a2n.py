@@ -327,6 +327,16 @@ def test_deleted_library(tmp):
     assert rows["deleted.static"][4] == "lib_static", rows
 
 
+def test_deleted_then_closed(tmp):
+    """A library deleted while mapped, then dlclose'd before any lookup:
+    its symbols were read while it could still be read."""
+    lib = shlib(tmp, name="libgone.so")
+    rows = dl(tmp, lib, "gone")
+    assert rows["gone.mapped"] == ["0"], rows
+    assert rows["gone.exported"][1:5] == ["0", "3", "libgone.so", "lib_exported"], rows
+    assert rows["gone.static"][1:5] == ["0", "3", "libgone.so", "lib_static"], rows
+
+
 def test_memfd_library(tmp):
     """A library loaded from a memfd (/memfd:NAME (deleted), with spaces)."""
     lib = shlib(tmp)
