@@ -82,19 +82,18 @@ static int report_tree(FILE *out, const struct profile *p, const struct prof_thr
     return rc < 0 ? cli_fail("out of memory") : 0;
 }
 
-static const struct func_total *flat_totals;
-static const struct profile *flat_prof;
-
 /* Self time descending, then calls descending, then name, then index. */
-static int flat_cmp(const void *va, const void *vb)
+static int flat_cmp(const void *va, const void *vb, void *vp)
 {
+    const struct profile *p = ((void **)vp)[0];
+    const struct func_total *tot = ((void **)vp)[1];
     uint32_t a = *(const uint32_t *)va, b = *(const uint32_t *)vb;
-    const struct func_total *ta = &flat_totals[a], *tb = &flat_totals[b];
+    const struct func_total *ta = &tot[a], *tb = &tot[b];
     if (ta->self_ns != tb->self_ns)
         return ta->self_ns > tb->self_ns ? -1 : 1;
     if (ta->calls != tb->calls)
         return ta->calls > tb->calls ? -1 : 1;
-    const char *na = flat_prof->funcs[a].name, *nb = flat_prof->funcs[b].name;
+    const char *na = p->funcs[a].name, *nb = p->funcs[b].name;
     int c = strcmp(na ? na : "", nb ? nb : "");
     return c ? c : (a < b ? -1 : a > b);
 }
@@ -126,9 +125,8 @@ static int report_flat(FILE *out, const struct profile *p, const struct prof_thr
             total_self += tot[f].self_ns;
         }
     }
-    flat_totals = tot;
-    flat_prof = p;
-    qsort(order, n, sizeof *order, flat_cmp);
+    void *ctx[2] = { (void *)p, tot };
+    qsort_r(order, n, sizeof *order, flat_cmp, ctx);
 
     fprintf(out, "%7s %10s %11s %10s %10s %11s  %s\n", "%time", "self", "cumulative",
             "calls", "self/call", "total/call", "name");

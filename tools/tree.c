@@ -85,22 +85,24 @@ int tree_cmp_incl_desc(const struct tree *t, uint32_t a, uint32_t b)
     return a < b ? -1 : a > b;
 }
 
-static const struct tree *sort_tree;
-static tree_cmp_fn sort_cmp;
+struct sort_ctx {
+    const struct tree *t;
+    tree_cmp_fn cmp;
+};
 
-static int sort_trampoline(const void *a, const void *b)
+static int sort_trampoline(const void *a, const void *b, void *vctx)
 {
-    return sort_cmp(sort_tree, *(const uint32_t *)a, *(const uint32_t *)b);
+    const struct sort_ctx *c = vctx;
+    return c->cmp(c->t, *(const uint32_t *)a, *(const uint32_t *)b);
 }
 
 void tree_sort(struct tree *t, tree_cmp_fn cmp)
 {
-    sort_tree = t;
-    sort_cmp = cmp;
+    struct sort_ctx c = { t, cmp };
     for (uint32_t i = 0; i <= t->n; i++)
         if (tree_nchildren(t, i) > 1)
-            qsort(t->child + t->child_start[i], tree_nchildren(t, i), sizeof *t->child,
-                  sort_trampoline);
+            qsort_r(t->child + t->child_start[i], tree_nchildren(t, i), sizeof *t->child,
+                    sort_trampoline, &c);
 }
 
 int tree_walk(const struct tree *t, tree_visit_fn pre, tree_visit_fn post, void *ctx)
