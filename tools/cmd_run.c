@@ -46,8 +46,15 @@ static char *find_libhookit(void)
         *slash = '\0';
     snprintf(path, sizeof path, "%s/../lib/libhookit.so", self);
     char *lib = realpath(path, NULL);
-    if (!lib)
+    if (!lib) {
         cli_fail("run: cannot find libhookit.so at %s: %s", path, strerror(errno));
+    } else if (strpbrk(lib, " :")) {
+        /* The loader splits LD_PRELOAD at spaces and colons. */
+        cli_fail("run: cannot preload %s: LD_PRELOAD cannot hold a path with a space or a colon",
+                 lib);
+        free(lib);
+        lib = NULL;
+    }
     return lib;
 }
 

@@ -177,3 +177,12 @@ def test_man_page_covers_every_command(tmp):
                             os.path.join(hk.ROOT, "docs", "hookit.1")],
                            capture_output=True, text=True)
         assert p.returncode == 0 and p.stderr == "", p.stderr
+
+
+def test_run_refuses_a_library_path_the_loader_would_split(tmp):
+    binary, _ = fake_install(tmp)
+    spaced = os.path.join(tmp, "my tools")
+    os.rename(os.path.join(tmp, "inst"), spaced)
+    p = subprocess.run([os.path.join(spaced, "bin", "hookit"), "run", "--", "true"], cwd=tmp,
+                       env=hk.test_env(), capture_output=True, text=True)
+    assert p.returncode == 1 and "space or a colon" in p.stderr, p
