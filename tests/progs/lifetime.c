@@ -10,6 +10,10 @@
  *     late_helper x2
  *   prog_fini                    this program's destructor
  *     late_helper x1
+ *
+ * The process ends for hookit when main returns or exit is called, before
+ * atexit handlers and destructors run (as with libmonitor), so the last two
+ * are not in the profile; they print a line to show they still ran.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -25,11 +29,17 @@ KEEP void at_exit_handler(void)
 {
     late_helper();
     late_helper();
+    printf("lifetime: atexit handler ran\n");
 }
 
 __attribute__((constructor)) KEEP void prog_init(void) { sink = 100; }
 
-__attribute__((destructor)) KEEP void prog_fini(void) { late_helper(); }
+__attribute__((destructor)) KEEP void prog_fini(void)
+{
+    late_helper();
+    printf("lifetime: destructor ran\n");
+    fflush(stdout);
+}
 
 int main(void)
 {
