@@ -48,10 +48,10 @@ def expected(compiler):
     return t.calls
 
 
-def check_cxx(tmp, compiler):
+def check_cxx(tmp, compiler, flags=()):
     if not hk.have(compiler):
         hk.skip(f"{compiler} not installed")
-    exe = hk.cc(tmp, ["cxx.cc"], "cxx", compiler=compiler)
+    exe = hk.cc(tmp, ["cxx.cc"], "cxx", compiler=compiler, flags=flags)
     rc, out, err, pid = hk.popen_run(tmp, [exe])
     assert rc == 0, (rc, out, err)
     assert out == "cxx: 16 12 8 341 9 6\n", out
@@ -74,3 +74,11 @@ def test_cxx_gxx(tmp):
 
 def test_cxx_clangxx(tmp):
     check_cxx(tmp, "clang++")
+
+
+def test_cxx_gxx_O2(tmp):
+    check_cxx(tmp, "g++", ["-O2"])
+
+
+def test_cxx_clangxx_O2(tmp):
+    check_cxx(tmp, "clang++", ["-O2"])

@@ -21,9 +21,10 @@ def expected():
     return t.calls
 
 
-def check_shlib(tmp, compiler):
-    hk.cc(tmp, ["shlib.c"], "libshlib.so", compiler=compiler, shared=True, link_hookit=False)
-    exe = hk.cc(tmp, ["shlib_main.c"], "shlib_main", compiler=compiler,
+def check_shlib(tmp, compiler, flags=()):
+    hk.cc(tmp, ["shlib.c"], "libshlib.so", compiler=compiler, shared=True, link_hookit=False,
+          flags=flags)
+    exe = hk.cc(tmp, ["shlib_main.c"], "shlib_main", compiler=compiler, flags=flags,
                 libs=["-L" + tmp, "-lshlib", "-Wl,-rpath," + tmp])
     rc, out, err, pid = hk.popen_run(tmp, [exe])
     assert rc == 0, (rc, out, err)
@@ -45,3 +46,7 @@ def test_shlib_gcc(tmp):
 
 def test_shlib_clang(tmp):
     check_shlib(tmp, "clang")
+
+
+def test_shlib_clang_O2(tmp):
+    check_shlib(tmp, "clang", ["-O2"])
