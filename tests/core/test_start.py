@@ -139,3 +139,12 @@ def test_profiling_off(tmp):
         doc = hk.export_json(tmp, prof)
         for t in doc["threads"]:
             assert t["roots"] == [], t
+
+
+def test_hookit_run_on_a_linked_program(tmp):
+    """`hookit run` on a program that is linked with -lhookit already: one
+    libhookit, one profile, every call counted once."""
+    exe = hk.cc(tmp, ["calls.c"], "calls")
+    p = hk.hookit(tmp, "run", "-o", tmp, "--", exe, check=False)
+    assert (p.returncode, p.stdout, p.stderr) == (calls_tree.STATUS, calls_tree.STDOUT, ""), p
+    check_calls_profile(tmp, hk.export_json(tmp, hk.one_profile(tmp, "calls")))
