@@ -17,6 +17,12 @@ HK_NOINSTR void hk_vlog(const char *fmt, va_list ap)
     size_t len = (m < 0) ? (size_t)n : (size_t)n + (size_t)m;
     if (len > sizeof line - 2)
         len = sizeof line - 2;
+    /* Values quoted from the environment or a file may hold newlines or
+     * escapes: one line stays one line, and cannot forge another
+     * "hookit[PID]:" line. */
+    for (size_t i = (size_t)n; i < len; i++)
+        if ((unsigned char)line[i] < 0x20 || line[i] == 0x7f)
+            line[i] = '?';
     line[len++] = '\n';
     ssize_t w = write(STDERR_FILENO, line, len);
     (void)w;
