@@ -26,6 +26,12 @@ arena_ref jp_arena_alloc(uint32_t nslots);
 /* In a forked child: give the child a private arena holding a copy. */
 int jp_arena_fork_child(void);
 struct arena_header *jp_arena_header(void);
+/* The registry files (docs/live.md): removed at the end (after the
+ * profile), hidden across an exec (how == HOOKIT_END_EXEC), back after a
+ * failed exec; the maps copy refreshed after a dlopen. */
+void jp_arena_unregister(int how);
+void jp_arena_exec_failed(void);
+void jp_arena_maps_changed(void);
 
 /* ---- threads (thread.c) -------------------------------------------------- */
 /* Private per-thread state, reached through initial-exec TLS. */
@@ -84,6 +90,13 @@ void jp_enter_counted(void *fn, void *site);
 void jp_exit_counted(void *fn, void *site);
 uint64_t jp_now(void);
 
+/* ---- frames that are not machine code (synthetic.c) ----------------------
+ * jp_synthetic_key("MPI:MPI_Send", "libmpi.so.40") gives a key (same name,
+ * same key) to pass as fn to the entry/exit points; names.c names it. */
+uint64_t jp_synthetic_key(const char *name, const char *module);
+int jp_is_synthetic(uint64_t key);
+int jp_synthetic_name(uint64_t key, const char **name, const char **module);
+
 /* ---- timer=sample (sampler.c) --------------------------------------------- */
 int jp_sampler_start(void);
 int jp_sampling(void);
@@ -96,6 +109,8 @@ void jp_sampler_fork_child(void);
  * Called at a hook exit, outside the busy section, when rec->request is set
  * (ARENA_REQ_* in profile/arena.h), and for HOOKIT_EV_CONTROL. */
 void jp_attend(struct jp_thread *t);
+/* An ARENA_CMD_* carried out by the calling thread (HOOKIT_EV_RESET/ZEROBASE). */
+void jp_control_local(uint32_t cmd);
 
 /* ---- options (options.c) ------------------------------------------------- */
 struct jp_options {

@@ -28,7 +28,10 @@ JP_NOINSTR int jp_resolve_names(struct profile *p)
         struct prof_func *f = &p->funcs[i];
         struct a2n_result r;
         char fallback[32];
-        if (a2n) {
+        const char *sname, *smodule;
+        if (jp_synthetic_name(f->addr, &sname, &smodule)) {
+            r = (struct a2n_result){ .module = smodule, .function = sname };
+        } else if (a2n) {
             a2n_lookup(a2n, f->addr, jp_opt.lines, &r);
         } else {
             snprintf(fallback, sizeof fallback, "0x%llx", (unsigned long long)f->addr);
