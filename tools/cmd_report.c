@@ -1,9 +1,12 @@
 /*
- * hookit report: per-thread call trees (JPROF log-rt style) or a flat
- * profile (gprof style) from profile files.
+ * hookit report: per-thread call trees (JPROF log-rt style), a flat profile
+ * (gprof style), callers/callees of a function, and the call-flow listing
+ * of a trace; from profile and trace files.
  */
 #include "tools/cli.h"
+#include "tools/aggregate.h"
 #include "tools/names.h"
+#include "tools/report.h"
 #include "tools/tree.h"
 #include "tools/units.h"
 
@@ -11,11 +14,12 @@
 #include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 static const char *const report_usage =
-    "usage: hookit report [--flat] [--thread TID] PROFILE...\n"
+    "usage: hookit report [OPTIONS] PROFILE...\n"
     "\n"
-    "Print each thread of each profile:\n"
+    "Print each thread of each profile (or trace):\n"
     "  default      the call tree, one line per calling context:\n"
     "                 LV    depth (0 = a root)\n"
     "                 CALLS calls in this context\n"
@@ -23,25 +27,39 @@ static const char *const report_usage =
     "                 CUM   inclusive time (with its callees)\n"
     "                 NAME  F:module.function(), indented by depth (up to 64)\n"
     "               children are sorted by inclusive time, largest first.\n"
+    "               For a trace (.trace) the default is the call-flow listing:\n"
+    "               every call in order, indented, with its duration.\n"
     "  -f, --flat   a flat profile: one line per function over all its calling\n"
     "               contexts: %time self cumulative calls self/call total/call\n"
     "               (cumulative is the running sum of self; total/call is the\n"
     "               inclusive time per call, a recursive function's time counted\n"
     "               once), sorted by self time.\n"
+    "  --callers FN every function that calls FN, with the calls, inclusive and\n"
+    "               exclusive time of FN when called from it (the rows add up to\n"
+    "               FN's line in --flat)\n"
+    "  --callees FN every function FN calls, with their calls and times\n"
+    "  --tree       the call tree of a trace (instead of its listing)\n"
     "\n"
     "Options:\n"
-    "  -t, --thread TID   only the thread with kernel thread id TID\n"
-    "  -h, --help         this help\n";
+    "  -t, --thread TID     only the thread with kernel thread id TID\n"
+    "  -m, --merge-threads  one tree for all threads of a profile (by call path)\n"
+    "  -M, --merge          several profiles as one (by call path, threads by index)\n"
+    "  -p, --min-pct P      hide what is below P% of the thread's time (a summary\n"
+    "                       line \"N nodes below P%\" says what was hidden)\n"
+    "  -d, --depth N        at most N levels of the tree (or the listing)\n"
+    "  -s, --sort KEY       calls, incl, excl or name (tree: incl; flat: excl)\n"
+    "  -u, --units U        ns, us, ms, s, or auto (the default)\n"
+    "      --color          colour even when not writing to a terminal\n"
+    "      --no-color       no colour (also: NO_COLOR set and not empty)\n"
+    "      --no-pager       do not page (on a terminal hookit pages with $HOOKIT_PAGER,\n"
+    "                       $PAGER or less -FRX)\n"
+    "  -h, --help           this help\n";
 
-struct report_opts {
-    int flat;
-    int has_tid;
-    long tid;
-};
-
-static void thread_header(FILE *out, const struct profile *p, const struct prof_thread *t)
+static void thread_header(FILE *out, const struct profile *p, const struct prof_thread *t,
+                          const struct report_opts *o)
 {
-    fprintf(out, "== pid %d  tid %d  thread %u", p->process.pid, t->tid, t->index);
+    fprintf(out, "%s== pid %d  tid %d  thread %u", style_bold(o), p->process.pid, t->tid,
+            t->index);
     if (t->name && *t->name) {
         fputs(" (", out);
         names_print_safe(out, t->name, strlen(t->name));
@@ -50,55 +68,164 @@ static void thread_header(FILE *out, const struct profile *p, const struct prof_
     fputs("  exe ", out);
     if (p->process.exe)
         names_print_safe(out, p->process.exe, strlen(p->process.exe));
-    fputc('\n', out);
+    fprintf(out, "%s\n", style_reset(o));
 }
+
+/* ---- the tree ------------------------------------------------------------------ */
 
 /* Indentation stops growing here: a 20000-deep recursion would otherwise
  * print hundreds of megabytes of spaces.  LV still gives the depth. */
 #define MAX_INDENT 64
 
-static void print_tree_line(const struct tree *t, uint32_t node, void *ctx)
+static int cmp_name(const struct tree *t, uint32_t a, uint32_t b)
 {
-    FILE *out = ctx;
+    const char *sa = tree_func(t, a)->name, *sb = tree_func(t, b)->name;
+    int c = strcmp(sa ? sa : "", sb ? sb : "");
+    return c ? c : tree_cmp_incl_desc(t, a, b);
+}
+
+static int cmp_calls(const struct tree *t, uint32_t a, uint32_t b)
+{
+    uint64_t ca = t->thread->nodes[a].calls, cb = t->thread->nodes[b].calls;
+    return ca != cb ? (ca > cb ? -1 : 1) : tree_cmp_incl_desc(t, a, b);
+}
+
+static int cmp_excl(const struct tree *t, uint32_t a, uint32_t b)
+{
+    uint64_t ea = t->thread->nodes[a].excl_ns, eb = t->thread->nodes[b].excl_ns;
+    return ea != eb ? (ea > eb ? -1 : 1) : tree_cmp_incl_desc(t, a, b);
+}
+
+static tree_cmp_fn tree_order(const struct report_opts *o)
+{
+    switch (o->sort) {
+    case SORT_CALLS: return cmp_calls;
+    case SORT_EXCL: return cmp_excl;
+    case SORT_NAME: return cmp_name;
+    default: return tree_cmp_incl_desc;
+    }
+}
+
+static void print_tree_line(FILE *out, const struct tree *t, uint32_t node, uint64_t total,
+                            const struct report_opts *o)
+{
     const struct prof_node *n = &t->thread->nodes[node];
     char base[UNITS_BUF], cum[UNITS_BUF];
     int indent = t->depth[node] < MAX_INDENT ? (int)t->depth[node] : MAX_INDENT;
-    fprintf(out, "%6u %10llu %10s %10s  %*s", t->depth[node], (unsigned long long)n->calls,
-            units_ns(n->excl_ns, base), units_ns(n->incl_ns, cum), indent, "");
+    double pct = total ? 100.0 * (double)n->incl_ns / (double)total : 0;
+    fprintf(out, "%6u %10llu %10s %s%10s%s  %*s", t->depth[node], (unsigned long long)n->calls,
+            units_ns(n->excl_ns, base), style_heat(o, pct), units_ns(n->incl_ns, cum),
+            style_reset(o), indent, "");
     names_print_jprof(out, tree_func(t, node));
     fputc('\n', out);
 }
 
-static int report_tree(FILE *out, const struct profile *p, const struct prof_thread *th)
+static void print_hidden(FILE *out, uint32_t depth, uint32_t nodes, uint64_t ns,
+                         const struct report_opts *o)
+{
+    char cum[UNITS_BUF];
+    int indent = depth < MAX_INDENT ? (int)depth : MAX_INDENT;
+    fprintf(out, "%s%6s %10s %10s %10s  %*s[%u node%s below %g%%]%s\n", style_dim(o), "", "", "",
+            units_ns(ns, cum), indent, "", nodes, nodes == 1 ? "" : "s", o->min_pct,
+            style_reset(o));
+}
+
+/* Preorder with an explicit stack (deep recursions make deep trees); a node
+ * below --min-pct is left out with its subtree, counted in its parent's
+ * summary line; --depth stops the descent. */
+static int print_tree(FILE *out, const struct tree *t, const struct report_opts *o)
+{
+    const struct prof_thread *th = t->thread;
+    uint64_t total = report_thread_total(th);
+    uint32_t *size = calloc((size_t)t->n + 1, sizeof *size);
+    struct frame { uint32_t node, next, hidden; uint64_t hidden_ns; } *stack =
+        malloc(((size_t)t->n + 2) * sizeof *stack);
+    if (!size || !stack) {
+        free(size);
+        free(stack);
+        return -1;
+    }
+    for (uint32_t i = t->n; i-- > 0;) {         /* subtree sizes: parents precede children */
+        size[i] += 1;
+        if (th->nodes[i].parent != PROF_NONE)
+            size[th->nodes[i].parent] += size[i];
+    }
+    double limit = o->min_pct > 0 ? (double)total * o->min_pct / 100.0 : 0;
+    size_t sp = 0;
+    stack[sp++] = (struct frame){ t->n, 0, 0, 0 };
+    while (sp > 0) {
+        struct frame *f = &stack[sp - 1];
+        uint32_t depth = f->node == t->n ? 0 : t->depth[f->node] + 1;
+        int descend = !o->depth || depth < o->depth;
+        if (descend && f->next < tree_nchildren(t, f->node)) {
+            uint32_t c = tree_children(t, f->node)[f->next++];
+            if ((double)th->nodes[c].incl_ns < limit) {
+                f->hidden += size[c];
+                f->hidden_ns += th->nodes[c].incl_ns;
+                continue;
+            }
+            print_tree_line(out, t, c, total, o);
+            stack[sp++] = (struct frame){ c, 0, 0, 0 };
+            continue;
+        }
+        if (f->hidden)
+            print_hidden(out, depth, f->hidden, f->hidden_ns, o);
+        sp--;
+    }
+    free(size);
+    free(stack);
+    return 0;
+}
+
+static int report_tree(FILE *out, const struct profile *p, const struct prof_thread *th,
+                       const struct report_opts *o)
 {
     struct tree t;
     if (tree_build(&t, p, th) < 0)
         return cli_fail("thread %u: %s", th->index,
                         errno == EINVAL ? "invalid call tree" : "out of memory");
-    tree_sort(&t, tree_cmp_incl_desc);
+    tree_sort(&t, tree_order(o));
     fprintf(out, "%6s %10s %10s %10s  %s\n", "LV", "CALLS", "BASE", "CUM", "NAME");
-    int rc = tree_walk(&t, print_tree_line, NULL, out);
+    int rc = print_tree(out, &t, o);
     tree_free(&t);
     return rc < 0 ? cli_fail("out of memory") : 0;
 }
 
-/* Self time descending, then calls descending, then name, then index. */
-static int flat_cmp(const void *va, const void *vb, void *vp)
+/* ---- the flat profile ------------------------------------------------------------ */
+
+struct flat_ctx {
+    const struct profile *p;
+    const struct func_total *tot;
+    enum report_sort sort;
+};
+
+/* The --sort key (self time by default) descending, then self, calls,
+ * name, index: a total order. */
+static int flat_cmp(const void *va, const void *vb, void *vc)
 {
-    const struct profile *p = ((void **)vp)[0];
-    const struct func_total *tot = ((void **)vp)[1];
+    const struct flat_ctx *c = vc;
     uint32_t a = *(const uint32_t *)va, b = *(const uint32_t *)vb;
-    const struct func_total *ta = &tot[a], *tb = &tot[b];
+    const struct func_total *ta = &c->tot[a], *tb = &c->tot[b];
+    const char *na = c->p->funcs[a].name, *nb = c->p->funcs[b].name;
+    if (c->sort == SORT_NAME) {
+        int s = strcmp(na ? na : "", nb ? nb : "");
+        if (s)
+            return s;
+    } else if (c->sort == SORT_CALLS && ta->calls != tb->calls) {
+        return ta->calls > tb->calls ? -1 : 1;
+    } else if (c->sort == SORT_INCL && ta->incl_ns != tb->incl_ns) {
+        return ta->incl_ns > tb->incl_ns ? -1 : 1;
+    }
     if (ta->self_ns != tb->self_ns)
         return ta->self_ns > tb->self_ns ? -1 : 1;
     if (ta->calls != tb->calls)
         return ta->calls > tb->calls ? -1 : 1;
-    const char *na = p->funcs[a].name, *nb = p->funcs[b].name;
-    int c = strcmp(na ? na : "", nb ? nb : "");
-    return c ? c : (a < b ? -1 : a > b);
+    int s = strcmp(na ? na : "", nb ? nb : "");
+    return s ? s : (a < b ? -1 : a > b);
 }
 
-static int report_flat(FILE *out, const struct profile *p, const struct prof_thread *th)
+static int report_flat(FILE *out, const struct profile *p, const struct prof_thread *th,
+                       const struct report_opts *o)
 {
     struct tree t;
     struct func_total *tot = calloc(p->nfuncs ? p->nfuncs : 1, sizeof *tot);
@@ -125,65 +252,165 @@ static int report_flat(FILE *out, const struct profile *p, const struct prof_thr
             total_self += tot[f].self_ns;
         }
     }
-    void *ctx[2] = { (void *)p, tot };
-    qsort_r(order, n, sizeof *order, flat_cmp, ctx);
+    struct flat_ctx ctx = { p, tot, o->sort };
+    qsort_r(order, n, sizeof *order, flat_cmp, &ctx);
 
     fprintf(out, "%7s %10s %11s %10s %10s %11s  %s\n", "%time", "self", "cumulative",
             "calls", "self/call", "total/call", "name");
-    uint64_t cumulative = 0;
+    uint64_t cumulative = 0, hidden_ns = 0;
+    uint32_t hidden = 0;
     for (uint32_t i = 0; i < n; i++) {
         const struct func_total *ft = &tot[order[i]];
         char self[UNITS_BUF], cum[UNITS_BUF], spc[UNITS_BUF], tpc[UNITS_BUF];
         cumulative += ft->self_ns;
         double pct = total_self ? 100.0 * (double)ft->self_ns / (double)total_self : 0.0;
+        double ipct = total_self ? 100.0 * (double)ft->incl_ns / (double)total_self : 0.0;
+        if (o->min_pct > 0 && pct < o->min_pct && ipct < o->min_pct) {
+            hidden++;
+            hidden_ns += ft->self_ns;
+            continue;
+        }
         double calls = ft->calls ? (double)ft->calls : 1.0;
-        fprintf(out, "%7.2f %10s %11s %10llu %10s %11s  ", pct, units_ns(ft->self_ns, self),
-                units_ns(cumulative, cum), (unsigned long long)ft->calls,
-                units_ns_f((double)ft->self_ns / calls, spc),
+        fprintf(out, "%s%7.2f%s %10s %11s %10llu %10s %11s  ", style_heat(o, pct), pct,
+                style_reset(o), units_ns(ft->self_ns, self), units_ns(cumulative, cum),
+                (unsigned long long)ft->calls, units_ns_f((double)ft->self_ns / calls, spc),
                 units_ns_f((double)ft->incl_ns / calls, tpc));
         names_print_jprof(out, &p->funcs[order[i]]);
         fputc('\n', out);
+    }
+    if (hidden) {
+        char h[UNITS_BUF];
+        fprintf(out, "%s[%u function%s below %g%%: %s self]%s\n", style_dim(o), hidden,
+                hidden == 1 ? "" : "s", o->min_pct, units_ns(hidden_ns, h), style_reset(o));
     }
     free(tot);
     free(order);
     return 0;
 }
 
+/* ---- one profile ------------------------------------------------------------------ */
+
 static int report_profile(FILE *out, const struct profile *p, const struct report_opts *o,
-                          int *printed)
+                          int *printed, int *fn_found)
 {
     for (uint32_t i = 0; i < p->nthreads; i++) {
         const struct prof_thread *th = &p->threads[i];
-        if (o->has_tid && th->tid != o->tid)
+        if (o->has_tid && th->tid != o->tid && !o->merge_threads)
             continue;
+        if (o->callers || o->callees) {
+            /* one section per thread that has the function */
+            for (int callees = 0; callees < 2; callees++) {
+                if (!(callees ? o->callees : o->callers))
+                    continue;
+                if (*printed)
+                    fputc('\n', out);
+                thread_header(out, p, th, o);
+                int rc = view_callers(out, p, th, o, callees);
+                if (rc < 0)
+                    return EXIT_FAIL;
+                if (rc == 0)
+                    (*fn_found)++;
+                else
+                    fprintf(out, "%s(%s is not called in this thread)%s\n", style_dim(o),
+                            callees ? o->callees : o->callers, style_reset(o));
+                (*printed)++;
+            }
+            continue;
+        }
         if ((*printed)++)
             fputc('\n', out);
-        thread_header(out, p, th);
-        int rc = o->flat ? report_flat(out, p, th) : report_tree(out, p, th);
+        thread_header(out, p, th, o);
+        int rc = o->flat ? report_flat(out, p, th, o) : report_tree(out, p, th, o);
         if (rc)
             return rc;
     }
     return 0;
 }
 
+static int is_trace(const struct profile *p)
+{
+    const char *src = profile_get_meta(p, "source");
+    return src && !strcmp(src, "trace");
+}
+
+/* --merge: every profile into one; --merge-threads: each profile's threads
+ * into one.  Replaces ps[i].prof (the originals are freed). */
+static int combine(struct loaded_profile *ps, size_t *n, const struct report_opts *o)
+{
+    if (o->merge) {
+        struct agg *a = agg_new(o->merge_threads ? AGG_MERGE_THREADS : 0, (uint32_t)*n);
+        int rc = a ? 0 : -1;
+        for (size_t i = 0; i < *n && rc == 0; i++)
+            rc = agg_add(a, ps[i].prof, ps[i].path);
+        struct profile *m = rc == 0 ? agg_finish(a) : NULL;
+        agg_free(a);
+        if (!m)
+            return -1;
+        for (size_t i = 0; i < *n; i++)
+            profile_free(ps[i].prof);
+        ps[0].prof = m;
+        ps[0].path = "(merged)";
+        *n = 1;
+        return 0;
+    }
+    for (size_t i = 0; i < *n && o->merge_threads; i++) {
+        struct profile *m = agg_merge_threads(ps[i].prof);
+        if (!m)
+            return -1;
+        profile_free(ps[i].prof);
+        ps[i].prof = m;
+    }
+    return 0;
+}
+
+static int parse_sort(const char *s, enum report_sort *out)
+{
+    static const struct { const char *name; enum report_sort v; } keys[] = {
+        { "calls", SORT_CALLS }, { "incl", SORT_INCL }, { "excl", SORT_EXCL },
+        { "name", SORT_NAME },
+    };
+    for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++)
+        if (!strcmp(s, keys[i].name)) {
+            *out = keys[i].v;
+            return 0;
+        }
+    return -1;
+}
+
+enum { OPT_CALLERS = 256, OPT_CALLEES, OPT_COLOR, OPT_NO_COLOR, OPT_NO_PAGER, OPT_TREE };
+
 int cmd_report(int argc, char **argv)
 {
     static const struct option opts[] = {
         { "flat", no_argument, NULL, 'f' },
         { "thread", required_argument, NULL, 't' },
+        { "callers", required_argument, NULL, OPT_CALLERS },
+        { "callees", required_argument, NULL, OPT_CALLEES },
+        { "tree", no_argument, NULL, OPT_TREE },
+        { "merge-threads", no_argument, NULL, 'm' },
+        { "merge", no_argument, NULL, 'M' },
+        { "min-pct", required_argument, NULL, 'p' },
+        { "depth", required_argument, NULL, 'd' },
+        { "sort", required_argument, NULL, 's' },
+        { "units", required_argument, NULL, 'u' },
+        { "color", no_argument, NULL, OPT_COLOR },
+        { "colour", no_argument, NULL, OPT_COLOR },
+        { "no-color", no_argument, NULL, OPT_NO_COLOR },
+        { "no-colour", no_argument, NULL, OPT_NO_COLOR },
+        { "no-pager", no_argument, NULL, OPT_NO_PAGER },
         { "help", no_argument, NULL, 'h' },
         { 0, 0, 0, 0 },
     };
     struct report_opts o = { 0 };
-    int c;
+    int c, color = -1, pager = 1;
     cli_reset_getopt();
-    while ((c = getopt_long(argc, argv, ":ft:h", opts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, ":ft:mMp:d:s:u:h", opts, NULL)) != -1) {
+        char *end;
         switch (c) {
         case 'f':
             o.flat = 1;
             break;
-        case 't': {
-            char *end;
+        case 't':
             errno = 0;
             o.tid = strtol(optarg, &end, 10);
             if (errno || end == optarg || *end || o.tid < 0 || o.tid > INT32_MAX)
@@ -191,7 +418,56 @@ int cmd_report(int argc, char **argv)
                                        optarg);
             o.has_tid = 1;
             break;
+        case OPT_CALLERS:
+            o.callers = optarg;
+            break;
+        case OPT_CALLEES:
+            o.callees = optarg;
+            break;
+        case OPT_TREE:
+            o.tree = 1;
+            break;
+        case 'm':
+            o.merge_threads = 1;
+            break;
+        case 'M':
+            o.merge = 1;
+            break;
+        case 'p':
+            errno = 0;
+            o.min_pct = strtod(optarg, &end);
+            if (errno || end == optarg || *end || !(o.min_pct >= 0 && o.min_pct <= 100))
+                return cli_usage_error("report", "--min-pct needs a percentage (0 to 100), not '%s'",
+                                       optarg);
+            break;
+        case 'd': {
+            errno = 0;
+            long d = strtol(optarg, &end, 10);
+            if (errno || end == optarg || *end || d < 1 || d > INT32_MAX)
+                return cli_usage_error("report", "--depth needs a number of levels (1 or more), "
+                                       "not '%s'", optarg);
+            o.depth = (uint32_t)d;
+            break;
         }
+        case 's':
+            if (parse_sort(optarg, &o.sort) != 0)
+                return cli_usage_error("report", "--sort is calls, incl, excl or name, not '%s'",
+                                       optarg);
+            break;
+        case 'u':
+            if (units_set(optarg) != 0)
+                return cli_usage_error("report", "--units is ns, us, ms, s or auto, not '%s'",
+                                       optarg);
+            break;
+        case OPT_COLOR:
+            color = 1;
+            break;
+        case OPT_NO_COLOR:
+            color = 0;
+            break;
+        case OPT_NO_PAGER:
+            pager = 0;
+            break;
         case 'h':
             fputs(report_usage, stdout);
             return EXIT_OK;
@@ -201,30 +477,42 @@ int cmd_report(int argc, char **argv)
     }
     if (optind >= argc)
         return cli_usage_error("report", "no profile given");
+    o.color = style_want_color(color);
 
     struct loaded_profile *ps;
     size_t n = (size_t)(argc - optind);
     if (cli_load_profiles(argv + optind, n, &ps) < 0)
         return EXIT_FAIL;
-    int printed = 0, rc = 0, threads_shown = 0;
+    int listing = !o.flat && !o.tree && !o.callers && !o.callees && !o.merge && !o.merge_threads;
+    if (combine(ps, &n, &o) != 0) {
+        cli_free_profiles(ps, n);
+        return cli_fail("out of memory merging the profiles");
+    }
+    pager_start(pager);
+    int printed = 0, rc = 0, threads_shown = 0, fn_found = 0;
     for (size_t i = 0; i < n && !rc; i++) {
         if (n > 1) {
             if (i)
                 fputc('\n', stdout);
-            printf("==> %s <==\n", ps[i].path);
+            printf("%s==> %s <==%s\n", style_bold(&o), ps[i].path, style_reset(&o));
             threads_shown += printed;
             printed = 0;
         }
-        rc = report_profile(stdout, ps[i].prof, &o, &printed);
+        if (listing && is_trace(ps[i].prof))
+            rc = view_listing(stdout, ps[i].path, &o, &printed);
+        else
+            rc = report_profile(stdout, ps[i].prof, &o, &printed, &fn_found);
     }
     threads_shown += printed;
     cli_free_profiles(ps, n);
-    if (rc)
-        return rc;
-    if (o.has_tid && !threads_shown)
-        return cli_fail("no thread with tid %ld in %s", o.tid,
-                        n == 1 ? argv[optind] : "the profiles given");
-    if (fflush(stdout) != 0 || ferror(stdout))
-        return cli_fail("error writing standard output: %s", strerror(errno));
-    return EXIT_OK;
+    if (!rc && o.has_tid && !threads_shown)
+        rc = cli_fail("no thread with tid %ld in %s", o.tid,
+                      argc - optind == 1 ? argv[optind] : "the profiles given");
+    else if (!rc && (o.callers || o.callees) && !fn_found)
+        rc = cli_fail("no function named '%s' in %s", o.callers ? o.callers : o.callees,
+                      argc - optind == 1 ? argv[optind] : "the profiles given");
+    if (!rc && (fflush(stdout) != 0 || ferror(stdout)))
+        rc = cli_fail("error writing standard output: %s", strerror(errno));
+    pager_end();
+    return rc;
 }

@@ -14,4 +14,8 @@ const char *units_ns(uint64_t ns, char buf[UNITS_BUF]);
 /* A fractional ns value (an average per call) the same way. */
 const char *units_ns_f(double ns, char buf[UNITS_BUF]);
 
+/* --units: print every time in one unit, "ns", "us", "ms" or "s", or choose
+ * per number ("auto", the default).  0, or -1 for another name. */
+int units_set(const char *name);
+
 #endif

@@ -1,0 +1,233 @@
+/*
+ * hookit report --callers FN / --callees FN: every calling context of a
+ * function, aggregated by the calling (or called) function, with calls,
+ * inclusive and exclusive time.
+ *
+ * The recursion rule (docs/reports.md): a call carries its inclusive time
+ * only when it is the outermost activation of its function on its call
+ * path; an inner activation (recursion, direct or through other functions)
+ * carries its calls and exclusive time but no inclusive time, because that
+ * time is already inside the outer activation's.  So for --callers the
+ * rows add up exactly to the function's line in --flat: calls, self
+ * (exclusive) and total (inclusive) time.
+ */
+#include "tools/cli.h"
+#include "tools/names.h"
+#include "tools/report.h"
+#include "tools/tree.h"
+#include "tools/units.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+uint64_t report_thread_total(const struct prof_thread *th)
+{
+    uint64_t total = 0;
+    for (uint32_t i = 0; i < th->nnodes; i++)
+        if (th->nodes[i].parent == PROF_NONE)
+            total += th->nodes[i].incl_ns;
+    return total;
+}
+
+int report_name_matches(const struct prof_func *f, const char *fn)
+{
+    const char *name = f->name ? f->name : "";
+    size_t len = strlen(fn);
+    if (!strcmp(name, fn))
+        return 1;
+    if (!strncmp(name, fn, len) && name[len] == '(')
+        return 1;
+    const char *colon = strchr(fn, ':');
+    if (colon && colon[1] != ':' && f->module) {        /* module:name */
+        size_t mlen = (size_t)(colon - fn);
+        return strlen(f->module) == mlen && !strncmp(f->module, fn, mlen) &&
+               !strcmp(name, colon + 1);
+    }
+    return 0;
+}
+
+struct row {
+    uint32_t func;              /* PROF_NONE: the thread (a root's caller) */
+    int recursive;              /* the other function is the function itself */
+    uint64_t calls, incl, excl;
+};
+
+struct cctx {
+    const struct profile *p;
+    const uint8_t *target;      /* per function: matches FN */
+    uint32_t *active;           /* per function: activations on the current path */
+    int callees;
+    struct row *rows;           /* per function + 1 (index nfuncs = the thread) */
+    uint64_t calls, self, incl; /* the function's own totals (outermost rule) */
+    uint32_t contexts;
+};
+
+static void enter(const struct tree *t, uint32_t node, void *vctx)
+{
+    struct cctx *c = vctx;
+    const struct prof_node *n = &t->thread->nodes[node];
+    int outer = c->active[n->func]++ == 0;
+    if (!c->callees) {
+        if (!c->target[n->func])
+            return;
+        uint32_t caller = n->parent == PROF_NONE ? c->p->nfuncs : t->thread->nodes[n->parent].func;
+        struct row *r = &c->rows[caller];
+        r->calls += n->calls;
+        r->excl += n->excl_ns;
+        if (outer)
+            r->incl += n->incl_ns;
+        r->recursive = caller < c->p->nfuncs && c->target[caller];
+        c->contexts++;
+    } else {
+        if (n->parent == PROF_NONE || !c->target[t->thread->nodes[n->parent].func])
+            goto own;
+        struct row *r = &c->rows[n->func];
+        r->calls += n->calls;
+        r->excl += n->excl_ns;
+        if (outer)
+            r->incl += n->incl_ns;
+        r->recursive = c->target[n->func];
+    own:
+        if (c->target[n->func])
+            c->contexts++;
+    }
+    if (c->target[n->func]) {
+        c->calls += n->calls;
+        c->self += n->excl_ns;
+        if (outer)
+            c->incl += n->incl_ns;
+    }
+}
+
+static void leave(const struct tree *t, uint32_t node, void *vctx)
+{
+    struct cctx *c = vctx;
+    c->active[t->thread->nodes[node].func]--;
+}
+
+static int cmp_rows(const void *va, const void *vb, void *vo)
+{
+    const struct report_opts *o = vo;
+    const struct row *a = va, *b = vb;
+    switch (o->sort) {
+    case SORT_CALLS:
+        if (a->calls != b->calls)
+            return a->calls > b->calls ? -1 : 1;
+        break;
+    case SORT_EXCL:
+        if (a->excl != b->excl)
+            return a->excl > b->excl ? -1 : 1;
+        break;
+    case SORT_NAME:
+        break;
+    default:
+        if (a->incl != b->incl)
+            return a->incl > b->incl ? -1 : 1;
+        if (a->excl != b->excl)
+            return a->excl > b->excl ? -1 : 1;
+        break;
+    }
+    return (a->func > b->func) - (a->func < b->func);
+}
+
+static int cmp_rows_name(const void *va, const void *vb, void *vp)
+{
+    const struct profile *p = vp;
+    const struct row *a = va, *b = vb;
+    const char *na = a->func < p->nfuncs ? p->funcs[a->func].name : "";
+    const char *nb = b->func < p->nfuncs ? p->funcs[b->func].name : "";
+    int c = strcmp(na ? na : "", nb ? nb : "");
+    return c ? c : (a->func > b->func) - (a->func < b->func);
+}
+
+static void print_row(FILE *out, const struct report_opts *o, const struct profile *p,
+                      const struct row *r, uint64_t total)
+{
+    char incl[UNITS_BUF], excl[UNITS_BUF];
+    double pct = total ? 100.0 * (double)r->incl / (double)total : 0;
+    fprintf(out, "%10llu %s%10s%s %10s  ", (unsigned long long)r->calls, style_heat(o, pct),
+            units_ns(r->incl, incl), style_reset(o), units_ns(r->excl, excl));
+    if (r->func >= p->nfuncs)
+        fputs("[thread start]", out);
+    else
+        names_print_jprof(out, &p->funcs[r->func]);
+    if (r->recursive)
+        fputs(" (recursive)", out);
+    fputc('\n', out);
+}
+
+int view_callers(FILE *out, const struct profile *p, const struct prof_thread *th,
+                 const struct report_opts *o, int callees)
+{
+    const char *fn = callees ? o->callees : o->callers;
+    struct cctx c = { .p = p, .callees = callees };
+    uint8_t *target = calloc(p->nfuncs + 1, 1);
+    c.active = calloc(p->nfuncs + 1, sizeof *c.active);
+    c.rows = calloc(p->nfuncs + 1, sizeof *c.rows);
+    c.target = target;
+    struct tree t;
+    int rc = target && c.active && c.rows ? 0 : -1;
+    int any = 0;
+    for (uint32_t f = 0; rc == 0 && f < p->nfuncs; f++)
+        any |= target[f] = (uint8_t)report_name_matches(&p->funcs[f], fn);
+    if (rc == 0 && any) {
+        if (tree_build(&t, p, th) != 0) {
+            rc = -1;
+        } else {
+            rc = tree_walk(&t, enter, leave, &c);
+            tree_free(&t);
+        }
+    }
+    if (rc == 0 && c.contexts == 0)
+        rc = 1;                 /* not in this thread */
+    if (rc == 0) {
+        uint32_t n = 0;
+        for (uint32_t f = 0; f <= p->nfuncs; f++)
+            if (c.rows[f].calls || c.rows[f].excl || c.rows[f].incl) {
+                c.rows[n] = c.rows[f];
+                c.rows[n++].func = f;
+            }
+        if (o->sort == SORT_NAME)
+            qsort_r(c.rows, n, sizeof *c.rows, cmp_rows_name, (void *)p);
+        else
+            qsort_r(c.rows, n, sizeof *c.rows, cmp_rows, (void *)o);
+        uint64_t total = report_thread_total(th);
+        char calls_s[32], self[UNITS_BUF], incl[UNITS_BUF];
+        snprintf(calls_s, sizeof calls_s, "%llu", (unsigned long long)c.calls);
+        fprintf(out, "%s%s of %s%s: %u calling context%s, %s calls, self %s, total %s "
+                "(%.2f%% of the thread)\n", style_bold(o), callees ? "callees" : "callers", fn,
+                style_reset(o), c.contexts, c.contexts == 1 ? "" : "s", calls_s,
+                units_ns(c.self, self), units_ns(c.incl, incl),
+                total ? 100.0 * (double)c.incl / (double)total : 0.0);
+        fprintf(out, "%10s %10s %10s  %s\n", "CALLS", "INCL", "EXCL",
+                callees ? "CALLEE (called by it)" : "CALLER (calling it)");
+        uint32_t hidden = 0;
+        uint64_t hidden_ns = 0;
+        for (uint32_t i = 0; i < n; i++) {
+            uint64_t biggest = c.rows[i].incl > c.rows[i].excl ? c.rows[i].incl : c.rows[i].excl;
+            if (o->min_pct > 0 && total && 100.0 * (double)biggest / (double)total < o->min_pct) {
+                hidden++;
+                hidden_ns += c.rows[i].incl;
+                continue;
+            }
+            print_row(out, o, p, &c.rows[i], total);
+        }
+        if (callees) {
+            char s[UNITS_BUF];
+            fprintf(out, "%10s %10s %10s  %s[self]%s\n", "", "", units_ns(c.self, s),
+                    style_dim(o), style_reset(o));
+        }
+        if (hidden) {
+            char h[UNITS_BUF];
+            fprintf(out, "%s%u %s below %g%% (%s)%s\n", style_dim(o), hidden,
+                    hidden == 1 ? "row" : "rows", o->min_pct, units_ns(hidden_ns, h),
+                    style_reset(o));
+        }
+    }
+    free(target);
+    free(c.active);
+    free(c.rows);
+    if (rc < 0)
+        cli_fail("out of memory");
+    return rc;
+}
