@@ -159,7 +159,9 @@ static uint64_t elf_size(bfd *abfd, asymbol *s)
 
 static int is_function(const asymbol *s)
 {
-    if (!(s->flags & BSF_FUNCTION) || (s->flags & (BSF_SECTION_SYM | BSF_FILE)))
+    /* An IFUNC symbol names its resolver, a function too. */
+    if (!(s->flags & (BSF_FUNCTION | BSF_GNU_INDIRECT_FUNCTION))
+        || (s->flags & (BSF_SECTION_SYM | BSF_FILE)))
         return 0;
     const asection *sec = s->section;
     return sec && !bfd_is_und_section(sec) && !bfd_is_com_section(sec)
