@@ -161,3 +161,22 @@ def test_report_of_a_real_profile(tmp):
             f = l.split()
             flat[f[-1]] = int(f[cols.index("calls")])
     assert flat == {f"F:calls.{n}()": c for n, c in calls_tree.flat_counts().items()}, flat
+
+
+def test_output_dir_is_fixed_at_start(tmp):
+    """A program that changes directory: the default output directory (the
+    current one) and a relative HOOKIT_OUTPUT mean the directory at start."""
+    exe = hk.cc(tmp, ["chdir.c"], "chdir")
+    start = os.path.join(tmp, "start")
+    elsewhere = os.path.join(tmp, "elsewhere")
+    os.makedirs(os.path.join(start, "out"))
+    os.mkdir(elsewhere)
+    for env, where in (({"HOOKIT_OUTPUT": None}, start),
+                       ({"HOOKIT_OUTPUT": "out"}, os.path.join(start, "out"))):
+        rc, out, err, pid = hk.popen_run(start, [exe, elsewhere], env=env)
+        assert (rc, out, err) == (0, "chdir: done\n", ""), (env, rc, out, err)
+        assert os.listdir(elsewhere) == [], (env, os.listdir(elsewhere))
+        prof = hk.one_profile(where, "chdir")
+        t = hk.thread_of(hk.export_json(tmp, prof), 0)
+        hk.assert_tree(t, {("main",): 1, ("main", "work"): 1})
+        os.unlink(prof)
