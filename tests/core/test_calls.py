@@ -180,3 +180,25 @@ def test_output_dir_is_fixed_at_start(tmp):
         t = hk.thread_of(hk.export_json(tmp, prof), 0)
         hk.assert_tree(t, {("main",): 1, ("main", "work"): 1})
         os.unlink(prof)
+
+
+def test_argv_round_trips_through_json(tmp):
+    """Arguments with quotes, backslashes, control characters and non-ASCII
+    text come back exactly; bytes that are not UTF-8 still give valid JSON."""
+    import json
+    import subprocess
+    exe = build(tmp, "gcc")
+    args = ['quote"back\\slash', "new\nline\ttab", "caf\u00e9 \u2713", "\x01\x1f", ""]
+    rc, out, err, pid = hk.popen_run(tmp, [exe] + args)
+    assert (rc, out) == (calls_tree.STATUS, calls_tree.STDOUT), (rc, out, err)
+    doc = hk.export_json(tmp, hk.one_profile(tmp, "calls"))
+    assert doc["process"]["argv"] == [exe] + args, doc["process"]["argv"]
+
+    raw = os.path.join(tmp, "raw")
+    os.mkdir(raw)
+    p = subprocess.run([exe.encode(), b"\xff\xfe bad utf-8 \xc3"], cwd=raw,
+                       env=hk.test_env(HOOKIT_OUTPUT=raw), capture_output=True)
+    assert p.returncode == calls_tree.STATUS, p
+    text = hk.hookit(tmp, "export", "--format=json", hk.one_profile(raw, "calls")).stdout
+    argv = json.loads(text)["process"]["argv"]
+    assert len(argv) == 2 and "bad utf-8" in argv[1], argv
