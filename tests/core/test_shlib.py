@@ -50,3 +50,43 @@ def test_shlib_clang(tmp):
 
 def test_shlib_clang_O2(tmp):
     check_shlib(tmp, "clang", ["-O2"])
+
+
+def check_dlopen(tmp, compiler, runner=False):
+    lib = hk.cc(tmp, ["shlib.c"], "libshlib.so", compiler=compiler, shared=True,
+                link_hookit=False)
+    exe = hk.cc(tmp, ["dlopen_main.c"], "dlopen_main", compiler=compiler,
+                link_hookit=not runner, libs=["-ldl"])
+    if runner:
+        p = hk.hookit(tmp, "run", "-o", tmp, "--", exe, lib, check=False)
+        rc, out, err = p.returncode, p.stdout, p.stderr
+    else:
+        rc, out, err, pid = hk.popen_run(tmp, [exe, lib])
+    assert (rc, out, err) == (0, "dlopen: 105\n", ""), (rc, out, err)
+    t = hk.thread_of(hk.export_json(tmp, hk.one_profile(tmp, "dlopen_main")), 0)
+    want = hk.CallTree()
+    with want.call("main"):
+        with want.call("shlib_entry"):
+            for _ in range(5):
+                with want.call("shlib_hidden"):
+                    for _ in range(2):
+                        with want.call("shlib_leaf"):
+                            pass
+            with want.call("back_in_main"):
+                pass
+        with want.call("after_unload"):
+            pass
+    hk.assert_tree(t, want.calls)
+    hk.check_tree_consistent(t)
+    for p, n in hk.walk(t["roots"]):
+        mod = "libshlib.so" if n["name"].startswith("shlib_") else "dlopen_main"
+        assert n["module"] == mod, (p, n["module"])
+
+
+def test_dlopen_dlclose_gcc(tmp):
+    """A library loaded with dlopen and unloaded before exit keeps its names."""
+    check_dlopen(tmp, "gcc")
+
+
+def test_dlopen_dlclose_clang_hookit_run(tmp):
+    check_dlopen(tmp, "clang", runner=True)
