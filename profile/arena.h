@@ -6,7 +6,8 @@
  * references (offset / ARENA_SLOT) from the start of the mapping, so the
  * mapping may sit at any address in the reader.
  *
- * Slot 0 holds struct arena_header; reference 0 means "none".
+ * Slot 0 holds struct arena_header; reference 0 means "none"; slot 1
+ * holds struct arena_process.
  *
  * Writers and readers (see docs/live.md):
  *  - Only a thread writes its own nodes and thread record.
@@ -102,7 +103,18 @@ struct arena_thread {
     volatile uint32_t request;      /* a reader's request to this thread (ARENA_REQ_*) */
     volatile arena_ref stack;       /* the shadow stack: capacity arena_frames */
     volatile uint32_t capacity;
-    uint64_t reserved[4];
+    /* The thread's copy of its own tree, made on ARENA_REQ_COPY (see
+     * struct arena_copy_node): copy_seq is odd while the thread rewrites
+     * the block; a reader waits for it to move past the value it saw when
+     * it asked, copies, and checks it did not move again. */
+    volatile uint32_t copy_seq;
+    volatile arena_ref copy_ref;    /* block: copy_nodes nodes, then copy_depth frames */
+    volatile uint32_t copy_slots;   /* the block's size in slots */
+    volatile uint32_t copy_nodes;
+    volatile uint32_t copy_depth;
+    volatile uint32_t parked;       /* 1 while waiting in a process-consistent pause */
+    volatile uint64_t copy_taken;   /* clock reading when the copy was made */
+    uint64_t reserved[2];
 };
 
 #define ARENA_THREAD_SLOTS 2
@@ -111,9 +123,48 @@ struct arena_thread {
 #define ARENA_REQ_CONTROL 0x1u      /* a command waits in the header */
 #define ARENA_REQ_COPY    0x2u      /* copy your own tree (you were always mid-update) */
 #define ARENA_REQ_PAUSE   0x4u      /* process-consistent snapshot: wait at your next hook */
+#define ARENA_REQ_RESET   0x8u      /* `ctl reset`: start your tree anew */
+#define ARENA_REQ_ZERO    0x10u     /* `ctl zerobase`: zero your numbers, keep the tree */
+
+/*
+ * Process metadata: slot 1 (reference ARENA_PROCESS_REF), right after the
+ * header, written once at start (and in a forked child).  It lets a reader
+ * convert ticks to time without the process's help, check a pid was not
+ * reused, and lets `hookit recover` name a killed process.
+ */
+#define ARENA_PROCESS_REF 1u
+
+struct arena_process {
+    uint64_t start_tsc;             /* TSC and CLOCK_MONOTONIC read together at */
+    uint64_t start_mono_ns;         /* start: a reader's rate is (tsc - start_tsc) / (mono - start_mono) */
+    uint64_t start_wall_ns;         /* CLOCK_REALTIME at start */
+    uint64_t proc_starttime;        /* field 22 of /proc/PID/stat: tells a reused pid */
+    arena_ref exe;                  /* block: the executable's path, NUL-terminated */
+    arena_ref argv;                 /* block: the arguments, NUL-separated */
+    uint32_t argv_len;              /* bytes in argv */
+    uint32_t uid;
+    /* Process-consistent snapshot (ARENA_REQ_PAUSE): a reader makes
+     * pause_gen odd (owner in pause_owner), threads park on it with a
+     * futex wait, bounded; making it even again releases them. */
+    volatile uint32_t pause_gen;
+    volatile int32_t pause_owner;
+    volatile uint32_t parked;       /* threads waiting now */
+    uint32_t pad;
+};
+
+/* A node of a thread's own copy (ARENA_REQ_COPY) and of a reader's copy:
+ * the tree in preorder, parent given as an index into the copy. */
+struct arena_copy_node {
+    uint64_t fn;
+    uint64_t calls;
+    uint64_t incl;
+    arena_ref ref;                  /* the node's reference in the arena */
+    uint32_t parent;                /* index of the parent, UINT32_MAX for a root */
+};
 
 _Static_assert(sizeof(struct arena_header) <= ARENA_SLOT, "header is one slot");
 _Static_assert(sizeof(struct arena_node) == ARENA_SLOT, "a node is one slot");
 _Static_assert(sizeof(struct arena_thread) <= ARENA_THREAD_SLOTS * ARENA_SLOT, "thread record");
+_Static_assert(sizeof(struct arena_process) == ARENA_SLOT, "process block is one slot");
 
 #endif

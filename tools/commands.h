@@ -12,3 +12,7 @@ HOOKIT_COMMAND(report, "print each thread's call tree, or a flat profile, from p
 HOOKIT_COMMAND(export, "convert profiles to other formats (json, ...)")
 HOOKIT_COMMAND(merge,  "combine profiles (a fork family, repeated runs) into one, with min/mean/max")
 HOOKIT_COMMAND(diff,   "compare two profiles per function and per call path")
+HOOKIT_COMMAND(top,      "watch a running profiled process: hottest functions, paths, stacks, calls/s")
+HOOKIT_COMMAND(snapshot, "write a profile of a running process without stopping it")
+HOOKIT_COMMAND(ctl,      "control a running process: start, stop, flush, reset, zerobase")
+HOOKIT_COMMAND(recover,  "write the profile of a killed process from what it left behind")

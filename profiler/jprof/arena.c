@@ -1,27 +1,54 @@
-/* The shared arena: every thread's tree in one mapping of a memfd, so a
- * reader in another process can map the same pages and follow 32-bit slot
- * references.  The file is sized once to the whole reservation; shmem
- * allocates pages only when touched, so nothing grows on the hot path.
+/* The shared arena: every thread's tree in one MAP_SHARED mapping of a file
+ * in the per-user registry (profile/registry.h), PID.arena, so a reader in
+ * another process (`hookit top`, `snapshot`, `ctl`, `recover`) can map the
+ * same pages and follow 32-bit slot references.  The file is sized once to
+ * the whole reservation; tmpfs allocates pages only when touched, so nothing
+ * grows on the hot path.  The file descriptor is closed once mapped: the
+ * program's descriptors stay as they were.
  *
- * When a file-size limit is set (RLIMIT_FSIZE: growing a file past it
- * raises SIGXFSZ) or memfd_create is unavailable, anonymous memory is used
- * instead: the profile is the same, only live reading is lost. */
+ * Fallbacks, each said once with HOOKIT_DEBUG=1 (an unsafe registry
+ * directory is said always): no usable registry -> a memfd (same profile,
+ * no live view); a file-size limit (RLIMIT_FSIZE: growing a file past it
+ * raises SIGXFSZ) or no memfd -> anonymous memory (same profile, no live
+ * view).
+ *
+ * Lifetime of the registry files: made at start (stale files of dead
+ * processes cleaned then), removed after the profile is written at normal
+ * exit or death by a signal; a forked child gets its own; an exec hides the
+ * old image's files (renamed to .PID.*) and a failed exec brings them back;
+ * the new image removes them when it registers under the same pid. */
 #include "jprof.h"
+#include "profile/registry.h"
 
+#include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #define ARENA_RESERVE (16ull << 30)     /* address space: 256M slots */
+/* A killed process's leftover is kept this long for `hookit recover`
+ * before a newly registering process removes it. */
+#define LEFTOVER_KEEP_S (24 * 3600)
 
 char *jp_arena_base;
-static int arena_fd = -1;
+static char registry[REGISTRY_PATH_MAX];  /* our registry directory, "" when none */
+static pid_t registered_pid;              /* the pid our files are named after, 0 = none */
 
 JP_NOINSTR struct arena_header *jp_arena_header(void)
 {
     return (struct arena_header *)jp_arena_base;
+}
+
+JP_NOINSTR static struct arena_process *process_block(void)
+{
+    return jp_at(ARENA_PROCESS_REF);
 }
 
 JP_NOINSTR static int file_size_unlimited(void)
@@ -31,17 +58,149 @@ JP_NOINSTR static int file_size_unlimited(void)
            rl.rlim_cur >= ARENA_RESERVE;
 }
 
-/* A new memfd of the reservation's size, or -1. */
+/* ---- registry files ---------------------------------------------------- */
+
+JP_NOINSTR static void unlink_pair(const char *dir, pid_t pid, const char *prefix)
+{
+    char path[REGISTRY_PATH_MAX + 64], name[64];
+    snprintf(name, sizeof name, "%s%d.arena", prefix, (int)pid);
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    unlink(path);
+    snprintf(path, sizeof path, "%s/%s%d.maps", dir, prefix, (int)pid);
+    unlink(path);
+}
+
+/* The start time stored in a leftover arena, 0 when unreadable. */
+JP_NOINSTR static uint64_t leftover_starttime(const char *path, int *recoverable)
+{
+    struct arena_header h;
+    struct arena_process pr;
+    *recoverable = 0;
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+    if (fd < 0)
+        return 0;
+    int ok = pread(fd, &h, sizeof h, 0) == sizeof h && pread(fd, &pr, sizeof pr, ARENA_SLOT) == sizeof pr &&
+             !memcmp(h.magic, ARENA_MAGIC, 8);
+    close(fd);
+    *recoverable = ok && h.first_thread != 0;
+    return ok ? pr.proc_starttime : 0;
+}
+
+/* Remove what dead processes left behind: files of an exec'ed-away image
+ * of our own pid, unreadable or empty arenas, and killed processes'
+ * arenas once they are older than LEFTOVER_KEEP_S (until then they wait
+ * for `hookit recover`).  Never a live process's files. */
+JP_NOINSTR static void clean_stale(const char *dir, pid_t self)
+{
+    DIR *d = opendir(dir);
+    if (!d)
+        return;
+    struct dirent *e;
+    time_t now = time(NULL);
+    while ((e = readdir(d))) {
+        char *end;
+        const char *name = e->d_name;
+        int hidden = name[0] == '.';
+        long pid = strtol(name + hidden, &end, 10);
+        if (pid <= 0 || strcmp(end, ".arena") != 0)
+            continue;
+        if (hidden) {           /* an exec'ed-away image: ours, or its process is gone */
+            if (pid == self || !registry_alive((pid_t)pid, 0))
+                unlink_pair(dir, (pid_t)pid, ".");
+            continue;
+        }
+        if (pid == self)
+            continue;
+        char path[REGISTRY_PATH_MAX + 300];
+        snprintf(path, sizeof path, "%s/%s", dir, name);
+        int recoverable;
+        uint64_t start = leftover_starttime(path, &recoverable);
+        if (registry_alive((pid_t)pid, start))
+            continue;
+        struct stat st;
+        int old = lstat(path, &st) == 0 && now - st.st_mtime > LEFTOVER_KEEP_S;
+        if (!recoverable || old)
+            unlink_pair(dir, (pid_t)pid, "");
+    }
+    closedir(d);
+}
+
+/* Copy /proc/self/maps to PID.maps (temporary file, then rename). */
+JP_NOINSTR static void save_maps(void)
+{
+    if (!registered_pid)
+        return;
+    int saved = errno;
+    char tmp[REGISTRY_PATH_MAX + 64], path[REGISTRY_PATH_MAX + 64], buf[16384];
+    snprintf(tmp, sizeof tmp, "%s/.%d.maps.tmp", registry, (int)registered_pid);
+    registry_file(path, sizeof path, registry, registered_pid, ".maps");
+    int in = open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
+    unlink(tmp);
+    int out = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+    int ok = in >= 0 && out >= 0;
+    ssize_t n;
+    while (ok && (n = read(in, buf, sizeof buf)) > 0)
+        ok = write(out, buf, (size_t)n) == n;
+    if (in >= 0)
+        close(in);
+    if (out >= 0)
+        close(out);
+    if (!ok || rename(tmp, path) != 0)
+        unlink(tmp);
+    errno = saved;
+}
+
+/* A new registry file PID.arena of the reservation's size, or -1. */
+JP_NOINSTR static int new_registry_file(void)
+{
+    char err[REGISTRY_PATH_MAX + 128], path[REGISTRY_PATH_MAX + 64];
+    if (registry_dir(geteuid(), 1, registry, sizeof registry, err, sizeof err) != 0) {
+        if (errno == ENOENT || !strstr(err, "refused"))
+            jp_host->debug_log("jprof: %s; no live view", err);
+        else
+            jp_host->log("jprof: %s; no live view", err);
+        registry[0] = 0;
+        return -1;
+    }
+    pid_t pid = getpid();
+    clean_stale(registry, pid);
+    registry_file(path, sizeof path, registry, pid, ".arena");
+    int fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+    if (fd < 0 && errno == EEXIST) {
+        /* Our pid's file: a previous process with this pid died without
+         * cleaning up (it cannot be alive: the pid is ours now). */
+        unlink(path);
+        fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+    }
+    if (fd >= 0 && ftruncate(fd, (off_t)ARENA_RESERVE) != 0) {
+        close(fd);
+        unlink(path);
+        fd = -1;
+    }
+    if (fd < 0) {
+        jp_host->debug_log("jprof: cannot create %s: %s; no live view", path, strerror(errno));
+        registry[0] = 0;
+        return -1;
+    }
+    registered_pid = pid;
+    return fd;
+}
+
+/* The backing file: a registry file, else a memfd, else -1 (anonymous). */
 JP_NOINSTR static int new_backing_file(void)
 {
-    if (!file_size_unlimited())
+    if (!file_size_unlimited()) {
+        jp_host->debug_log("jprof: a file-size limit is set (RLIMIT_FSIZE): trees in anonymous "
+                           "memory, no live view");
         return -1;
-    int fd = memfd_create("hookit-jprof", MFD_CLOEXEC);
-    if (fd < 0)
-        return -1;
-    if (ftruncate(fd, (off_t)ARENA_RESERVE) != 0) {
+    }
+    int fd = new_registry_file();
+    if (fd >= 0)
+        return fd;
+    fd = memfd_create("hookit-jprof", MFD_CLOEXEC);
+    if (fd >= 0 && ftruncate(fd, (off_t)ARENA_RESERVE) != 0) {
         close(fd);
-        return -1;
+        fd = -1;
     }
     return fd;
 }
@@ -55,26 +214,82 @@ JP_NOINSTR static void *map_backing(void *at, int fd)
                 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | fixed, -1, 0);
 }
 
+JP_NOINSTR static void unregister_files(void)
+{
+    if (registered_pid)
+        unlink_pair(registry, registered_pid, "");
+    registered_pid = 0;
+}
+
+/* ---- process metadata (slot 1) ------------------------------------------ */
+
+JP_NOINSTR static uint64_t clock_ns(clockid_t id)
+{
+    struct timespec ts;
+    clock_gettime(id, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* A NUL-terminated copy of len bytes in new arena slots; 0 when full. */
+JP_NOINSTR static arena_ref store_bytes(const char *s, size_t len)
+{
+    arena_ref r = jp_arena_alloc((uint32_t)((len + 1 + ARENA_SLOT - 1) / ARENA_SLOT));
+    if (r) {
+        memcpy(jp_at(r), s, len);
+        ((char *)jp_at(r))[len] = 0;
+    }
+    return r;
+}
+
+JP_NOINSTR static void fill_process_block(void)
+{
+    struct arena_process *pr = process_block();
+    memset(pr, 0, sizeof *pr);
+    pr->start_mono_ns = clock_ns(CLOCK_MONOTONIC);
+    pr->start_tsc = jp_tsc();
+    pr->start_wall_ns = clock_ns(CLOCK_REALTIME);
+    pr->proc_starttime = registry_starttime(getpid());
+    pr->uid = (uint32_t)geteuid();
+    char exe[4096];
+    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    pr->exe = store_bytes(exe, n > 0 ? (size_t)n : 0);
+    static char args[65536];            /* not on the stack: the program's may be small */
+    int fd = open("/proc/self/cmdline", O_RDONLY | O_CLOEXEC);
+    n = fd >= 0 ? read(fd, args, sizeof args - 1) : -1;
+    if (fd >= 0)
+        close(fd);
+    pr->argv = store_bytes(args, n > 0 ? (size_t)n : 0);
+    pr->argv_len = n > 0 ? (uint32_t)n : 0;
+}
+
 JP_NOINSTR int jp_arena_init(void)
 {
     int saved = errno;
-    arena_fd = new_backing_file();
-    void *base = map_backing(NULL, arena_fd);
-    if (base == MAP_FAILED && arena_fd >= 0) {
-        close(arena_fd);
-        arena_fd = -1;
+    int fd = new_backing_file();
+    void *base = map_backing(NULL, fd);
+    if (base == MAP_FAILED && fd >= 0) {
+        close(fd);
+        unregister_files();
+        fd = -1;
         base = map_backing(NULL, -1);
     }
+    if (fd >= 0)
+        close(fd);
     errno = saved;
     if (base == MAP_FAILED)
         return -1;
     jp_arena_base = base;
     struct arena_header *h = jp_arena_header();
-    memcpy(h->magic, ARENA_MAGIC, 8);
     h->version = ARENA_VERSION;
     h->slot_size = ARENA_SLOT;
-    h->used = ARENA_SLOT;          /* slot 0 is this header */
+    h->used = 2 * ARENA_SLOT;      /* slot 0 is this header, slot 1 the process block */
     h->pid = getpid();
+    fill_process_block();
+    save_maps();
+    /* The magic last: a reader that finds it finds a complete header. */
+    __atomic_thread_fence(__ATOMIC_RELEASE);
+    memcpy(h->magic, ARENA_MAGIC, 8);
+    errno = saved;
     return 0;
 }
 
@@ -88,13 +303,15 @@ JP_NOINSTR arena_ref jp_arena_alloc(uint32_t nslots)
 }
 
 /* After fork the child shares the parent's pages: give it its own copy at
- * the same address so every reference stays valid. */
+ * the same address so every reference stays valid, in its own registry
+ * file. */
 JP_NOINSTR int jp_arena_fork_child(void)
 {
     int saved = errno;
     uint64_t used = jp_arena_header()->used;
     if (used > ARENA_RESERVE)
         used = ARENA_RESERVE;
+    registered_pid = 0;                 /* the parent's files are the parent's */
     int fd = new_backing_file();
     int ok = 0;
     if (fd >= 0) {
@@ -106,12 +323,12 @@ JP_NOINSTR int jp_arena_fork_child(void)
             done += (uint64_t)w;
         }
         ok = done == used && map_backing(jp_arena_base, fd) != MAP_FAILED;
+        close(fd);
+        if (!ok)
+            unregister_files();
     }
     if (!ok) {
         /* Private anonymous copy: map fresh pages elsewhere, copy, move. */
-        if (fd >= 0)
-            close(fd);
-        fd = -1;
         void *copy = map_backing(NULL, -1);
         ok = copy != MAP_FAILED;
         if (ok) {
@@ -120,10 +337,57 @@ JP_NOINSTR int jp_arena_fork_child(void)
                         jp_arena_base) != MAP_FAILED;
         }
     }
-    if (arena_fd >= 0)
-        close(arena_fd);
-    arena_fd = fd;
-    jp_arena_header()->pid = getpid();
+    struct arena_header *h = jp_arena_header();
+    h->pid = getpid();
+    /* Commands and pauses in flight were the parent's. */
+    h->control = ARENA_CMD_NONE;
+    h->attention = 0;
+    h->control_done = h->control_seq;
+    fill_process_block();
+    save_maps();
     errno = saved;
     return ok ? 0 : -1;
+}
+
+/* ---- the registry over the process's life -------------------------------- */
+
+/* The process ends (after its profile is written), or its image is
+ * replaced by exec: then the files are only hidden, for a failed exec. */
+JP_NOINSTR void jp_arena_unregister(int how)
+{
+    int saved = errno;
+    if (registered_pid && how == HOOKIT_END_EXEC) {
+        char from[REGISTRY_PATH_MAX + 64], to[REGISTRY_PATH_MAX + 64];
+        static const char *const suffixes[] = { ".arena", ".maps" };
+        for (int i = 0; i < 2; i++) {
+            registry_file(from, sizeof from, registry, registered_pid, suffixes[i]);
+            snprintf(to, sizeof to, "%s/.%d%s", registry, (int)registered_pid, suffixes[i]);
+            rename(from, to);
+        }
+    } else {
+        unregister_files();
+    }
+    errno = saved;
+}
+
+/* The exec failed: this image goes on, and so does its live view. */
+JP_NOINSTR void jp_arena_exec_failed(void)
+{
+    int saved = errno;
+    if (registered_pid) {
+        char from[REGISTRY_PATH_MAX + 64], to[REGISTRY_PATH_MAX + 64];
+        static const char *const suffixes[] = { ".arena", ".maps" };
+        for (int i = 0; i < 2; i++) {
+            snprintf(from, sizeof from, "%s/.%d%s", registry, (int)registered_pid, suffixes[i]);
+            registry_file(to, sizeof to, registry, registered_pid, suffixes[i]);
+            rename(from, to);
+        }
+    }
+    errno = saved;
+}
+
+/* A library was loaded: `hookit recover` needs the new maps. */
+JP_NOINSTR void jp_arena_maps_changed(void)
+{
+    save_maps();
 }

@@ -1,12 +1,273 @@
 /* Requests from outside the process (live readers, `hookit ctl`), carried
  * out by the profiled program's own threads at their next hook, so no agent
  * thread is needed and no thread is ever stopped from outside.
- * The live-monitoring work fills this in; for now requests are cleared. */
+ *
+ * A reader sets bits in a thread's arena_thread.request (tree.c calls
+ * jp_attend at the next hook exit when any is set) and, for commands, the
+ * header's attention word (libhookit checks it on every hook while
+ * collection is off).  What each request does:
+ *   ARENA_REQ_COPY    copy your own tree into your copy block (the reader
+ *                     could not get a torn-free copy: you were always busy)
+ *   ARENA_REQ_PAUSE   park until the reader's process-consistent copy is
+ *                     done (futex wait, at most PAUSE_MAX_NS)
+ *   ARENA_REQ_RESET   start your tree anew (ctl reset)
+ *   ARENA_REQ_ZERO    zero your numbers, keep the tree (ctl zerobase)
+ *   ARENA_REQ_CONTROL a command waits in the header: the first thread to
+ *                     claim it (attention 1 -> 2) carries it out and
+ *                     acknowledges it (control_done = control_seq).
+ * The protocol is described in docs/live.md. */
 #include "jprof.h"
+#include "profile/arena_walk.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <linux/futex.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+/* A parked thread goes on by itself after this long, reader or not. */
+#define PAUSE_MAX_NS 500000000ull
+
+JP_NOINSTR static struct arena_process *process_block(void)
+{
+    return jp_at(ARENA_PROCESS_REF);
+}
+
+/* The tree changes between these two (profile/arena.h). */
+JP_NOINSTR static void seq_begin(struct arena_thread *rec)
+{
+    rec->seq = rec->seq + 1;
+    __atomic_thread_fence(__ATOMIC_RELEASE);
+}
+
+JP_NOINSTR static void seq_end(struct jp_thread *t)
+{
+    t->rec->depth = t->depth;
+    __atomic_store_n(&t->rec->seq, t->rec->seq + 1, __ATOMIC_RELEASE);
+}
+
+JP_NOINSTR static struct arena_view whole_arena(void)
+{
+    return (struct arena_view){ jp_arena_base, jp_arena_header()->used };
+}
+
+/* The thread's nodes in preorder (malloc'ed), *n of them; NULL on OOM. */
+JP_NOINSTR static struct arena_copy_node *copy_tree(arena_ref root, uint64_t *n)
+{
+    struct arena_view v = whole_arena();
+    uint64_t count = arena_tree_copy(&v, root, NULL, UINT64_MAX, NULL);
+    struct arena_copy_node *nodes = malloc((count + 1) * sizeof *nodes);
+    *n = nodes ? arena_tree_copy(&v, root, nodes, count, NULL) : 0;
+    return nodes;
+}
+
+/* ---- reset and zerobase, on the calling thread's own tree --------------------- */
+
+/* Zero every node's numbers; open frames restart their clock now (their
+ * calls were counted before and are not counted again). */
+JP_NOINSTR static void zero_tree(struct jp_thread *t, uint64_t now)
+{
+    uint64_t n;
+    struct arena_copy_node *nodes = copy_tree(t->rec->root, &n);
+    if (!nodes)
+        return;
+    seq_begin(t->rec);
+    for (uint64_t i = 0; i < n; i++) {
+        jp_node(nodes[i].ref)->calls = 0;
+        jp_node(nodes[i].ref)->incl = 0;
+    }
+    for (uint32_t i = 1; i <= t->depth; i++)
+        t->stack[i].t0 = now;
+    t->rec->dropped = t->rec->unmatched = 0;
+    seq_end(t);
+    free(nodes);
+}
+
+/* A fresh root with the open path re-made under it (each frame's time
+ * counted from now): everything before is gone from the profile.  The old
+ * nodes stay where they are (readers may be following them). */
+JP_NOINSTR static void reset_tree(struct jp_thread *t, uint64_t now)
+{
+    seq_begin(t->rec);
+    arena_ref root = jp_node_new(t, 0, 0);
+    if (root) {
+        uint32_t depth = t->depth;
+        t->stack[0].node = root;
+        t->cur = root;
+        t->depth = 0;
+        for (uint32_t i = 1; i <= depth; i++) {
+            arena_ref n = jp_node_new(t, t->cur, jp_node(t->stack[i].node)->fn);
+            if (!n)
+                break;
+            t->stack[i].node = n;
+            t->stack[i].t0 = now;
+            t->cur = n;
+            t->depth = i;
+        }
+        __atomic_store_n(&t->rec->root, root, __ATOMIC_RELEASE);
+        t->rec->dropped = t->rec->unmatched = 0;
+    }
+    seq_end(t);
+}
+
+JP_NOINSTR static void apply_local(struct jp_thread *t, uint32_t cmd)
+{
+    if (cmd == ARENA_CMD_RESET)
+        reset_tree(t, jp_now());
+    else if (cmd == ARENA_CMD_ZEROBASE)
+        zero_tree(t, jp_now());
+}
+
+/* Every other thread: an ended one (frozen: nobody writes it any more) is
+ * done here; a running one is asked to do it at its next hook. */
+JP_NOINSTR static void apply_everywhere(struct jp_thread *self, uint32_t cmd)
+{
+    uint32_t bit = cmd == ARENA_CMD_RESET ? ARENA_REQ_RESET : ARENA_REQ_ZERO;
+    for (arena_ref r = jp_arena_header()->first_thread; r; r = ((struct arena_thread *)jp_at(r))->next) {
+        struct arena_thread *rec = jp_at(r);
+        struct jp_thread *t = (struct jp_thread *)(uintptr_t)rec->priv;
+        if (!t || t == self)
+            continue;
+        if (__atomic_load_n(&rec->state, __ATOMIC_ACQUIRE) == ARENA_THREAD_ENDED)
+            apply_local(t, cmd);
+        else
+            __atomic_fetch_or(&rec->request, bit, __ATOMIC_RELEASE);
+    }
+    if (self)
+        apply_local(self, cmd);
+}
+
+/* ---- a thread's copy of its own tree ---------------------------------------- */
+
+JP_NOINSTR static void copy_self(struct jp_thread *t)
+{
+    struct arena_thread *rec = t->rec;
+    uint64_t n;
+    struct arena_copy_node *nodes = copy_tree(rec->root, &n);
+    if (!nodes)
+        return;
+    uint32_t depth = t->depth;
+    size_t node_bytes = n * sizeof *nodes, frame_bytes = ((size_t)depth + 1) * sizeof *t->stack;
+    uint64_t slots = (node_bytes + frame_bytes + ARENA_SLOT - 1) / ARENA_SLOT;
+    if (slots > rec->copy_slots) {
+        uint64_t want = slots > 2ull * rec->copy_slots ? slots : 2ull * rec->copy_slots;
+        arena_ref block = want < UINT32_MAX ? jp_arena_alloc((uint32_t)want) : 0;
+        if (!block) {
+            free(nodes);
+            return;
+        }
+        rec->copy_slots = (uint32_t)want;
+        rec->copy_ref = block;  /* published under copy_seq below */
+    }
+    __atomic_store_n(&rec->copy_seq, rec->copy_seq + 1, __ATOMIC_RELAXED);
+    __atomic_thread_fence(__ATOMIC_RELEASE);
+    char *block = jp_at(rec->copy_ref);
+    memcpy(block, nodes, node_bytes);
+    memcpy(block + node_bytes, t->stack, frame_bytes);
+    rec->copy_nodes = (uint32_t)n;
+    rec->copy_depth = depth;
+    rec->copy_taken = jp_now();
+    __atomic_store_n(&rec->copy_seq, rec->copy_seq + 1, __ATOMIC_RELEASE);
+    free(nodes);
+}
+
+/* ---- a process-consistent pause ---------------------------------------------- */
+
+JP_NOINSTR static void park(struct jp_thread *t)
+{
+    struct arena_process *pr = process_block();
+    uint32_t gen = __atomic_load_n(&pr->pause_gen, __ATOMIC_ACQUIRE);
+    if (!(gen & 1))
+        return;                 /* already released */
+    uint64_t deadline = jp_now_mono() + PAUSE_MAX_NS;
+    __atomic_store_n(&t->rec->parked, 1, __ATOMIC_RELEASE);
+    __atomic_fetch_add(&pr->parked, 1, __ATOMIC_ACQ_REL);
+    syscall(SYS_futex, &pr->parked, FUTEX_WAKE, 1, NULL, NULL, 0);     /* the reader counts us */
+    for (;;) {
+        uint64_t now = jp_now_mono();
+        if (__atomic_load_n(&pr->pause_gen, __ATOMIC_ACQUIRE) != gen || now >= deadline)
+            break;
+        uint64_t left = deadline - now;
+        struct timespec ts = { (time_t)(left / 1000000000ull), (long)(left % 1000000000ull) };
+        syscall(SYS_futex, &pr->pause_gen, FUTEX_WAIT, gen, &ts, NULL, 0);
+    }
+    __atomic_fetch_sub(&pr->parked, 1, __ATOMIC_ACQ_REL);
+    __atomic_store_n(&t->rec->parked, 0, __ATOMIC_RELEASE);
+}
+
+/* ---- commands from `hookit ctl` ------------------------------------------------- */
+
+JP_NOINSTR static uint32_t run_command(struct jp_thread *t, uint32_t cmd)
+{
+    switch (cmd) {
+    case ARENA_CMD_START:
+        *jp_host->collecting = 1;
+        return 0;
+    case ARENA_CMD_STOP:
+        *jp_host->collecting = 0;
+        return 0;
+    case ARENA_CMD_FLUSH:
+        return jp_write_profile(0) == 0 ? 0 : EIO;
+    case ARENA_CMD_RESET:
+    case ARENA_CMD_ZEROBASE:
+        apply_everywhere(t, cmd == ARENA_CMD_RESET ? ARENA_CMD_RESET : ARENA_CMD_ZEROBASE);
+        return 0;
+    default:
+        return EINVAL;
+    }
+}
+
+/* Claim the waiting command (only one thread gets it), carry it out,
+ * acknowledge it, free the command word for the next one. */
+JP_NOINSTR static void take_command(struct jp_thread *t)
+{
+    struct arena_header *h = jp_arena_header();
+    uint32_t one = 1;
+    if (!__atomic_compare_exchange_n(&h->attention, &one, 2, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+        return;
+    uint32_t seq = __atomic_load_n(&h->control_seq, __ATOMIC_ACQUIRE);
+    uint32_t result = run_command(t, __atomic_load_n(&h->control, __ATOMIC_ACQUIRE));
+    h->control_result = result;
+    __atomic_store_n(&h->control_done, seq, __ATOMIC_RELEASE);
+    __atomic_store_n(&h->attention, 0, __ATOMIC_RELEASE);
+    __atomic_store_n(&h->control, ARENA_CMD_NONE, __ATOMIC_RELEASE);
+}
+
+/* The same commands from the program itself (HOOKIT_EV_RESET/ZEROBASE). */
+JP_NOINSTR void jp_control_local(uint32_t cmd)
+{
+    int saved = errno;
+    struct jp_thread *t = jp_self;
+    if (t && t->busy)
+        return;
+    if (t)
+        t->busy = 1;
+    run_command(t, cmd);
+    if (t)
+        t->busy = 0;
+    errno = saved;
+}
 
 JP_NOINSTR void jp_attend(struct jp_thread *t)
 {
-    if (t)
-        __atomic_store_n(&t->rec->request, 0, __ATOMIC_RELEASE);
-    __atomic_store_n(&jp_arena_header()->attention, 0, __ATOMIC_RELEASE);
+    if (!t || t->busy)
+        return;                 /* a handler inside the profiler: next time */
+    int saved = errno;
+    uint32_t req = __atomic_exchange_n(&t->rec->request, 0, __ATOMIC_ACQ_REL);
+    t->busy = 1;
+    if (req & ARENA_REQ_RESET)
+        apply_local(t, ARENA_CMD_RESET);
+    if (req & ARENA_REQ_ZERO)
+        apply_local(t, ARENA_CMD_ZEROBASE);
+    if (__atomic_load_n(&jp_arena_header()->attention, __ATOMIC_ACQUIRE) == 1)
+        take_command(t);
+    if (req & ARENA_REQ_COPY)
+        copy_self(t);
+    if (req & ARENA_REQ_PAUSE)
+        park(t);
+    t->busy = 0;
+    errno = saved;
 }

@@ -78,8 +78,20 @@ JP_EXPORT JP_NOINSTR void HookitEvent(const struct hookit_event *ev)
         jp_write_profile(0);
         break;
     case HOOKIT_EV_DLOPEN:
+        jp_arena_maps_changed();
+        jp_names_reload();
+        break;
     case HOOKIT_EV_DLCLOSE:
         jp_names_reload();
+        break;
+    case HOOKIT_EV_EXEC_FAILED:
+        jp_arena_exec_failed();
+        break;
+    case HOOKIT_EV_RESET:
+        jp_control_local(ARENA_CMD_RESET);
+        break;
+    case HOOKIT_EV_ZEROBASE:
+        jp_control_local(ARENA_CMD_ZEROBASE);
         break;
     case HOOKIT_EV_MPI_RANK:
         jp_rank = ev->rank;
@@ -103,4 +115,5 @@ JP_EXPORT JP_NOINSTR void HookitFinish(int how)
         jp_write_profile_isolated(how);
     else
         jp_write_profile(how);
+    jp_arena_unregister(how);   /* the live view ends with the profile written */
 }

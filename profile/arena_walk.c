@@ -1,0 +1,222 @@
+/* One walk of a thread's arena tree, shared by the profiler and the live
+ * reader (arena_walk.h). */
+#include "profile/arena_walk.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+const struct arena_node *arena_view_node(const struct arena_view *v, arena_ref ref)
+{
+    uint64_t off = (uint64_t)ref * ARENA_SLOT;
+    if (ref < 2 || off + ARENA_SLOT > v->size)
+        return NULL;
+    return (const struct arena_node *)(v->base + off);
+}
+
+static arena_ref load_ref(const volatile arena_ref *p)
+{
+    return __atomic_load_n(p, __ATOMIC_ACQUIRE);
+}
+
+/* Preorder without a stack, by parent links (nodes never move and a
+ * parent link never changes, so this is safe on a tree that grows). */
+uint64_t arena_tree_copy(const struct arena_view *v, arena_ref root, struct arena_copy_node *out,
+                         uint64_t cap, int *complete)
+{
+    uint64_t count = 0, limit = v->size / ARENA_SLOT;
+    uint32_t depth = 0;
+    uint32_t *path = NULL;      /* index of the node at each depth, when copying */
+    size_t path_cap = 0;
+    int ok = 1;
+    const struct arena_node *rn = arena_view_node(v, root);
+    arena_ref r = rn ? load_ref(&rn->first_child) : 0;
+    if (!rn)
+        ok = 0;
+    while (r) {
+        const struct arena_node *node = arena_view_node(v, r);
+        if (!node || count >= cap || count >= limit) {
+            ok = 0;
+            break;
+        }
+        if (out) {
+            if (depth >= path_cap) {
+                size_t want = path_cap ? path_cap * 2 : 256;
+                uint32_t *bigger = realloc(path, want * sizeof *path);
+                if (!bigger) {
+                    ok = 0;
+                    break;
+                }
+                path = bigger;
+                path_cap = want;
+            }
+            struct arena_copy_node *c = &out[count];
+            c->fn = node->fn;
+            c->calls = node->calls;
+            c->incl = node->incl;
+            c->ref = r;
+            c->parent = depth ? path[depth - 1] : UINT32_MAX;
+            path[depth] = (uint32_t)count;
+        }
+        count++;
+        arena_ref child = load_ref(&node->first_child);
+        if (child) {
+            depth++;
+            r = child;
+            continue;
+        }
+        while (r != root) {
+            node = arena_view_node(v, r);
+            if (!node) {
+                ok = 0;
+                r = 0;
+                break;
+            }
+            arena_ref next = load_ref(&node->next_sibling);
+            if (next) {
+                r = next;
+                break;
+            }
+            r = node->parent;
+            if (depth == 0) {   /* back at the root, or a link leading elsewhere: corrupt */
+                ok = r == root;
+                r = 0;
+                break;
+            }
+            depth--;
+        }
+        if (r == root)
+            r = 0;
+    }
+    free(path);
+    if (complete)
+        *complete = ok;
+    return count;
+}
+
+/* ---- the function table --------------------------------------------------- */
+
+static size_t slot_of(const struct arena_funcs *f, uint64_t key)
+{
+    size_t i = (size_t)((key * 0x9e3779b97f4a7c15ull) >> 20) & f->mask;
+    while (f->keys[i] && f->keys[i] != key)
+        i = (i + 1) & f->mask;
+    return i;
+}
+
+static int table_alloc(struct arena_funcs *f, size_t cap)
+{
+    f->keys = calloc(cap, sizeof *f->keys);
+    f->vals = calloc(cap, sizeof *f->vals);
+    f->mask = cap - 1;
+    return f->keys && f->vals ? 0 : -1;
+}
+
+int arena_funcs_init(struct arena_funcs *f)
+{
+    memset(f, 0, sizeof *f);
+    return table_alloc(f, 2048);
+}
+
+static int table_grow(struct arena_funcs *f)
+{
+    struct arena_funcs bigger = *f;
+    if (table_alloc(&bigger, (f->mask + 1) * 2) != 0) {
+        free(bigger.keys);
+        free(bigger.vals);
+        return -1;
+    }
+    for (size_t i = 0; i <= f->mask; i++)
+        if (f->keys[i]) {
+            size_t j = slot_of(&bigger, f->keys[i]);
+            bigger.keys[j] = f->keys[i];
+            bigger.vals[j] = f->vals[i];
+        }
+    free(f->keys);
+    free(f->vals);
+    *f = bigger;
+    return 0;
+}
+
+int64_t arena_funcs_index(struct arena_funcs *f, uint64_t fn)
+{
+    if ((f->count + 1) * 2 > f->mask + 1 && table_grow(f) != 0)
+        return -1;
+    size_t i = slot_of(f, fn);
+    if (f->keys[i])
+        return (int64_t)f->vals[i] - 1;
+    if (f->n == f->cap) {
+        uint32_t cap = f->cap ? f->cap * 2 : 256;
+        struct prof_func *a = realloc(f->array, cap * sizeof *a);
+        if (!a)
+            return -1;
+        f->array = a;
+        f->cap = cap;
+    }
+    memset(&f->array[f->n], 0, sizeof *f->array);
+    f->array[f->n].addr = fn;
+    f->keys[i] = fn;
+    f->vals[i] = ++f->n;
+    f->count++;
+    return (int64_t)f->n - 1;
+}
+
+int arena_funcs_to_profile(struct arena_funcs *f, struct profile *p)
+{
+    p->funcs = profile_alloc(p, (size_t)f->n * sizeof *p->funcs + 1);
+    if (!p->funcs)
+        return -1;
+    if (f->n)
+        memcpy(p->funcs, f->array, (size_t)f->n * sizeof *p->funcs);
+    p->nfuncs = f->n;
+    return 0;
+}
+
+void arena_funcs_free(struct arena_funcs *f)
+{
+    free(f->keys);
+    free(f->vals);
+    free(f->array);
+    memset(f, 0, sizeof *f);
+}
+
+/* ---- a copy to a profile thread ----------------------------------------------- */
+
+int arena_copy_to_thread(struct profile *p, struct arena_funcs *funcs,
+                         const struct arena_copy_node *nodes, uint32_t n,
+                         const struct arena_frame *stack, uint32_t depth, uint64_t now,
+                         double ticks_per_ns, struct prof_thread *th)
+{
+    th->nodes = profile_alloc(p, (size_t)n * sizeof *th->nodes + 1);
+    uint32_t *tree_depth = malloc(((size_t)n + 1) * sizeof *tree_depth);
+    uint64_t *child_sum = calloc((size_t)n + 1, sizeof *child_sum);
+    int rc = th->nodes && tree_depth && child_sum ? 0 : -1;
+    for (uint32_t i = 0; rc == 0 && i < n; i++) {
+        const struct arena_copy_node *c = &nodes[i];
+        int64_t f = arena_funcs_index(funcs, c->fn);
+        if (f < 0) {
+            rc = -1;
+            break;
+        }
+        uint32_t d = c->parent == UINT32_MAX || c->parent >= i ? 1 : tree_depth[c->parent] + 1;
+        tree_depth[i] = d;
+        uint64_t ticks = c->incl;
+        if (d <= depth && stack[d].node == c->ref && now > stack[d].t0)
+            ticks += now - stack[d].t0;
+        struct prof_node *out = &th->nodes[i];
+        out->func = (uint32_t)f;
+        out->parent = c->parent < i ? c->parent : PROF_NONE;
+        out->calls = c->calls;
+        out->incl_ns = arena_ticks_to_ns(ticks, ticks_per_ns);
+    }
+    th->nnodes = rc == 0 ? n : 0;
+    /* Exclusive = inclusive - children's inclusive, children after parents. */
+    for (uint32_t i = th->nnodes; i-- > 0;) {
+        struct prof_node *nd = &th->nodes[i];
+        nd->excl_ns = nd->incl_ns > child_sum[i] ? nd->incl_ns - child_sum[i] : 0;
+        if (nd->parent != PROF_NONE)
+            child_sum[nd->parent] += nd->incl_ns;
+    }
+    free(tree_depth);
+    free(child_sum);
+    return rc;
+}

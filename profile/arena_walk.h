@@ -1,0 +1,67 @@
+/*
+ * Reading a thread's tree out of an arena (profile/arena.h) and turning it
+ * into a profile thread: one walk shared by libjprof (profiles written by
+ * the process itself), a thread copying its own tree for a live reader,
+ * and the live reader (`hookit top`, `snapshot`, `recover`).
+ */
+#ifndef HOOKIT_ARENA_WALK_H
+#define HOOKIT_ARENA_WALK_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "profile/arena.h"
+#include "profile/profile.h"
+
+/* An arena mapped at base, of which size bytes may be read. */
+struct arena_view {
+    const char *base;
+    uint64_t size;
+};
+
+/* The node at ref, or NULL when ref is 0, the header or outside the view. */
+const struct arena_node *arena_view_node(const struct arena_view *v, arena_ref ref);
+
+/*
+ * The tree under root (root excluded: its children are the thread's roots)
+ * in preorder into out[0 .. cap) (out may be NULL to count).  Links are
+ * followed with acquire loads, so only complete nodes are seen.  Returns
+ * the number of nodes copied; *complete (may be NULL) says whether the
+ * walk ended (0: more than cap nodes, or a reference outside the view).
+ */
+uint64_t arena_tree_copy(const struct arena_view *v, arena_ref root, struct arena_copy_node *out,
+                         uint64_t cap, int *complete);
+
+/* Function addresses to indexes into a profile's function table. */
+struct arena_funcs {
+    uint64_t *keys, *vals;      /* open addressing: address -> index + 1 */
+    size_t mask, count;
+    struct prof_func *array;
+    uint32_t n, cap;
+};
+int arena_funcs_init(struct arena_funcs *f);
+/* The index of fn (added when new), or -1 when out of memory. */
+int64_t arena_funcs_index(struct arena_funcs *f, uint64_t fn);
+/* Move the table into p->funcs / p->nfuncs (names still NULL).  0 or -1. */
+int arena_funcs_to_profile(struct arena_funcs *f, struct profile *p);
+void arena_funcs_free(struct arena_funcs *f);
+
+/*
+ * th->nodes from a copy: inclusive ticks plus, for each node still open in
+ * the shadow stack (stack[1 .. depth], frame i holding the node at tree
+ * depth i), the time from its entry to now; ticks become nanoseconds at
+ * ticks_per_ns; exclusive time = inclusive - children's inclusive.
+ * Returns 0 or -1 (out of memory).
+ */
+int arena_copy_to_thread(struct profile *p, struct arena_funcs *funcs,
+                         const struct arena_copy_node *nodes, uint32_t n,
+                         const struct arena_frame *stack, uint32_t depth, uint64_t now,
+                         double ticks_per_ns, struct prof_thread *th);
+
+/* ticks to ns, rounded, as libjprof does. */
+static inline uint64_t arena_ticks_to_ns(uint64_t ticks, double ticks_per_ns)
+{
+    return (uint64_t)((double)ticks / ticks_per_ns + 0.5);
+}
+
+#endif

@@ -1,0 +1,839 @@
+/* Live reading of a profiled process (live.h, docs/live.md).
+ *
+ * The arena is mapped read-only; a second, writable mapping of the same
+ * file is made only to post a request (a command, a pause, a copy).
+ * Every reference read from the arena is checked against the mapping, so
+ * a torn or damaged arena gives a retry or an error, never a crash. */
+#include "profile/live.h"
+#include "profile/arena_walk.h"
+#include "profile/registry.h"
+#include <hookit/a2n.h>
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <linux/futex.h>
+#include <pwd.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/utsname.h>
+#include <time.h>
+#include <unistd.h>
+
+#define SEQ_TRIES 64                    /* torn copies before asking the thread */
+#define SELF_COPY_WAIT_NS 1000000000ull /* how long to wait for a thread's own copy */
+#define GATHER_MAX_NS 100000000ull      /* process pause: longest wait for threads to park */
+#define QUIET_NS 2000000ull             /* a thread whose seq did not move this long is quiet */
+#define MIN_RATE_NS 2000000ull          /* TSC rate measured over at least this */
+
+struct live {
+    pid_t pid;
+    int dead;
+    char path[REGISTRY_PATH_MAX + 64];
+    const char *base;                   /* read-only mapping */
+    char *rw;                           /* writable mapping, made on demand */
+    uint64_t size;
+    dev_t dev;
+    ino_t ino;
+    struct arena_view view;
+    char exe[4096];
+};
+
+static uint64_t mono_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static void nap_us(long us)
+{
+    struct timespec ts = { 0, us * 1000 };
+    nanosleep(&ts, NULL);
+}
+
+static const struct arena_header *header(const struct live *l)
+{
+    return (const struct arena_header *)l->base;
+}
+
+static const struct arena_process *process_block(const struct live *l)
+{
+    return (const struct arena_process *)(l->base + ARENA_SLOT);
+}
+
+/* The object at ref, size bytes, inside the mapping; NULL otherwise. */
+static const void *at(const struct live *l, arena_ref ref, uint64_t size)
+{
+    uint64_t off = (uint64_t)ref * ARENA_SLOT;
+    if (!ref || off + size > l->size || off + size < off)
+        return NULL;
+    return l->base + off;
+}
+
+/* The same object in the writable mapping (made on first use). */
+static void *at_rw(struct live *l, const volatile void *ro)
+{
+    return l->rw ? l->rw + ((const volatile char *)ro - l->base) : NULL;
+}
+
+static int make_writable(struct live *l, char *err, size_t errlen)
+{
+    if (l->rw)
+        return 0;
+    int fd = open(l->path, O_RDWR | O_NOFOLLOW | O_CLOEXEC);
+    struct stat st;
+    if (fd < 0 || fstat(fd, &st) != 0 || st.st_dev != l->dev || st.st_ino != l->ino) {
+        snprintf(err, errlen, "cannot open %s for writing: %s", l->path,
+                 fd < 0 ? strerror(errno) : "the file was replaced");
+        if (fd >= 0)
+            close(fd);
+        return -1;
+    }
+    void *p = mmap(NULL, l->size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_NORESERVE, fd, 0);
+    close(fd);
+    if (p == MAP_FAILED) {
+        snprintf(err, errlen, "cannot map %s: %s", l->path, strerror(errno));
+        return -1;
+    }
+    l->rw = p;
+    return 0;
+}
+
+/* ---- attaching ----------------------------------------------------------------- */
+
+static uid_t process_owner(pid_t pid, int *alive)
+{
+    char path[64];
+    struct stat st;
+    snprintf(path, sizeof path, "/proc/%d", (int)pid);
+    *alive = stat(path, &st) == 0;
+    return *alive ? st.st_uid : geteuid();
+}
+
+static const char *user_name(uid_t uid, char *buf, size_t size)
+{
+    struct passwd *pw = getpwuid(uid);
+    if (pw)
+        snprintf(buf, size, "%s (uid %u)", pw->pw_name, (unsigned)uid);
+    else
+        snprintf(buf, size, "uid %u", (unsigned)uid);
+    return buf;
+}
+
+int live_registry_for(pid_t pid, char *dir, size_t size, char *err, size_t errlen)
+{
+    int alive;
+    uid_t owner = process_owner(pid, &alive), me = geteuid();
+    if (alive && owner != me && me != 0) {
+        char who[128];
+        snprintf(err, errlen, "process %d belongs to user %s: refused (only that user or root "
+                 "may read or control it)", (int)pid, user_name(owner, who, sizeof who));
+        return -1;
+    }
+    return registry_dir(owner, 0, dir, size, err, errlen);
+}
+
+static int check_file(struct live *l, int fd, uid_t owner, char *err, size_t errlen)
+{
+    struct stat st;
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+        snprintf(err, errlen, "%s is not a regular file: refused", l->path);
+        return -1;
+    }
+    if (st.st_uid != owner || (st.st_mode & 077)) {
+        snprintf(err, errlen, "%s has the wrong owner or mode (want the process's user, 0600): "
+                 "refused", l->path);
+        return -1;
+    }
+    if ((uint64_t)st.st_size < 2 * ARENA_SLOT) {
+        snprintf(err, errlen, "%s is too short to be an arena", l->path);
+        return -1;
+    }
+    l->size = (uint64_t)st.st_size;
+    l->dev = st.st_dev;
+    l->ino = st.st_ino;
+    return 0;
+}
+
+static int check_arena(struct live *l, char *err, size_t errlen)
+{
+    const struct arena_header *h = header(l);
+    if (memcmp(h->magic, ARENA_MAGIC, 8) || h->version != ARENA_VERSION || h->slot_size != ARENA_SLOT) {
+        snprintf(err, errlen, "%s is not a hookit arena of this version", l->path);
+        return -1;
+    }
+    if (h->pid != l->pid) {
+        snprintf(err, errlen, "%s belongs to pid %d, not %d", l->path, h->pid, (int)l->pid);
+        return -1;
+    }
+    uint64_t start = process_block(l)->proc_starttime;
+    if (!l->dead && !registry_alive(l->pid, start)) {
+        snprintf(err, errlen, "%s is left over from an earlier process %d (the pid was reused); "
+                 "'hookit recover' handles it", l->path, (int)l->pid);
+        return -1;
+    }
+    const char *exe = at(l, process_block(l)->exe, 1);
+    snprintf(l->exe, sizeof l->exe, "%s", exe ? exe : "");
+    l->exe[sizeof l->exe - 1] = 0;
+    return 0;
+}
+
+struct live *live_attach(pid_t pid, int flags, char *err, size_t errlen)
+{
+    char dir[REGISTRY_PATH_MAX];
+    int alive;
+    uid_t owner = process_owner(pid, &alive);
+    if (pid <= 0) {
+        snprintf(err, errlen, "bad pid %d", (int)pid);
+        return NULL;
+    }
+    if (!alive && !(flags & LIVE_DEAD_OK)) {
+        snprintf(err, errlen, "no process %d", (int)pid);
+        return NULL;
+    }
+    if (live_registry_for(pid, dir, sizeof dir, err, errlen) != 0)
+        return NULL;
+    struct live *l = calloc(1, sizeof *l);
+    if (!l) {
+        snprintf(err, errlen, "out of memory");
+        return NULL;
+    }
+    l->pid = pid;
+    registry_file(l->path, sizeof l->path, dir, pid, ".arena");
+    int fd = open(l->path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0) {
+        if (errno == ENOENT)
+            snprintf(err, errlen, "process %d is not profiled live: no %s (not started with "
+                     "libjprof, collection files in anonymous memory, or already ended)",
+                     (int)pid, l->path);
+        else
+            snprintf(err, errlen, "cannot open %s: %s", l->path, strerror(errno));
+        free(l);
+        return NULL;
+    }
+    int rc = check_file(l, fd, owner, err, errlen);
+    void *p = rc == 0 ? mmap(NULL, l->size, PROT_READ, MAP_SHARED | MAP_NORESERVE, fd, 0) : MAP_FAILED;
+    close(fd);
+    if (rc == 0 && p == MAP_FAILED) {
+        snprintf(err, errlen, "cannot map %s: %s", l->path, strerror(errno));
+        rc = -1;
+    }
+    if (rc == 0) {
+        l->base = p;
+        l->view = (struct arena_view){ l->base, l->size };
+        l->dead = !registry_alive(pid, process_block(l)->proc_starttime);
+        rc = check_arena(l, err, errlen);
+    }
+    if (rc != 0) {
+        live_detach(l);
+        return NULL;
+    }
+    return l;
+}
+
+void live_detach(struct live *l)
+{
+    if (!l)
+        return;
+    if (l->base)
+        munmap((void *)l->base, l->size);
+    if (l->rw)
+        munmap(l->rw, l->size);
+    free(l);
+}
+
+int live_alive(const struct live *l)
+{
+    return !l->dead && registry_alive(l->pid, process_block(l)->proc_starttime);
+}
+
+pid_t live_pid(const struct live *l) { return l->pid; }
+const char *live_exe(const struct live *l) { return l->exe; }
+const char *live_arena_path(const struct live *l) { return l->path; }
+
+/* ---- time -------------------------------------------------------------------- */
+
+static uint64_t read_tsc(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+    return __builtin_ia32_rdtsc();
+#else
+    return mono_ns();
+#endif
+}
+
+/* The process's clock now, and its rate, measured from the start pair it
+ * stored (TSC and CLOCK_MONOTONIC are machine-wide). */
+static uint64_t process_now(const struct live *l, double *ticks_per_ns)
+{
+    const struct arena_process *pr = process_block(l);
+    if (header(l)->clock != 0) {
+        *ticks_per_ns = 1.0;
+        return mono_ns();
+    }
+    uint64_t mono, tsc;
+    do {
+        mono = mono_ns();
+        tsc = read_tsc();
+        if (mono - pr->start_mono_ns < MIN_RATE_NS)
+            nap_us(200);
+    } while (mono - pr->start_mono_ns < MIN_RATE_NS);
+    *ticks_per_ns = (double)(tsc - pr->start_tsc) / (double)(mono - pr->start_mono_ns);
+    if (*ticks_per_ns <= 0)
+        *ticks_per_ns = 1.0;
+    return tsc;
+}
+
+/* ---- copying one thread -------------------------------------------------------- */
+
+static const struct arena_thread *thread_rec(const struct live *l, arena_ref r)
+{
+    return at(l, r, sizeof(struct arena_thread));
+}
+
+static void take_fields(struct live_thread *t, const struct arena_thread *rec)
+{
+    t->tid = rec->tid;
+    t->index = rec->index;
+    t->state = rec->state;
+    memcpy(t->name, rec->name, 16);
+    t->name[16] = 0;
+    t->dropped = rec->dropped;
+    t->unmatched = rec->unmatched;
+}
+
+/* Grow the thread's buffers to hold n nodes and depth + 1 frames. */
+static int reserve(struct live_thread *t, uint64_t n, uint32_t depth, uint64_t *cap, uint32_t *fcap)
+{
+    if (n > *cap) {
+        uint64_t want = n > 2 * *cap ? n : 2 * *cap;
+        void *p = realloc(t->nodes, want * sizeof *t->nodes);
+        if (!p)
+            return -1;
+        t->nodes = p;
+        *cap = want;
+    }
+    if (depth + 1 > *fcap) {
+        uint32_t want = depth + 1 > 2 * *fcap ? depth + 1 : 2 * *fcap;
+        void *p = realloc(t->stack, (size_t)want * sizeof *t->stack);
+        if (!p)
+            return -1;
+        t->stack = p;
+        *fcap = want;
+    }
+    return 0;
+}
+
+/* One attempt under the thread's seq: 1 done, 0 torn, -1 no memory/damaged. */
+static int copy_under_seq(struct live *l, const struct arena_thread *rec, struct live_thread *t,
+                          uint64_t *cap, uint32_t *fcap)
+{
+    uint32_t s1 = __atomic_load_n(&rec->seq, __ATOMIC_ACQUIRE);
+    if (s1 & 1)
+        return 0;
+    arena_ref root = __atomic_load_n(&rec->root, __ATOMIC_ACQUIRE);
+    uint32_t depth = rec->depth;
+    arena_ref stack_ref = rec->stack;
+    int complete;
+    uint64_t n = arena_tree_copy(&l->view, root, t->nodes, *cap, &complete);
+    if (!complete) {
+        if (__atomic_load_n(&rec->seq, __ATOMIC_ACQUIRE) != s1)
+            return 0;           /* torn: the walk may have been cut by it */
+        if (n < *cap)
+            return -1;          /* a reference outside the arena: damaged */
+        uint64_t all = arena_tree_copy(&l->view, root, NULL, UINT64_MAX, NULL);
+        return reserve(t, all + 16, depth, cap, fcap) == 0 ? 0 : -1;
+    }
+    if (reserve(t, n, depth, cap, fcap) != 0)
+        return -1;
+    const struct arena_frame *stack = at(l, stack_ref, ((uint64_t)depth + 1) * sizeof *stack);
+    if (!stack)
+        return __atomic_load_n(&rec->seq, __ATOMIC_ACQUIRE) == s1 ? -1 : 0;
+    memcpy(t->stack, stack, ((size_t)depth + 1) * sizeof *stack);
+    __atomic_thread_fence(__ATOMIC_ACQUIRE);
+    if (__atomic_load_n(&rec->seq, __ATOMIC_RELAXED) != s1)
+        return 0;
+    t->nnodes = (uint32_t)n;
+    t->depth = depth;
+    return 1;
+}
+
+/* The thread's own copy (ARENA_REQ_COPY), once copy_seq moved past seen. */
+static int copy_from_self(struct live *l, const struct arena_thread *rec, uint32_t seen,
+                          struct live_thread *t, uint64_t *cap, uint32_t *fcap)
+{
+    uint32_t s1 = __atomic_load_n(&rec->copy_seq, __ATOMIC_ACQUIRE);
+    if ((s1 & 1) || s1 == seen)
+        return 0;
+    uint32_t n = rec->copy_nodes, depth = rec->copy_depth;
+    uint64_t bytes = (uint64_t)n * sizeof(struct arena_copy_node) + ((uint64_t)depth + 1) * sizeof(struct arena_frame);
+    const char *block = at(l, rec->copy_ref, bytes);
+    if (!block || reserve(t, n, depth, cap, fcap) != 0)
+        return -1;
+    memcpy(t->nodes, block, (size_t)n * sizeof *t->nodes);
+    memcpy(t->stack, block + (size_t)n * sizeof *t->nodes, ((size_t)depth + 1) * sizeof *t->stack);
+    uint64_t taken = rec->copy_taken;
+    __atomic_thread_fence(__ATOMIC_ACQUIRE);
+    if (__atomic_load_n(&rec->copy_seq, __ATOMIC_RELAXED) != s1)
+        return 0;
+    for (uint32_t i = 0; i < n; i++)        /* a copy in the arena is data: check it */
+        if (t->nodes[i].parent != UINT32_MAX && t->nodes[i].parent >= i)
+            return -1;
+    t->nnodes = n;
+    t->depth = depth;
+    t->now = taken;
+    return 1;
+}
+
+static int copy_thread(struct live *l, const struct arena_thread *rec, struct live_thread *t,
+                       char *err, size_t errlen)
+{
+    uint64_t cap = 0;
+    uint32_t fcap = 0;
+    take_fields(t, rec);
+    if (reserve(t, 256, 64, &cap, &fcap) != 0)
+        goto oom;
+    int rc = 0;
+    for (uint32_t i = 0; i < SEQ_TRIES && rc == 0; i++) {
+        rc = copy_under_seq(l, rec, t, &cap, &fcap);
+        t->retries += rc == 0;
+    }
+    if (rc == 0 && !l->dead) {
+        /* Always mid-update: ask the thread for its own copy, and keep
+         * trying ourselves meanwhile (it may have gone quiet). */
+        uint32_t seen = __atomic_load_n(&rec->copy_seq, __ATOMIC_ACQUIRE);
+        if (make_writable(l, err, errlen) != 0)
+            return -1;
+        __atomic_fetch_or((uint32_t *)at_rw(l, &rec->request), ARENA_REQ_COPY, __ATOMIC_RELEASE);
+        uint64_t deadline = mono_ns() + SELF_COPY_WAIT_NS;
+        while (rc == 0 && mono_ns() < deadline) {
+            rc = copy_from_self(l, rec, seen, t, &cap, &fcap);
+            if (rc == 1) {
+                t->how = LIVE_COPY_SELF;
+                return 0;
+            }
+            if (rc == 0 && (rc = copy_under_seq(l, rec, t, &cap, &fcap)) == 0) {
+                t->retries++;
+                nap_us(100);
+            }
+        }
+    }
+    if (rc < 0)
+        goto oom;
+    if (rc == 0) {
+        snprintf(err, errlen, "thread %d changed during every copy for %.1f s", t->tid,
+                 SELF_COPY_WAIT_NS / 1e9);
+        return -1;
+    }
+    return 0;
+oom:
+    snprintf(err, errlen, "cannot copy thread %d: out of memory or a damaged arena", t->tid);
+    return -1;
+}
+
+/* ---- snapshots ---------------------------------------------------------------------- */
+
+static int by_index(const void *a, const void *b)
+{
+    const struct live_thread *x = a, *y = b;
+    return (x->index > y->index) - (x->index < y->index);
+}
+
+/* The thread records, newest first as listed; at most max. */
+static uint32_t thread_list(const struct live *l, const struct arena_thread **recs, uint32_t max)
+{
+    uint32_t n = 0;
+    arena_ref r = __atomic_load_n(&header(l)->first_thread, __ATOMIC_ACQUIRE);
+    while (r && n < max) {
+        const struct arena_thread *rec = thread_rec(l, r);
+        if (!rec)
+            break;
+        recs[n++] = rec;
+        r = rec->next;
+    }
+    return n;
+}
+
+#define MAX_THREADS 65536
+
+static int pause_take(struct live *l, uint32_t *gen, char *err, size_t errlen)
+{
+    struct arena_process *pr = at_rw(l, process_block(l));
+    uint64_t deadline = mono_ns() + 2 * SELF_COPY_WAIT_NS;
+    for (;;) {
+        uint32_t g = __atomic_load_n(&pr->pause_gen, __ATOMIC_ACQUIRE);
+        if (!(g & 1)) {
+            if (__atomic_compare_exchange_n(&pr->pause_gen, &g, g + 1, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
+                pr->pause_owner = getpid();
+                *gen = g + 1;
+                return 0;
+            }
+            continue;
+        }
+        pid_t owner = pr->pause_owner;
+        if (owner > 0 && kill(owner, 0) != 0 && errno == ESRCH)   /* a reader died holding it */
+            __atomic_compare_exchange_n(&pr->pause_gen, &g, g + 1, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE);
+        if (mono_ns() > deadline) {
+            snprintf(err, errlen, "another reader keeps process %d paused", (int)l->pid);
+            return -1;
+        }
+        nap_us(500);
+    }
+}
+
+static void pause_release(struct live *l, uint32_t gen)
+{
+    struct arena_process *pr = at_rw(l, process_block(l));
+    pr->pause_owner = 0;
+    __atomic_store_n(&pr->pause_gen, gen + 1, __ATOMIC_RELEASE);
+    syscall(SYS_futex, &pr->pause_gen, FUTEX_WAKE, INT_MAX, NULL, NULL, 0);
+}
+
+/* Ask every running thread to park; wait until each is parked, ended, or
+ * quiet (its seq did not move for QUIET_NS: blocked, or in code without
+ * hooks), at most GATHER_MAX_NS. */
+static void gather(struct live *l, const struct arena_thread **recs, uint32_t n, struct live_snapshot *s)
+{
+    uint32_t *seq0 = calloc(n + 1, sizeof *seq0);
+    for (uint32_t i = 0; i < n; i++) {
+        if (seq0)
+            seq0[i] = __atomic_load_n(&recs[i]->seq, __ATOMIC_ACQUIRE);
+        if (recs[i]->state == ARENA_THREAD_RUNNING)
+            __atomic_fetch_or((uint32_t *)at_rw(l, &recs[i]->request), ARENA_REQ_PAUSE, __ATOMIC_RELEASE);
+    }
+    uint64_t t0 = mono_ns();
+    const struct arena_process *pr = process_block(l);
+    for (;;) {
+        uint32_t parked = 0, quiet = 0, busy = 0;
+        uint32_t parked_word = __atomic_load_n(&pr->parked, __ATOMIC_ACQUIRE);
+        uint64_t now = mono_ns();
+        for (uint32_t i = 0; i < n; i++) {
+            uint32_t seq = __atomic_load_n(&recs[i]->seq, __ATOMIC_ACQUIRE);
+            if (__atomic_load_n(&recs[i]->parked, __ATOMIC_ACQUIRE))
+                parked++;
+            else if (recs[i]->state != ARENA_THREAD_RUNNING ||
+                     (seq0 && seq == seq0[i] && !(seq & 1) && now - t0 >= QUIET_NS))
+                quiet++;
+            else
+                busy++;
+        }
+        s->parked = parked;
+        s->quiet = quiet;
+        if (!busy || now - t0 >= GATHER_MAX_NS)
+            break;
+        /* Sleep until a thread parks (it wakes us) or 0.5 ms passes: a
+         * busy reader would take a core from the threads it waits for. */
+        struct timespec ts = { 0, 500000 };
+        syscall(SYS_futex, &pr->parked, FUTEX_WAIT, parked_word, &ts, NULL, 0);
+    }
+    s->gather_ns = mono_ns() - t0;
+    free(seq0);
+}
+
+int live_snapshot(struct live *l, enum live_consistency c, struct live_snapshot *s,
+                  char *err, size_t errlen)
+{
+    memset(s, 0, sizeof *s);
+    s->consistency = c;
+    const struct arena_thread **recs = malloc(MAX_THREADS * sizeof *recs);
+    if (!recs) {
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
+    uint32_t n = thread_list(l, recs, MAX_THREADS);
+    s->threads = calloc(n + 1, sizeof *s->threads);
+    if (!s->threads) {
+        free(recs);
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
+    uint32_t gen = 0;
+    uint64_t t_post = 0;
+    int paused = 0;
+    if (c == LIVE_PROCESS && !l->dead) {
+        if (make_writable(l, err, errlen) != 0 || pause_take(l, &gen, err, errlen) != 0) {
+            free(recs);
+            return -1;
+        }
+        paused = 1;
+        t_post = mono_ns();
+        gather(l, recs, n, s);
+    }
+    s->now = process_now(l, &s->ticks_per_ns);
+    s->mono_ns = mono_ns();
+    int rc = 0;
+    for (uint32_t i = 0; i < n && rc == 0; i++) {
+        struct live_thread *t = &s->threads[i];
+        t->now = s->now;
+        int was_parked = __atomic_load_n(&recs[i]->parked, __ATOMIC_ACQUIRE);
+        rc = copy_thread(l, recs[i], t, err, errlen);
+        if (rc == 0 && was_parked && t->how == LIVE_COPY_SEQ)
+            t->how = LIVE_COPY_PARKED;
+        if (l->dead)
+            t->how = LIVE_COPY_DEAD;
+        s->nthreads = i + 1;
+    }
+    if (paused) {
+        pause_release(l, gen);
+        s->pause_ns = mono_ns() - t_post;
+    }
+    free(recs);
+    if (rc != 0) {
+        live_snapshot_free(s);
+        return -1;
+    }
+    if (l->dead) {
+        /* No clock runs in a dead process: open frames count up to the
+         * last moment we know it was alive, its newest frame entry. */
+        uint64_t last = 0;
+        for (uint32_t i = 0; i < s->nthreads; i++)
+            for (uint32_t d = 1; d <= s->threads[i].depth; d++)
+                if (s->threads[i].stack[d].t0 > last)
+                    last = s->threads[i].stack[d].t0;
+        s->now = last;
+        for (uint32_t i = 0; i < s->nthreads; i++)
+            s->threads[i].now = last;
+    }
+    qsort(s->threads, s->nthreads, sizeof *s->threads, by_index);
+    return 0;
+}
+
+void live_snapshot_free(struct live_snapshot *s)
+{
+    for (uint32_t i = 0; s->threads && i < s->nthreads; i++) {
+        free(s->threads[i].nodes);
+        free(s->threads[i].stack);
+    }
+    free(s->threads);
+    memset(s, 0, sizeof *s);
+}
+
+/* ---- a snapshot as a profile ----------------------------------------------------------- */
+
+static int set_meta_u64(struct profile *p, const char *key, uint64_t v)
+{
+    char buf[32];
+    snprintf(buf, sizeof buf, "%llu", (unsigned long long)v);
+    return profile_set_meta(p, key, buf);
+}
+
+static int fill_process(struct live *l, const struct live_snapshot *s, struct profile *p, const char *end)
+{
+    const struct arena_process *pr = process_block(l);
+    char buf[64];
+    p->process.pid = l->pid;
+    p->process.ppid = 0;
+    if (!l->dead) {
+        char path[64], stat[512];
+        snprintf(path, sizeof path, "/proc/%d/stat", (int)l->pid);
+        FILE *f = fopen(path, "re");
+        if (f && fgets(stat, sizeof stat, f)) {
+            char *close_paren = strrchr(stat, ')');
+            int ppid;
+            if (close_paren && sscanf(close_paren + 1, " %*c %d", &ppid) == 1)
+                p->process.ppid = ppid;
+        }
+        if (f)
+            fclose(f);
+    }
+    p->process.exe = profile_intern(p, l->exe);
+    const char *args = at(l, pr->argv, (uint64_t)pr->argv_len + 1);
+    uint32_t len = args ? pr->argv_len : 0, argc = 0;
+    for (uint32_t i = 0; i < len; i += (uint32_t)strnlen(args + i, len - i) + 1)
+        argc++;
+    p->process.argv = profile_alloc(p, ((size_t)argc + 1) * sizeof *p->process.argv);
+    if (!p->process.exe || !p->process.argv)
+        return -1;
+    for (uint32_t i = 0, k = 0; i < len && k < argc; i += (uint32_t)strnlen(args + i, len - i) + 1) {
+        char *one = strndup(args + i, len - i);
+        p->process.argv[k++] = one ? profile_intern(p, one) : NULL;
+        free(one);
+        if (!p->process.argv[k - 1])
+            return -1;
+        p->process.argc = k;
+    }
+    p->process.start_ns = pr->start_wall_ns;
+    uint64_t start_ticks = header(l)->clock ? pr->start_mono_ns : pr->start_tsc;
+    p->process.duration_ns = s->now > start_ticks ? arena_ticks_to_ns(s->now - start_ticks, s->ticks_per_ns) : 0;
+    struct utsname u;
+    int rc = uname(&u) == 0 ? profile_set_meta(p, "hostname", u.nodename) : 0;
+    snprintf(buf, sizeof buf, "%.6f", s->ticks_per_ns);
+    rc |= profile_set_meta(p, "hookit_version", HOOKIT_VERSION);
+    rc |= profile_set_meta(p, "profiler", "jprof");
+    rc |= profile_set_meta(p, "clock", header(l)->clock ? "monotonic" : "tsc");
+    rc |= profile_set_meta(p, "ticks_per_ns", buf);
+    rc |= profile_set_meta(p, "end", end);
+    rc |= profile_set_meta(p, "live_consistency", l->dead ? "dead" :
+                           s->consistency == LIVE_PROCESS ? "process" : "thread");
+    if (s->consistency == LIVE_PROCESS && !l->dead) {
+        rc |= set_meta_u64(p, "live_pause_ns", s->pause_ns);
+        rc |= set_meta_u64(p, "live_gather_ns", s->gather_ns);
+        rc |= set_meta_u64(p, "live_threads_parked", s->parked);
+        rc |= set_meta_u64(p, "live_threads_quiet", s->quiet);
+    }
+    uint64_t dropped = 0, unmatched = 0, self = 0;
+    for (uint32_t i = 0; i < s->nthreads; i++) {
+        dropped += s->threads[i].dropped;
+        unmatched += s->threads[i].unmatched;
+        self += s->threads[i].how == LIVE_COPY_SELF;
+    }
+    rc |= set_meta_u64(p, "live_threads_self_copied", self);
+    rc |= set_meta_u64(p, "dropped_events", dropped);
+    rc |= set_meta_u64(p, "unmatched_exits", unmatched);
+    return rc ? -1 : 0;
+}
+
+static int resolve(struct profile *p, struct a2n *a2n)
+{
+    for (uint32_t i = 0; i < p->nfuncs; i++) {
+        struct prof_func *f = &p->funcs[i];
+        struct a2n_result r;
+        char fallback[32];
+        if (a2n) {
+            a2n_lookup(a2n, f->addr, 1, &r);
+        } else {
+            snprintf(fallback, sizeof fallback, "0x%llx", (unsigned long long)f->addr);
+            r = (struct a2n_result){ .module = "[unknown]", .function = fallback };
+        }
+        f->name = profile_intern(p, r.function ? r.function : "?");
+        f->module = profile_intern(p, r.module ? r.module : "");
+        f->file = r.file ? profile_intern(p, r.file) : NULL;
+        f->line = r.line;
+        if (!f->name || !f->module)
+            return -1;
+    }
+    return 0;
+}
+
+struct profile *live_profile(struct live *l, const struct live_snapshot *s, struct a2n *a2n,
+                             const char *end)
+{
+    struct profile *p = profile_new();
+    struct arena_funcs funcs;
+    if (!p)
+        return NULL;
+    int rc = arena_funcs_init(&funcs);
+    if (rc == 0)
+        rc = fill_process(l, s, p, end);
+    p->threads = rc == 0 ? profile_alloc(p, ((size_t)s->nthreads + 1) * sizeof *p->threads) : NULL;
+    if (!p->threads)
+        rc = -1;
+    for (uint32_t i = 0; rc == 0 && i < s->nthreads; i++) {
+        const struct live_thread *t = &s->threads[i];
+        struct prof_thread *th = &p->threads[i];
+        th->tid = t->tid;
+        th->index = t->index;
+        th->name = profile_intern(p, t->name);
+        uint32_t depth = t->state == ARENA_THREAD_RUNNING ? t->depth : 0;
+        rc = arena_copy_to_thread(p, &funcs, t->nodes, t->nnodes, t->stack, depth, t->now,
+                                  s->ticks_per_ns, th);
+        p->nthreads = i + 1;
+    }
+    if (rc == 0)
+        rc = arena_funcs_to_profile(&funcs, p);
+    if (rc == 0)
+        rc = resolve(p, a2n);
+    arena_funcs_free(&funcs);
+    if (rc != 0) {
+        profile_free(p);
+        return NULL;
+    }
+    return p;
+}
+
+/* ---- commands ------------------------------------------------------------------------- */
+
+int live_command(struct live *l, uint32_t cmd, int timeout_ms, uint32_t *result,
+                 char *err, size_t errlen)
+{
+    if (l->dead) {
+        snprintf(err, errlen, "process %d has ended", (int)l->pid);
+        return -1;
+    }
+    if (make_writable(l, err, errlen) != 0)
+        return -1;
+    struct arena_header *h = at_rw(l, header(l));
+    uint64_t deadline = mono_ns() + (uint64_t)timeout_ms * 1000000ull;
+    uint32_t none = ARENA_CMD_NONE;
+    while (!__atomic_compare_exchange_n(&h->control, &none, cmd, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
+        none = ARENA_CMD_NONE;
+        if (mono_ns() > deadline) {
+            snprintf(err, errlen, "process %d: an earlier command is still waiting for one of its "
+                     "threads to run a hook", (int)l->pid);
+            return -1;
+        }
+        nap_us(500);
+    }
+    uint32_t seq = __atomic_load_n(&h->control_seq, __ATOMIC_ACQUIRE) + 1;
+    __atomic_store_n(&h->control_seq, seq, __ATOMIC_RELEASE);
+    __atomic_store_n(&h->attention, 1, __ATOMIC_RELEASE);
+    const struct arena_thread **recs = malloc(MAX_THREADS * sizeof *recs);
+    uint32_t n = recs ? thread_list(l, recs, MAX_THREADS) : 0;
+    for (uint32_t i = 0; i < n; i++)
+        if (recs[i]->state == ARENA_THREAD_RUNNING)
+            __atomic_fetch_or((uint32_t *)at_rw(l, &recs[i]->request), ARENA_REQ_CONTROL, __ATOMIC_RELEASE);
+    free(recs);
+    for (;;) {
+        if (__atomic_load_n(&h->control_done, __ATOMIC_ACQUIRE) == seq) {
+            *result = h->control_result;
+            return 0;
+        }
+        if (!live_alive(l)) {
+            snprintf(err, errlen, "process %d ended before carrying out the command", (int)l->pid);
+            return -1;
+        }
+        if (mono_ns() > deadline) {
+            uint32_t one = 1;
+            if (__atomic_compare_exchange_n(&h->attention, &one, 0, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
+                __atomic_store_n(&h->control, ARENA_CMD_NONE, __ATOMIC_RELEASE);
+                snprintf(err, errlen, "process %d: no thread ran an instrumented function within "
+                         "%d ms, command withdrawn (a process is only reached through its hooks)",
+                         (int)l->pid, timeout_ms);
+                return -1;
+            }
+            deadline += 1000000000ull;      /* claimed: it is being carried out */
+        }
+        nap_us(200);
+    }
+}
+
+int live_list(uid_t uid, pid_t **pids, char *err, size_t errlen)
+{
+    char dir[REGISTRY_PATH_MAX];
+    if (registry_dir(uid, 0, dir, sizeof dir, err, errlen) != 0)
+        return -1;
+    int n = 0, cap = 16;
+    pid_t *out = malloc(cap * sizeof *out);
+    DIR *d = opendir(dir);
+    if (!d || !out) {
+        snprintf(err, errlen, "cannot list %s: %s", dir, strerror(errno));
+        free(out);
+        if (d)
+            closedir(d);
+        return -1;
+    }
+    struct dirent *e;
+    while ((e = readdir(d))) {
+        char *end;
+        long pid = strtol(e->d_name, &end, 10);
+        if (pid <= 0 || strcmp(end, ".arena") != 0 || e->d_name[0] == '.')
+            continue;
+        if (n == cap) {
+            pid_t *bigger = realloc(out, (size_t)(cap *= 2) * sizeof *out);
+            if (!bigger)
+                break;
+            out = bigger;
+        }
+        out[n++] = (pid_t)pid;
+    }
+    closedir(d);
+    *pids = out;
+    return n;
+}

@@ -1,0 +1,88 @@
+/*
+ * Live reading of a profiled process (docs/live.md): attach to the arena a
+ * process registered (profile/registry.h), take snapshots of its trees
+ * without stopping it, send it commands.  Used by `hookit top`,
+ * `snapshot`, `ctl` and `recover`.
+ */
+#ifndef HOOKIT_LIVE_H
+#define HOOKIT_LIVE_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "profile/arena.h"
+#include "profile/profile.h"
+
+struct live;
+struct a2n;
+
+#define LIVE_DEAD_OK 0x1        /* attach to a dead process's leftover (recover) */
+
+/* Attach to pid's arena, read-only.  Refuses (NULL, reason in err) a
+ * process of another user (unless we are root), an unsafe registry
+ * directory or arena file, a foreign or stale arena (pid reused). */
+struct live *live_attach(pid_t pid, int flags, char *err, size_t errlen);
+void live_detach(struct live *l);
+/* Whether the attached process still runs. */
+int live_alive(const struct live *l);
+pid_t live_pid(const struct live *l);
+const char *live_exe(const struct live *l);
+/* The arena file's path (recover removes it and its .maps). */
+const char *live_arena_path(const struct live *l);
+
+enum live_consistency { LIVE_THREAD = 0, LIVE_PROCESS = 1 };
+
+/* One thread as copied. */
+struct live_thread {
+    int32_t tid;
+    uint32_t index, state;
+    char name[17];
+    uint64_t dropped, unmatched;
+    struct arena_copy_node *nodes;  /* preorder, parent as index */
+    uint32_t nnodes;
+    struct arena_frame *stack;      /* stack[0 .. depth] */
+    uint32_t depth;
+    uint64_t now;                   /* ticks: the moment the copy stands for */
+    int how;                        /* LIVE_COPY_* */
+    uint32_t retries;               /* torn copies thrown away */
+};
+enum { LIVE_COPY_SEQ = 0, LIVE_COPY_SELF = 1, LIVE_COPY_PARKED = 2, LIVE_COPY_DEAD = 3 };
+
+struct live_snapshot {
+    struct live_thread *threads;    /* by index */
+    uint32_t nthreads;
+    double ticks_per_ns;
+    uint64_t now;                   /* ticks, the snapshot's moment */
+    uint64_t mono_ns;               /* CLOCK_MONOTONIC of the snapshot */
+    enum live_consistency consistency;
+    /* process consistency: */
+    uint64_t pause_ns;              /* from asking threads to park to releasing them */
+    uint64_t gather_ns;             /* until every thread was parked or quiet */
+    uint32_t parked, quiet;         /* threads parked / found quiet (no hook ran) */
+};
+
+/* A snapshot.  0, or -1 with err. */
+int live_snapshot(struct live *l, enum live_consistency c, struct live_snapshot *s,
+                  char *err, size_t errlen);
+void live_snapshot_free(struct live_snapshot *s);
+
+/* A normal profile of a snapshot; names through a2n (may be NULL).
+ * end is the profile's "end" metadata ("snapshot", "killed"). */
+struct profile *live_profile(struct live *l, const struct live_snapshot *s, struct a2n *a2n,
+                             const char *end);
+
+/* Send an ARENA_CMD_* and wait (at most timeout_ms) until a thread of the
+ * process carried it out.  0 with *result (0 or an errno value), or -1
+ * with the reason in err. */
+int live_command(struct live *l, uint32_t cmd, int timeout_ms, uint32_t *result,
+                 char *err, size_t errlen);
+
+/* Pids registered in user uid's registry (malloc'ed array, count returned,
+ * -1 with err when the registry is unusable). */
+int live_list(uid_t uid, pid_t **pids, char *err, size_t errlen);
+
+/* The registry directory used for pid (its owner's). */
+int live_registry_for(pid_t pid, char *dir, size_t size, char *err, size_t errlen);
+
+#endif

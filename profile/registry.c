@@ -1,0 +1,92 @@
+/* The registry of live processes (registry.h): where it is, and whether a
+ * registered process still runs.  Used inside the profiled process (by
+ * libjprof) and by the tools, so no allocation and errno kept. */
+#include "profile/registry.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+static void say(char *err, size_t errlen, const char *fmt, const char *path, const char *why)
+{
+    if (err && errlen)
+        snprintf(err, errlen, fmt, path, why);
+}
+
+int registry_dir(uid_t uid, int create, char *out, size_t size, char *err, size_t errlen)
+{
+    int saved = errno;
+    const char *env = getenv("HOOKIT_RUNTIME_DIR");
+    if (env && *env)
+        snprintf(out, size, "%s", env);
+    else
+        snprintf(out, size, "/dev/shm/hookit-%u", (unsigned)uid);
+    if (create && mkdir(out, 0700) != 0 && errno != EEXIST) {
+        say(err, errlen, "cannot create the registry directory %s: %s", out, strerror(errno));
+        errno = saved;
+        return -1;
+    }
+    struct stat st;
+    int rc = -1;
+    if (lstat(out, &st) != 0)
+        say(err, errlen, "no registry directory %s (%s): is the process profiled by libjprof?",
+            out, strerror(errno));
+    else if (!S_ISDIR(st.st_mode))
+        say(err, errlen, "registry %s is not a directory%s: refused", out,
+            S_ISLNK(st.st_mode) ? " (a symbolic link)" : "");
+    else if (st.st_uid != uid)
+        say(err, errlen, "registry directory %s is not owned by the expected user%s: refused", out,
+            "");
+    else if (st.st_mode & 077)
+        say(err, errlen, "registry directory %s is accessible to other users%s: refused (want mode 0700)",
+            out, "");
+    else
+        rc = 0;
+    errno = saved;
+    return rc;
+}
+
+void registry_file(char *out, size_t size, const char *dir, pid_t pid, const char *suffix)
+{
+    snprintf(out, size, "%s/%d%s", dir, (int)pid, suffix);
+}
+
+uint64_t registry_starttime(pid_t pid)
+{
+    int saved = errno;
+    char path[64], buf[1024];
+    snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    ssize_t n = fd >= 0 ? read(fd, buf, sizeof buf - 1) : -1;
+    if (fd >= 0)
+        close(fd);
+    errno = saved;
+    if (n <= 0)
+        return 0;
+    buf[n] = 0;
+    /* The command name may hold spaces and parentheses: count from the last ')'. */
+    char *p = strrchr(buf, ')');
+    if (!p)
+        return 0;
+    p++;
+    for (int field = 3; field < 22 && p; field++) {
+        p = strchr(p + 1, ' ');
+    }
+    return p ? strtoull(p + 1, NULL, 10) : 0;
+}
+
+int registry_alive(pid_t pid, uint64_t starttime)
+{
+    int saved = errno;
+    int gone = pid <= 0 || (kill(pid, 0) != 0 && errno == ESRCH);
+    errno = saved;
+    if (gone)
+        return 0;
+    uint64_t now = registry_starttime(pid);
+    return !(starttime && now && now != starttime);
+}

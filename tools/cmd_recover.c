@@ -1,0 +1,145 @@
+/*
+ * hookit recover: the profile of a process that was killed (SIGKILL, OOM
+ * killer) from the arena it left in the registry: everything it collected
+ * up to the kill.  The leftover is removed once the profile is written.
+ */
+#include "tools/cli.h"
+#include "tools/live_cli.h"
+#include <hookit/a2n.h>
+
+#include <errno.h>
+#include <getopt.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static const char *const recover_usage =
+    "usage: hookit recover [-o DIR] [PID]\n"
+    "\n"
+    "Write the profile of a profiled process that died without writing one\n"
+    "(killed by SIGKILL, say) from what it left in the registry, then remove\n"
+    "that.  Without PID, every such leftover of yours.  The profile is named\n"
+    "as the process would have named it (hookit.EXE.PID.prof) and has\n"
+    "end=killed; frames open at the kill count up to the last function entry\n"
+    "the process recorded.  A running process is refused (use snapshot).\n"
+    "\n"
+    "Options:\n"
+    "  -o, --output DIR   where to write (default: the current directory)\n"
+    "  -h, --help         this help\n";
+
+static void remove_leftover(const char *arena_path)
+{
+    char maps[8192];
+    snprintf(maps, sizeof maps, "%.*s.maps", (int)(strlen(arena_path) - strlen(".arena")), arena_path);
+    unlink(arena_path);
+    unlink(maps);
+}
+
+static int write_named(const struct profile *p, const char *dir, pid_t pid, char *name, size_t size)
+{
+    const char *exe = p->process.exe ? p->process.exe : "", *slash = strrchr(exe, '/');
+    char base[256];
+    snprintf(base, sizeof base, "%.200s", slash ? slash + 1 : exe);
+    for (char *c = base; *c; c++)
+        if (!((*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') || (*c >= '0' && *c <= '9') ||
+              *c == '.' || *c == '_' || *c == '-' || *c == '+'))
+            *c = '_';
+    char err[1024];
+    for (int attempt = 0; attempt < 100; attempt++) {
+        if (attempt)
+            snprintf(name, size, "hookit.%s.%d.%d.prof", *base ? base : "unknown", (int)pid, attempt);
+        else
+            snprintf(name, size, "hookit.%s.%d.prof", *base ? base : "unknown", (int)pid);
+        if (profile_write_file(p, dir, name, err, sizeof err) == 0)
+            return EXIT_OK;
+        if (errno != EEXIST)
+            break;
+    }
+    return cli_fail("%s", err);
+}
+
+static int recover_one(pid_t pid, const char *dir, int quiet_if_alive)
+{
+    char err[8192];
+    struct live *l = live_attach(pid, LIVE_DEAD_OK, err, sizeof err);
+    if (!l)
+        return cli_fail("%s", err);
+    if (live_alive(l)) {
+        live_detach(l);
+        if (quiet_if_alive)
+            return EXIT_OK;
+        return cli_fail("process %d is running: nothing to recover (hookit snapshot reads it)", (int)pid);
+    }
+    char path[8192], maps[8192];
+    snprintf(path, sizeof path, "%s", live_arena_path(l));
+    snprintf(maps, sizeof maps, "%.*s.maps", (int)(strlen(path) - strlen(".arena")), path);
+    struct a2n *a2n = a2n_open_maps(maps);
+    struct profile *p = live_cli_profile(l, LIVE_THREAD, "killed", a2n, NULL);
+    int rc = EXIT_FAIL;
+    if (p) {
+        char name[512];
+        rc = write_named(p, dir, pid, name, sizeof name);
+        if (rc == EXIT_OK) {
+            remove_leftover(path);
+            printf("process %d: recovered %s/%s (%u threads)%s\n", (int)pid, dir, name, p->nthreads,
+                   a2n ? "" : ", names unresolved: no saved maps");
+        }
+        profile_free(p);
+    }
+    a2n_close(a2n);
+    live_detach(l);
+    return rc;
+}
+
+int cmd_recover(int argc, char **argv)
+{
+    static const struct option opts[] = {
+        { "output", required_argument, NULL, 'o' },
+        { "help", no_argument, NULL, 'h' },
+        { 0, 0, 0, 0 },
+    };
+    const char *dir = ".";
+    int opt;
+    cli_reset_getopt();
+    while ((opt = getopt_long(argc, argv, ":o:h", opts, NULL)) != -1) {
+        switch (opt) {
+        case 'o':
+            dir = optarg;
+            break;
+        case 'h':
+            fputs(recover_usage, stdout);
+            return EXIT_OK;
+        default:
+            return cli_option_error("recover", opt, argv);
+        }
+    }
+    if (argc - optind > 1)
+        return cli_usage_error("recover", "at most one PID");
+    if (argc - optind == 1) {
+        pid_t pid = live_cli_pid("recover", argv[optind]);
+        return pid < 0 ? EXIT_USAGE : recover_one(pid, dir, 0);
+    }
+    pid_t *pids;
+    char err[8192];
+    int n = live_list(geteuid(), &pids, err, sizeof err);
+    if (n < 0)
+        return cli_fail("%s", err);
+    int rc = EXIT_OK, found = 0;
+    for (int i = 0; i < n; i++) {
+        if (kill(pids[i], 0) == 0 || errno != ESRCH) {
+            /* Alive, or a reused pid: recover_one tells them apart. */
+            if (recover_one(pids[i], dir, 1) != EXIT_OK)
+                rc = EXIT_FAIL;
+            continue;
+        }
+        found++;
+        if (recover_one(pids[i], dir, 0) != EXIT_OK)
+            rc = EXIT_FAIL;
+    }
+    free(pids);
+    if (!found && rc == EXIT_OK)
+        printf("nothing to recover\n");
+    return rc;
+}

@@ -1,0 +1,432 @@
+/*
+ * hookit top: a running process's profile, refreshed (TAU's runtime view).
+ * Per thread: the functions with the most exclusive time and their share,
+ * the hottest call paths, the current call stack, calls per second (from
+ * two snapshots).  Snapshots are thread-consistent and never stop the
+ * program; names come from the process's /proc/PID/maps through A2N.
+ */
+#include "tools/cli.h"
+#include "tools/live_cli.h"
+#include "tools/names.h"
+#include "tools/tree.h"
+#include "tools/units.h"
+#include <hookit/a2n.h>
+
+#include <getopt.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <termios.h>
+#include <time.h>
+#include <unistd.h>
+
+static const char *const top_usage =
+    "usage: hookit top [--interval S] [--once] [--rows N] PID\n"
+    "\n"
+    "Show where the running process PID (profiled by libjprof) spends its\n"
+    "time, refreshed every interval: for each thread, calls per second, the\n"
+    "current call stack, the functions with the most exclusive time (their\n"
+    "share of the thread's time) and the hottest call paths.\n"
+    "\n"
+    "Keys: t / Tab next thread, T previous thread, a all threads, v next view\n"
+    "(all, functions, paths, stack), q quit.\n"
+    "\n"
+    "Options:\n"
+    "  -i, --interval S   seconds between refreshes (default 1; with --once, the\n"
+    "                     time between the two snapshots that give calls/s)\n"
+    "  -1, --once         print one view as text and exit (for scripts)\n"
+    "  -n, --rows N       rows per table (default 10)\n"
+    "  -h, --help         this help\n";
+
+enum view { VIEW_ALL, VIEW_FUNCS, VIEW_PATHS, VIEW_STACK, NVIEWS };
+static const char *const view_names[] = { "all", "functions", "paths", "stack" };
+
+struct top {
+    struct live *live;
+    struct a2n *a2n;
+    int rows;
+    int thread;                 /* -1: every thread */
+    enum view view;
+    /* previous snapshot's calls per thread tid, for rates */
+    int32_t *prev_tid;
+    uint64_t *prev_calls;
+    uint32_t nprev;
+    uint64_t prev_mono;
+};
+
+static uint64_t thread_calls(const struct prof_thread *t)
+{
+    uint64_t sum = 0;
+    for (uint32_t i = 0; i < t->nnodes; i++)
+        sum += t->nodes[i].calls;
+    return sum;
+}
+
+static double rate_of(const struct top *tp, const struct prof_thread *t, uint64_t calls, uint64_t mono)
+{
+    for (uint32_t i = 0; i < tp->nprev; i++)
+        if (tp->prev_tid[i] == t->tid && mono > tp->prev_mono)
+            return calls >= tp->prev_calls[i] ? (double)(calls - tp->prev_calls[i]) * 1e9 / (double)(mono - tp->prev_mono) : 0;
+    return -1;
+}
+
+static const char *rate_text(double r, char *buf, size_t size)
+{
+    if (r < 0)
+        snprintf(buf, size, "-");
+    else if (r >= 1e6)
+        snprintf(buf, size, "%.2fM", r / 1e6);
+    else if (r >= 1e3)
+        snprintf(buf, size, "%.1fk", r / 1e3);
+    else
+        snprintf(buf, size, "%.0f", r);
+    return buf;
+}
+
+static void print_func(FILE *out, const struct profile *p, uint32_t func)
+{
+    names_print_jprof(out, &p->funcs[func]);
+}
+
+/* The current call stack: each open frame's function, outermost first. */
+static void print_stack(FILE *out, const struct profile *p, const struct prof_thread *th,
+                        const struct live_thread *lt, int rows)
+{
+    fprintf(out, "  current call stack (%u frames%s):\n", lt->depth,
+            lt->state == ARENA_THREAD_RUNNING ? "" : ", thread ended");
+    if (lt->state != ARENA_THREAD_RUNNING || lt->depth == 0)
+        return;
+    uint32_t first = lt->depth > (uint32_t)rows * 2 ? lt->depth - (uint32_t)rows * 2 + 1 : 1;
+    if (first > 1)
+        fprintf(out, "    ... %u outer frames\n", first - 1);
+    for (uint32_t d = first; d <= lt->depth; d++) {
+        uint32_t idx = UINT32_MAX;
+        for (uint32_t i = 0; i < lt->nnodes && i < th->nnodes; i++)
+            if (lt->nodes[i].ref == lt->stack[d].node) {
+                idx = i;
+                break;
+            }
+        fprintf(out, "    %3u  ", d);
+        if (idx == UINT32_MAX)
+            fputs("?", out);
+        else
+            print_func(out, p, th->nodes[idx].func);
+        fputc('\n', out);
+    }
+}
+
+static const struct func_total *sort_totals;
+static int by_self_desc(const void *a, const void *b)
+{
+    const struct func_total *x = &sort_totals[*(const uint32_t *)a], *y = &sort_totals[*(const uint32_t *)b];
+    if (x->self_ns != y->self_ns)
+        return x->self_ns > y->self_ns ? -1 : 1;
+    return (*(const uint32_t *)a > *(const uint32_t *)b) - (*(const uint32_t *)a < *(const uint32_t *)b);
+}
+
+static void print_funcs(FILE *out, const struct profile *p, const struct prof_thread *th, int rows)
+{
+    struct tree t;
+    struct func_total *tot = calloc(p->nfuncs + 1, sizeof *tot);
+    uint32_t *order = malloc((p->nfuncs + 1) * sizeof *order);
+    if (!tot || !order || tree_build(&t, p, th) < 0) {
+        free(tot);
+        free(order);
+        return;
+    }
+    tree_func_totals(&t, tot);
+    tree_free(&t);
+    uint32_t n = 0;
+    uint64_t total = 0;
+    for (uint32_t f = 0; f < p->nfuncs; f++)
+        if (tot[f].nodes) {
+            order[n++] = f;
+            total += tot[f].self_ns;
+        }
+    sort_totals = tot;
+    qsort(order, n, sizeof *order, by_self_desc);
+    fprintf(out, "  top functions by exclusive time:\n    %6s %10s %10s %12s  %s\n", "SHARE", "EXCL",
+            "INCL", "CALLS", "NAME");
+    for (uint32_t i = 0; i < n && i < (uint32_t)rows; i++) {
+        const struct func_total *ft = &tot[order[i]];
+        char a[UNITS_BUF], b[UNITS_BUF];
+        fprintf(out, "    %5.1f%% %10s %10s %12llu  ", total ? 100.0 * (double)ft->self_ns / (double)total : 0.0,
+                units_ns(ft->self_ns, a), units_ns(ft->incl_ns, b), (unsigned long long)ft->calls);
+        print_func(out, p, order[i]);
+        fputc('\n', out);
+    }
+    free(tot);
+    free(order);
+}
+
+static const struct prof_thread *sort_thread;
+static int by_excl_desc(const void *a, const void *b)
+{
+    const struct prof_node *x = &sort_thread->nodes[*(const uint32_t *)a], *y = &sort_thread->nodes[*(const uint32_t *)b];
+    if (x->excl_ns != y->excl_ns)
+        return x->excl_ns > y->excl_ns ? -1 : 1;
+    return (*(const uint32_t *)a > *(const uint32_t *)b) - (*(const uint32_t *)a < *(const uint32_t *)b);
+}
+
+/* The call paths (calling contexts) with the most exclusive time, each
+ * written from the root down. */
+static void print_paths(FILE *out, const struct profile *p, const struct prof_thread *th, int rows)
+{
+    uint32_t *order = malloc((th->nnodes + 1) * sizeof *order);
+    if (!order)
+        return;
+    uint64_t total = 0;
+    for (uint32_t i = 0; i < th->nnodes; i++) {
+        order[i] = i;
+        total += th->nodes[i].excl_ns;
+    }
+    sort_thread = th;
+    qsort(order, th->nnodes, sizeof *order, by_excl_desc);
+    fprintf(out, "  hottest call paths (exclusive time in that context):\n    %6s %10s %12s  %s\n",
+            "SHARE", "EXCL", "CALLS", "PATH");
+    uint32_t path[64];
+    for (uint32_t i = 0; i < th->nnodes && i < (uint32_t)rows; i++) {
+        const struct prof_node *nd = &th->nodes[order[i]];
+        char a[UNITS_BUF];
+        fprintf(out, "    %5.1f%% %10s %12llu  ", total ? 100.0 * (double)nd->excl_ns / (double)total : 0.0,
+                units_ns(nd->excl_ns, a), (unsigned long long)nd->calls);
+        uint32_t len = 0, skipped = 0;
+        for (uint32_t k = order[i]; k != PROF_NONE; k = th->nodes[k].parent) {
+            if (len < 64)
+                path[len++] = k;
+            else
+                skipped++;
+        }
+        if (skipped)
+            fprintf(out, "... %u > ", skipped);
+        while (len-- > 0) {
+            print_func(out, p, th->nodes[path[len]].func);
+            if (len)
+                fputs(" > ", out);
+        }
+        fputc('\n', out);
+    }
+    free(order);
+}
+
+static void print_view(FILE *out, struct top *tp, const struct profile *p, const struct live_snapshot *s)
+{
+    uint64_t total_calls = 0;
+    double total_rate = 0;
+    int have_rate = 1;
+    for (uint32_t i = 0; i < p->nthreads; i++) {
+        uint64_t c = thread_calls(&p->threads[i]);
+        double r = rate_of(tp, &p->threads[i], c, s->mono_ns);
+        total_calls += c;
+        if (r < 0)
+            have_rate = 0;
+        else
+            total_rate += r;
+    }
+    char rb[32], db[UNITS_BUF];
+    fprintf(out, "hookit top: pid %d  ", (int)p->process.pid);
+    names_print_safe(out, p->process.exe, strlen(p->process.exe));
+    fprintf(out, "  up %s  threads %u  calls %llu  calls/s %s  view %s\n",
+            units_ns(p->process.duration_ns, db), p->nthreads, (unsigned long long)total_calls,
+            rate_text(have_rate ? total_rate : -1, rb, sizeof rb), view_names[tp->view]);
+    for (uint32_t i = 0; i < p->nthreads; i++) {
+        if (tp->thread >= 0 && (uint32_t)tp->thread != i)
+            continue;
+        const struct prof_thread *th = &p->threads[i];
+        const struct live_thread *lt = &s->threads[i];
+        uint64_t calls = thread_calls(th);
+        uint64_t incl = 0;
+        for (uint32_t k = 0; k < th->nnodes; k++)
+            if (th->nodes[k].parent == PROF_NONE)
+                incl += th->nodes[k].incl_ns;
+        fprintf(out, "\n== thread %u (", th->index);
+        names_print_safe(out, th->name, strlen(th->name));
+        fprintf(out, ") tid %d  %s  calls %llu  calls/s %s  time %s  contexts %u\n", th->tid,
+                lt->state == ARENA_THREAD_RUNNING ? "running" : "ended", (unsigned long long)calls,
+                rate_text(rate_of(tp, th, calls, s->mono_ns), rb, sizeof rb), units_ns(incl, db), th->nnodes);
+        if (tp->view == VIEW_ALL || tp->view == VIEW_STACK)
+            print_stack(out, p, th, lt, tp->rows);
+        if (tp->view == VIEW_ALL || tp->view == VIEW_FUNCS)
+            print_funcs(out, p, th, tp->rows);
+        if (tp->view == VIEW_ALL || tp->view == VIEW_PATHS)
+            print_paths(out, p, th, tp->rows);
+    }
+}
+
+static void remember(struct top *tp, const struct profile *p, uint64_t mono)
+{
+    free(tp->prev_tid);
+    free(tp->prev_calls);
+    tp->prev_tid = calloc(p->nthreads + 1, sizeof *tp->prev_tid);
+    tp->prev_calls = calloc(p->nthreads + 1, sizeof *tp->prev_calls);
+    tp->nprev = tp->prev_tid && tp->prev_calls ? p->nthreads : 0;
+    for (uint32_t i = 0; i < tp->nprev; i++) {
+        tp->prev_tid[i] = p->threads[i].tid;
+        tp->prev_calls[i] = thread_calls(&p->threads[i]);
+    }
+    tp->prev_mono = mono;
+}
+
+/* One snapshot; with show, printed.  EXIT_OK or EXIT_FAIL. */
+static int refresh(struct top *tp, int show, int clear)
+{
+    struct live_snapshot s;
+    struct profile *p = live_cli_profile(tp->live, LIVE_THREAD, "snapshot", tp->a2n, &s);
+    if (!p)
+        return EXIT_FAIL;
+    if (tp->thread >= (int)p->nthreads)
+        tp->thread = p->nthreads ? (int)p->nthreads - 1 : -1;
+    if (show) {
+        if (clear)
+            fputs("\033[H\033[2J", stdout);
+        print_view(stdout, tp, p, &s);
+        if (clear)
+            printf("\n[t/T] thread  [a] all threads  [v] view  [q] quit\n");
+        fflush(stdout);
+    }
+    remember(tp, p, s.mono_ns);
+    live_snapshot_free(&s);
+    profile_free(p);
+    return EXIT_OK;
+}
+
+static struct termios saved_tty;
+static int tty_raw;
+
+static void restore_tty(void)
+{
+    if (tty_raw)
+        tcsetattr(STDIN_FILENO, TCSANOW, &saved_tty);
+    tty_raw = 0;
+}
+
+static void on_signal(int sig)
+{
+    restore_tty();
+    signal(sig, SIG_DFL);
+    raise(sig);
+}
+
+static void raw_tty(void)
+{
+    if (!isatty(STDIN_FILENO) || tcgetattr(STDIN_FILENO, &saved_tty) != 0)
+        return;
+    struct termios t = saved_tty;
+    t.c_lflag &= ~(tcflag_t)(ICANON | ECHO);
+    t.c_cc[VMIN] = 0;
+    t.c_cc[VTIME] = 0;
+    if (tcsetattr(STDIN_FILENO, TCSANOW, &t) == 0) {
+        tty_raw = 1;
+        atexit(restore_tty);
+        signal(SIGINT, on_signal);
+        signal(SIGTERM, on_signal);
+    }
+}
+
+/* Keys read until the interval ends; 1 when q was pressed. */
+static int wait_keys(struct top *tp, int ms, int *redraw)
+{
+    struct pollfd pfd = { .fd = STDIN_FILENO, .events = POLLIN };
+    *redraw = 0;
+    if (poll(&pfd, 1, ms) <= 0 || !(pfd.revents & POLLIN))
+        return 0;
+    char c;
+    if (read(STDIN_FILENO, &c, 1) != 1)
+        return 1;               /* end of input: quit */
+    switch (c) {
+    case 'q': case 'Q':
+        return 1;
+    case 't': case '\t':
+        tp->thread++;
+        break;
+    case 'T':
+        tp->thread = tp->thread < 0 ? 0 : tp->thread - 1;
+        break;
+    case 'a':
+        tp->thread = -1;
+        break;
+    case 'v':
+        tp->view = (tp->view + 1) % NVIEWS;
+        break;
+    default:
+        return 0;
+    }
+    *redraw = 1;
+    return 0;
+}
+
+int cmd_top(int argc, char **argv)
+{
+    static const struct option opts[] = {
+        { "interval", required_argument, NULL, 'i' },
+        { "once", no_argument, NULL, '1' },
+        { "rows", required_argument, NULL, 'n' },
+        { "help", no_argument, NULL, 'h' },
+        { 0, 0, 0, 0 },
+    };
+    int interval_ms = 1000, once = 0, opt;
+    struct top tp = { .rows = 10, .thread = -1, .view = VIEW_ALL };
+    cli_reset_getopt();
+    while ((opt = getopt_long(argc, argv, ":i:1n:h", opts, NULL)) != -1) {
+        switch (opt) {
+        case 'i':
+            if ((interval_ms = live_cli_ms(optarg)) < 0)
+                return cli_usage_error("top", "--interval needs a number of seconds, not '%s'", optarg);
+            break;
+        case '1':
+            once = 1;
+            break;
+        case 'n':
+            tp.rows = atoi(optarg);
+            if (tp.rows <= 0)
+                return cli_usage_error("top", "--rows needs a positive number, not '%s'", optarg);
+            break;
+        case 'h':
+            fputs(top_usage, stdout);
+            return EXIT_OK;
+        default:
+            return cli_option_error("top", opt, argv);
+        }
+    }
+    if (optind != argc - 1)
+        return cli_usage_error("top", optind >= argc ? "missing PID" : "one PID only");
+    pid_t pid = live_cli_pid("top", argv[optind]);
+    if (pid < 0)
+        return EXIT_USAGE;
+    if (!(tp.live = live_cli_attach(pid, 0)))
+        return EXIT_FAIL;
+    tp.a2n = a2n_open(pid);
+    int rc = refresh(&tp, 0, 0);
+    if (rc == EXIT_OK && once) {
+        struct timespec ts = { interval_ms / 1000, (long)(interval_ms % 1000) * 1000000L };
+        nanosleep(&ts, NULL);
+        rc = refresh(&tp, 1, 0);
+    } else if (rc == EXIT_OK) {
+        raw_tty();
+        int interactive = tty_raw;
+        rc = refresh(&tp, 1, isatty(STDOUT_FILENO));
+        for (int quit = 0; rc == EXIT_OK && !quit;) {
+            int redraw = 0;
+            if (interactive)
+                quit = wait_keys(&tp, interval_ms, &redraw);
+            else
+                usleep((useconds_t)interval_ms * 1000);
+            if (quit)
+                break;
+            if (!live_alive(tp.live)) {
+                restore_tty();
+                printf("process %d has ended\n", (int)pid);
+                break;
+            }
+            rc = refresh(&tp, 1, isatty(STDOUT_FILENO));
+        }
+        restore_tty();
+    }
+    a2n_close(tp.a2n);
+    live_detach(tp.live);
+    free(tp.prev_tid);
+    free(tp.prev_calls);
+    return rc;
+}

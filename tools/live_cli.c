@@ -1,0 +1,74 @@
+/* Helpers of the live commands (live_cli.h). */
+#include "tools/live_cli.h"
+#include "tools/cli.h"
+#include <hookit/a2n.h>
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+pid_t live_cli_pid(const char *cmd, const char *text)
+{
+    char *end;
+    errno = 0;
+    long v = strtol(text, &end, 10);
+    if (errno || *end || v <= 0 || v > 0x7fffffff) {
+        cli_usage_error(cmd, "'%s' is not a process id", text);
+        return -1;
+    }
+    return (pid_t)v;
+}
+
+struct live *live_cli_attach(pid_t pid, int flags)
+{
+    char err[8192];
+    struct live *l = live_attach(pid, flags, err, sizeof err);
+    if (!l)
+        cli_fail("%s", err);
+    return l;
+}
+
+struct profile *live_cli_profile(struct live *l, enum live_consistency c, const char *end,
+                                 struct a2n *a2n, struct live_snapshot *keep)
+{
+    char err[1024];
+    struct live_snapshot s;
+    if (live_snapshot(l, c, &s, err, sizeof err) != 0) {
+        cli_fail("process %d: %s", (int)live_pid(l), err);
+        return NULL;
+    }
+    struct profile *p = live_profile(l, &s, a2n, end);
+    if (!p)
+        cli_fail("out of memory");
+    if (keep)
+        *keep = s;
+    else
+        live_snapshot_free(&s);
+    return p;
+}
+
+static int write_prof(FILE *out, void *ctx)
+{
+    fflush(out);
+    if (profile_write_fd(ctx, fileno(out)) != 0) {
+        cli_fail("error writing the profile: %s", strerror(errno));
+        return -1;
+    }
+    return 0;
+}
+
+int live_cli_write(const char *path, const struct profile *p)
+{
+    return cli_write_output(path, write_prof, (void *)p);
+}
+
+int live_cli_ms(const char *text)
+{
+    char *end;
+    double v = strtod(text, &end);
+    if (*end || !(v > 0) || v > 86400)
+        return -1;
+    int ms = (int)(v * 1000 + 0.5);
+    return ms > 0 ? ms : 1;
+}
