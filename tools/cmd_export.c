@@ -134,6 +134,10 @@ int cmd_export(int argc, char **argv)
     job.n = (size_t)(argc - optind);
     if (cli_load_profiles(argv + optind, job.n, &job.profiles) < 0)
         return EXIT_FAIL;
+    if (export_apply_options(job.profiles, job.n) < 0) {
+        cli_free_profiles(job.profiles, job.n);
+        return EXIT_FAIL;
+    }
     int rc = cli_write_output(output, run_job, &job);
     cli_free_profiles(job.profiles, job.n);
     return rc;

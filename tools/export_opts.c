@@ -29,29 +29,40 @@ static struct profile *merged(struct loaded_profile *ps, size_t n, int flags)
     return out;
 }
 
+int export_apply_options(struct loaded_profile *ps, size_t n)
+{
+    size_t kept = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (export_options.merge_threads) {
+            struct profile *m = agg_merge_threads(ps[i].prof);
+            if (!m)
+                return cli_fail("out of memory merging threads"), -1;
+            profile_free(ps[i].prof);
+            ps[i].prof = m;
+        } else if (export_options.has_tid) {
+            struct profile *p = ps[i].prof;
+            uint32_t k = 0;
+            for (uint32_t t = 0; t < p->nthreads; t++)
+                if (p->threads[t].tid == export_options.tid)
+                    p->threads[k++] = p->threads[t];
+            p->nthreads = k;    /* the loaded profile is ours to trim */
+            kept += k;
+        }
+    }
+    if (export_options.has_tid && !export_options.merge_threads && !kept) {
+        cli_fail("no thread with tid %ld in %s", export_options.tid,
+                 n == 1 ? ps[0].path : "the profiles given");
+        return -1;
+    }
+    return 0;
+}
+
 struct profile *export_select(struct loaded_profile *ps, size_t n, int *owned)
 {
-    struct profile *p = ps[0].prof;
     *owned = 0;
-    if (n > 1 || export_options.merge_threads) {
-        p = merged(ps, n, export_options.merge_threads ? AGG_MERGE_THREADS : 0);
-        if (!p)
-            return NULL;
-        *owned = 1;
-    }
-    if (export_options.has_tid && !export_options.merge_threads) {
-        uint32_t k = 0;
-        for (uint32_t i = 0; i < p->nthreads; i++)
-            if (p->threads[i].tid == export_options.tid)
-                p->threads[k++] = p->threads[i];
-        if (k == 0) {
-            cli_fail("no thread with tid %ld in %s", export_options.tid,
-                     n == 1 ? ps[0].path : "the profiles given");
-            if (*owned)
-                profile_free(p);
-            return NULL;
-        }
-        p->nthreads = k;        /* a loaded profile is only exported once: ours to trim */
-    }
+    if (n == 1)
+        return ps[0].prof;
+    struct profile *p = merged(ps, n, 0);
+    *owned = p != NULL;
     return p;
 }

@@ -15,10 +15,13 @@ struct export_options {
 };
 extern struct export_options export_options;
 
-/* The profile a format writes: the one given, or several merged by call
- * path (threads matched by index); then only --thread TID, or every thread
- * merged with --merge-threads.  *owned says whether the caller must
- * profile_free it.  NULL with a message printed. */
+/* --merge-threads and --thread applied to every loaded profile (by
+ * `hookit export` before any format runs).  0, or -1 with a message. */
+int export_apply_options(struct loaded_profile *profiles, size_t n);
+
+/* The one profile most formats write: the one given, or several merged by
+ * call path (threads matched by index).  *owned says whether the caller
+ * must profile_free it.  NULL with a message printed. */
 struct profile *export_select(struct loaded_profile *profiles, size_t n, int *owned);
 
 /* A thread's total time: the sum of its roots' inclusive times. */

@@ -9,6 +9,7 @@
  * share one timeline: each is placed by its process start time.
  */
 #include "tools/cli.h"
+#include "tools/export_opts.h"
 #include "tools/json.h"
 #include "profile/trace.h"
 
@@ -138,7 +139,8 @@ int export_chrome(FILE *out, struct loaded_profile *profiles, size_t n)
                      pr->pid);
             meta_event(&c, "process_name", pr->pid, pr->pid, pname);
             for (uint32_t k = 0; k < tr->nthreads && rc == 0; k++)
-                rc = write_thread(&c, tr, &tr->threads[k], pr->pid, pr->start_ns - t0);
+                if (!export_options.has_tid || tr->threads[k].tid == export_options.tid)
+                    rc = write_thread(&c, tr, &tr->threads[k], pr->pid, pr->start_ns - t0);
         }
         fputs("\n]}\n", out);
         if (rc)
