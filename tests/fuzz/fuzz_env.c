@@ -1,0 +1,52 @@
+/*
+ * Fuzz target: libhookit's environment parser (hookit/config.c:
+ * HOOKIT_DEBUG, HOOKIT_PROFILING, HOOKIT_OUTPUT, HOOKIT_PROFILER).
+ *
+ * The input is split at NUL bytes into one value per variable (a missing
+ * piece unsets it); the parser reads them through getenv as at start-up.
+ * Checks: flags 0 or 1, paths NUL-terminated inside their buffers and
+ * either the value or the default, and everything written to stderr whole
+ * "hookit[PID]: " lines of bounded length (an env value must not be able
+ * to break a diagnostic into several lines).
+ */
+#include "hookit/internal.h"
+#include "fuzz_env.h"
+
+/* log.c counts its own writes in the I/O wrappers' guard when they are
+ * built in; a weak stand-in when the archive member is not linked. */
+__attribute__((weak)) __thread int hk_io_guard;
+
+static const char *const vars[] = {
+    "HOOKIT_DEBUG", "HOOKIT_PROFILING", "HOOKIT_OUTPUT", "HOOKIT_PROFILER",
+};
+#define NVARS (sizeof vars / sizeof vars[0])
+
+static void check_path(const char *var, const char *value, const char *got, size_t size,
+                       const char *dflt)
+{
+    if (!memchr(got, 0, size))
+        fail("not NUL-terminated", var);
+    int usable = value && *value && strlen(value) < size;
+    if (strcmp(got, usable ? value : dflt) != 0)
+        fail("path is neither the value nor the default", var);
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    const char *values[NVARS];
+    char *copy = set_vars(data, size, vars, NVARS, values);
+    if (!copy)
+        return 0;
+    capture_stderr(hk_config_read);
+    if (hk_config.debug != 0 && hk_config.debug != 1)
+        fail("hk_config.debug", NULL);
+    if (hk_config.start_on != 0 && hk_config.start_on != 1)
+        fail("hk_config.start_on", NULL);
+    check_path("HOOKIT_OUTPUT", values[2], hk_config.output_dir, sizeof hk_config.output_dir, ".");
+    check_path("HOOKIT_PROFILER", values[3], hk_config.profiler, sizeof hk_config.profiler,
+               "libjprof.so");
+    if (!memchr(hk_config.plugin_dir, 0, sizeof hk_config.plugin_dir))
+        fail("plugin_dir not NUL-terminated", NULL);
+    free(copy);
+    return 0;
+}
