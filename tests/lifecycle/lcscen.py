@@ -33,16 +33,18 @@ class Run:
         self.rc, self.out, self.err, self.secs = rc, out, err, secs
 
 
-def execute(tmp, argv, env, timeout=30, signal_after_ready=None):
+def execute(tmp, argv, env, timeout=30, signal_after_ready=None, executable=None):
+    """Run argv (the file `executable` if given, with argv[0] unchanged)."""
     t0 = time.monotonic()
     if signal_after_ready:
-        p = subprocess.Popen(argv, cwd=tmp, env=env, stdout=subprocess.PIPE,
+        p = subprocess.Popen(argv, executable=executable, cwd=tmp, env=env, stdout=subprocess.PIPE,
                              stderr=subprocess.PIPE, text=True)
         first = p.stdout.readline()
         p.send_signal(signal_after_ready)
         out, err = p.communicate(timeout=timeout)
         return Run(p.returncode, first + out, err, time.monotonic() - t0)
-    p = subprocess.run(argv, cwd=tmp, env=env, capture_output=True, text=True, timeout=timeout)
+    p = subprocess.run(argv, executable=executable, cwd=tmp, env=env, capture_output=True,
+                       text=True, timeout=timeout)
     return Run(p.returncode, p.stdout, p.stderr, time.monotonic() - t0)
 
 
@@ -124,3 +126,27 @@ def count(events, pattern):
     """How many log lines (without their pid) match the regex."""
     r = re.compile(pattern)
     return sum(1 for e in events if r.search(e[3].split(" ", 1)[1]))
+
+
+def check_internal_order(events):
+    """The internal client (lifecycle_register) sees init_* before and
+    fini_* after the user's monitor callbacks."""
+    problems = []
+    last = {}
+    for pid, ev, kv, raw in events:
+        prev = last.get(pid)
+        if ev == "init_process" and prev not in ("lc_init_process", "lc_post_fork_child", "lc_exec_failed",
+                                                  "init_library", "pre_dlopen", "dlopen"):
+            problems.append(f"{pid}: init_process after {prev}")
+        if ev == "init_thread" and prev != "lc_init_thread" and prev is not None:
+            # another thread's line may come in between; count instead below
+            pass
+        if prev == "fini_process" and ev not in ("lc_fini_process", "lc_pre_exec"):
+            problems.append(f"{pid}: {ev} right after fini_process")
+        last[pid] = ev
+    n = lambda e: sum(1 for x in events if x[1] == e)
+    if n("lc_init_thread") < n("init_thread"):
+        problems.append(f"lc_init_thread {n('lc_init_thread')} < init_thread {n('init_thread')}")
+    if n("lc_fini_thread") < n("fini_thread"):
+        problems.append(f"lc_fini_thread {n('lc_fini_thread')} < fini_thread {n('fini_thread')}")
+    return problems

@@ -63,10 +63,12 @@ static void lc_init_thread(void) { logf_("lc_init_thread"); }
 static void lc_fini_thread(void) { logf_("lc_fini_thread"); }
 static void lc_pre_exec(void) { logf_("lc_pre_exec"); }
 static void lc_post_fork_child(void) { logf_("lc_post_fork_child"); }
+static void lc_exec_failed(void) { logf_("lc_exec_failed"); }
 static const struct lc_client test_client = {
     .init_process = lc_init_process, .fini_process = lc_fini_process,
     .init_thread = lc_init_thread, .fini_thread = lc_fini_thread,
     .pre_exec = lc_pre_exec, .post_fork_child = lc_post_fork_child,
+    .exec_failed = lc_exec_failed,
 };
 __attribute__((constructor)) static void register_internal(void)
 {
@@ -146,5 +148,5 @@ void monitor_init_mpi(int *argc, char ***argv)
 {
     logf_("init_mpi rank=%d size=%d", monitor_mpi_comm_rank(), monitor_mpi_comm_size());
 }
-void monitor_fini_mpi(void) { logf_("fini_mpi"); }
+void monitor_fini_mpi(void) { logf_("fini_mpi rank=%d size=%d", monitor_mpi_comm_rank(), monitor_mpi_comm_size()); }
 void monitor_mpi_post_fini(void) { logf_("mpi_post_fini"); }

@@ -74,6 +74,20 @@ sc("client_consume", src="client_signal.c", how=1, native=False,
    stdout="application handler ran 0 time(s)\nview: h\n", expect=[("^client_signal 10", 1)])
 sc("client_segv", src="sig_segv_fault.c", how=2, env={"LC_CLIENT_SIG": "11"},
    expect=[("^client_signal 11", 1)])
+# The same semantics while a client's monitor_sigaction handler stands in
+# front of the application's disposition.
+sc("client_onstack", src="sig_onstack.c", how=1, env={"LC_CLIENT_SIG": "11"},
+   expect=[("^client_signal 11", 1)])
+sc("client_siginfo", src="sig_siginfo.c", how=1, env={"LC_CLIENT_SIG": "12"},
+   expect=[("^client_signal 12", 1)])
+sc("client_restart", src="sig_restart.c", how=1, env={"LC_CLIENT_SIG": "14"},
+   expect=[("^client_signal 14", (2, 9))])
+sc("client_chld_ign", src="sig_chld_ign.c", how=1, env={"LC_CLIENT_SIG": "17"})
+sc("client_ign_exec", src="sig_ign_exec.c", env={"LC_CLIENT_SIG": "10"},
+   expect=[("^fini_process how=3", 1)])
+sc("client_resethand", src="sig_resethand.c", how=2, env={"LC_CLIENT_SIG": "10"},
+   expect=[("^client_signal 10", 2)])
+sc("client_family", src="sig_family.c", how=1, env={"LC_CLIENT_SIG": "10"})
 # ---- threads ---------------------------------------------------------------------------------
 PT = ["-pthread"]
 sc("thr_basic", how=1, cflags=PT,
@@ -127,6 +141,20 @@ sc("dl_concurrent", how=1, cflags=DL + PT, prep=dl_libs, args=["{lib}"],
    expect=[("^dlopen libdltest.so", 400), ("^post_dlclose", 400)])
 sc("dl_runpath", how=1, cflags=DL + ["-Wl,--enable-new-dtags,-rpath,$ORIGIN/sub"],
    prep=runpath_lib, expect=[("^dlopen libdlrun.so", 1)])
+# ---- MPI (a stand-in MPI library built here) -----------------------------------------------------
+def fake_mpi(tmp):
+    lcscen.compile_c(tmp, ["fakempi.c"], "libfakempi.so", shared=True)
+    return {}
+
+
+MPI_FLAGS = ["-L{tmp}", "-lfakempi", "-Wl,-rpath,{tmp}"]
+MPI_EVENTS = [("^mpi_pre_init", 1), ("^init_mpi rank=-1", 1), ("^fini_mpi rank=3 size=8", 1),
+              ("^mpi_post_fini", 1)]
+MPI_ENV = {"FAKE_RANK": "3", "FAKE_SIZE": "8"}
+sc("mpi_c", how=1, prep=fake_mpi, cflags=MPI_FLAGS, env=MPI_ENV, expect=MPI_EVENTS)
+sc("mpi_c_thread", src="mpi_c.c", args=["thread"], how=1, prep=fake_mpi, cflags=MPI_FLAGS,
+   env=MPI_ENV, expect=MPI_EVENTS)
+sc("mpi_fortran", how=1, prep=fake_mpi, cflags=MPI_FLAGS, env=MPI_ENV, expect=MPI_EVENTS)
 # ---- a library constructor acts before main --------------------------------------------------------
 sc("ctor_thread", src="ctor_main.c", how=1, prep=ctor_lib, cflags=CTOR_FLAGS,
    env={"CTOR_DO": "thread"}, expect=[("^init_thread ", 1), ("^fini_thread", 1), ("^at_main", 1)])
@@ -152,7 +180,7 @@ def build(tmp, s, variant="dynamic"):
     return path, args
 
 
-def check_scenario(tmp, s, path, args, monitored_env, variant_name="dynamic"):
+def check_scenario(tmp, s, path, args, monitored_env, variant_name="dynamic", native_path=None):
     base = hk.test_env(HOOKIT_OUTPUT=tmp, **s.get("env", {}))
     timeout = s.get("timeout", 30)
     argv = [path] + args
@@ -161,7 +189,8 @@ def check_scenario(tmp, s, path, args, monitored_env, variant_name="dynamic"):
     mon = lcscen.execute(tmp, argv, mon_env, timeout, s.get("ready_signal"))
     ctx = f"[{variant_name} {s['name']}]"
     if s.get("native", True):
-        nat = lcscen.execute(tmp, argv, base, timeout, s.get("ready_signal"))
+        nat = lcscen.execute(tmp, argv, base, timeout, s.get("ready_signal"),
+                             executable=native_path)
         assert mon.rc == nat.rc, f"{ctx} status {mon.rc} != native {nat.rc}\n{mon.err}"
         assert mon.out == nat.out, f"{ctx} stdout differs:\n--- native\n{nat.out}--- monitored\n{mon.out}"
         assert lcscen.strip_diag(mon.err) == lcscen.strip_diag(nat.err), \
@@ -178,7 +207,7 @@ def check_scenario(tmp, s, path, args, monitored_env, variant_name="dynamic"):
     assert not problems, f"{ctx} ordering: {problems}\n{text}"
     if s.get("how") is not None:
         assert lcscen.final_how(events) == s["how"], f"{ctx} final how != {s['how']}\n{text}"
-    for pat, want in s.get("expect", []):
+    for pat, want in s.get(variant_name + "_expect", s.get("expect", [])):
         n = lcscen.count(events, pat)
         ok = want[0] <= n <= want[1] if isinstance(want, tuple) else n == want
         assert ok, f"{ctx} {pat!r}: {n} lines, want {want}\n{text[:3000]}"

@@ -1,3 +1,4 @@
+#define _GNU_SOURCE
 /* execle/execvpe/fexecve with a clean environment: the new image must be
  * followed (hookit's environment put back) unless HOOKIT_FOLLOW=0. */
 #include <fcntl.h>

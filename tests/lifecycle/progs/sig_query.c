@@ -1,3 +1,4 @@
+#define _GNU_SOURCE
 /* What sigaction reports back: the application's own view. */
 #include <signal.h>
 #include <stdio.h>
