@@ -115,7 +115,19 @@ demo: deps all
 
 # ---- tests -------------------------------------------------------------------
 check: deps all
-	@HOOKIT_BUILD_DIR=$(abspath $(B)) python3 tests/run $(TESTS)
+	@HOOKIT_BUILD_DIR=$(abspath $(B)) HOOKIT_SANITIZE=$(SANITIZE) python3 tests/run $(TESTS)
+
+# Reliability (docs/reliability.md): fuzzing, stress, static analysis.
+FUZZ_SECONDS ?= 60
+.PHONY: fuzz stress lint
+fuzz:
+	@HOOKIT_BUILD_DIR=$(abspath $(B)) tests/fuzz/run --seconds $(FUZZ_SECONDS) -j2 $(FUZZ_TARGETS)
+
+stress: deps all
+	@HOOKIT_BUILD_DIR=$(abspath $(B)) HOOKIT_SANITIZE=$(SANITIZE) python3 tests/run --stress $(TESTS)
+
+lint:
+	@tools/lint.sh
 
 bench: all
 	@HOOKIT_BUILD_DIR=$(abspath $(B)) bench/run

@@ -23,6 +23,51 @@ def skip(why):
     raise Skip(why)
 
 
+# ---- sanitizers (make check SANITIZE=...; see tests/run) ---------------------
+SANITIZE = set(filter(None, os.environ.get("HOOKIT_SANITIZE", "").split(",")))
+
+
+def not_under(*sanitizers, why):
+    """Decorator: skip this test when the build uses one of the sanitizers
+    (tests/run reads fn.not_under)."""
+    def mark(fn):
+        fn.not_under = {**getattr(fn, "not_under", {}), **{s: why for s in sanitizers}}
+        return fn
+    return mark
+
+
+def _sanitizer_runtime():
+    """The shared runtime a program needs preloaded to load our sanitized
+    libraries, or None."""
+    lib = {"address": "libasan.so", "thread": "libtsan.so"}
+    for san, name in lib.items():
+        if san in SANITIZE:
+            p = subprocess.run(["gcc", "-print-file-name=" + name], capture_output=True, text=True)
+            path = os.path.realpath(p.stdout.strip())
+            return path if os.path.isabs(path) and os.path.exists(path) else None
+    return None
+
+
+SANITIZER_RUNTIME = _sanitizer_runtime() if SANITIZE else None
+
+
+def sanitizer_env(env):
+    """Add what programs under a sanitized build need: the runtime first in
+    LD_PRELOAD, and options that make any report fail the program (leaks
+    are not checked: the programs under test are not built with ASan)."""
+    if not SANITIZE:
+        return env
+    if SANITIZER_RUNTIME:
+        old = env.get("LD_PRELOAD", "")
+        if SANITIZER_RUNTIME not in old.split(":"):
+            env["LD_PRELOAD"] = SANITIZER_RUNTIME + (":" + old if old else "")
+    env.setdefault("ASAN_OPTIONS", "detect_leaks=0:verify_asan_link_order=0:abort_on_error=0:"
+                   "allow_user_segv_handler=1:handle_segv=0:handle_abort=0:exitcode=86")
+    env.setdefault("UBSAN_OPTIONS", "halt_on_error=1:print_stacktrace=1:exitcode=87")
+    env.setdefault("TSAN_OPTIONS", "exitcode=88:report_signal_unsafe=0:die_after_fork=0")
+    return env
+
+
 def test_env(**extra):
     """The environment for a program under test: no inherited HOOKIT_* or
     JPROFOPTS, so the user's settings never leak into a test."""
@@ -35,7 +80,7 @@ def test_env(**extra):
             env.pop(k, None)
         else:
             env[k] = str(v)
-    return env
+    return sanitizer_env(env)
 
 
 def have(cmd):
@@ -73,6 +118,7 @@ def run(tmp, argv, env=None, timeout=120, check=True, input=None):
                 e.pop(k, None)
             else:
                 e[k] = str(v)
+    sanitizer_env(e)
     p = subprocess.run(argv, cwd=tmp, env=e, capture_output=True, text=True,
                        timeout=timeout, input=input)
     if check and p.returncode != 0:
@@ -229,6 +275,7 @@ def popen_run(tmp, argv, env=None, timeout=120):
             e.pop(k, None)
         else:
             e[k] = str(v)
+    sanitizer_env(e)
     p = subprocess.Popen(argv, cwd=tmp, env=e, stdout=subprocess.PIPE,
                          stderr=subprocess.PIPE, text=True)
     out, err = p.communicate(timeout=timeout)
