@@ -12,6 +12,7 @@ python3             /usr/bin/python3
 gcc                 /usr/bin/gcc
 clang               /usr/bin/clang
 valgrind            /usr/bin/callgrind_annotate
+chromium            /usr/bin/chromium
 "
 # Extra packages asked for by later parts of the test suite are appended
 # here, one "package file" pair per line.
