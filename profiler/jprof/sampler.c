@@ -26,7 +26,7 @@ JP_NOINSTR static void on_sample(int sig, siginfo_t *info, void *uc)
     (void)info;
     (void)uc;
     struct jp_thread *t = jp_self;
-    if (t)
+    if (t && t->cur)
         jp_node(t->cur)->samples++;
 }
 

@@ -144,14 +144,53 @@ JP_NOINSTR static void publish(struct jp_thread *t)
                                         __ATOMIC_RELEASE, __ATOMIC_RELAXED));
 }
 
-JP_NOINSTR static struct jp_thread *make_thread(void)
+/* Ended threads give their private state and shadow stack back for the
+ * next thread to start, so a program that runs through many short-lived
+ * threads does not grow by a stack per thread.  Their trees stay. */
+static struct jp_thread *free_threads;
+static pthread_mutex_t free_lock = PTHREAD_MUTEX_INITIALIZER;
+
+/* Where an ended thread's later hooks (TLS destructors, say) go: always
+ * busy, so they are dropped, and never a tree. */
+static struct arena_thread ended_rec;
+static struct jp_thread ended_thread = { .busy = 1, .rec = &ended_rec };
+
+JP_NOINSTR static struct jp_thread *reuse_thread(arena_ref *stack_ref)
 {
-    struct jp_thread *t = map_pages(sizeof *t);
+    pthread_mutex_lock(&free_lock);
+    struct jp_thread *t = free_threads;
+    if (t)
+        free_threads = *(struct jp_thread **)t;
+    pthread_mutex_unlock(&free_lock);
     if (!t)
         return NULL;
+    struct arena_frame *stack = t->stack;
+    uint32_t capacity = t->capacity;
+    *stack_ref = (arena_ref)(((char *)stack - jp_arena_base) / ARENA_SLOT);
+    memset(t, 0, sizeof *t);
+    t->stack = stack;
+    t->capacity = capacity;
+    return t;
+}
+
+JP_NOINSTR static void recycle_thread(struct jp_thread *t)
+{
+    pthread_mutex_lock(&free_lock);
+    *(struct jp_thread **)t = free_threads;
+    free_threads = t;
+    pthread_mutex_unlock(&free_lock);
+}
+
+JP_NOINSTR static struct jp_thread *make_thread(void)
+{
     arena_ref stack_ref;
-    t->capacity = FIRST_STACK;
-    t->stack = new_stack(t->capacity, &stack_ref);
+    struct jp_thread *t = reuse_thread(&stack_ref);
+    if (!t) {
+        if (!(t = map_pages(sizeof *t)))
+            return NULL;
+        t->capacity = FIRST_STACK;
+        t->stack = new_stack(t->capacity, &stack_ref);
+    }
     t->chunk_slots = FIRST_CHUNK;
     t->rec_ref = jp_arena_alloc(ARENA_THREAD_SLOTS);
     if (!t->stack || !t->rec_ref) {
@@ -194,10 +233,10 @@ JP_NOINSTR struct jp_thread *jp_thread_scratch(void)
     return t;
 }
 
-/* Its few arena slots stay behind, unreachable. */
+/* Its tree's few arena slots stay behind, unreachable. */
 JP_NOINSTR void jp_thread_scratch_free(struct jp_thread *t)
 {
-    munmap(t, sizeof *t);
+    recycle_thread(t);
 }
 
 JP_NOINSTR struct jp_thread *jp_thread_attach(void)
@@ -226,7 +265,7 @@ JP_NOINSTR struct jp_thread *jp_thread_attach(void)
 JP_NOINSTR void jp_thread_end(void)
 {
     struct jp_thread *t = jp_self;
-    if (!t || t->rec->state == ARENA_THREAD_ENDED)
+    if (!t || t == &ended_thread || t->rec->state == ARENA_THREAD_ENDED)
         return;
     t->busy = 1;
     jp_sampler_thread_end();
@@ -239,7 +278,10 @@ JP_NOINSTR void jp_thread_end(void)
     t->cur = t->rec->root;
     t->rec->depth = 0;
     jp_thread_name(t->rec);
+    t->rec->priv = 0;
     __atomic_store_n(&t->rec->state, ARENA_THREAD_ENDED, __ATOMIC_RELEASE);
+    jp_self = &ended_thread;
+    recycle_thread(t);
 }
 
 JP_NOINSTR static void end_by_key(void *arg)
@@ -256,8 +298,10 @@ JP_NOINSTR void jp_thread_fork_child(void)
     struct jp_thread *t = jp_self;
     jp_arena_header()->first_thread = 0;
     next_index = 1;
-    if (!t)
+    if (!t || t == &ended_thread) {
+        jp_self = NULL;
         return;
+    }
     uint64_t now = jp_now();
     arena_ref old_rec = t->rec_ref;
     t->rec_ref = jp_arena_alloc(ARENA_THREAD_SLOTS);
