@@ -142,6 +142,11 @@ void *a2n_vdso_image(struct a2n *a, uint64_t start, uint64_t end, int *owned);
 /* ---- maps.c ---- */
 /* Calls fn for every well-formed line of /proc/PID/maps; 0 or -1 (errno). */
 int a2n_read_maps(pid_t pid, int (*fn)(void *ctx, const struct a2n_map *m), void *ctx);
+
+/* ---- loaded.c ---- */
+/* The same for this process without /proc: one line per PT_LOAD segment of
+ * every object the dynamic loader knows. */
+int a2n_read_loaded_objects(int (*fn)(void *ctx, const struct a2n_map *m), void *ctx);
 /* While path is set (non-NULL), a2n_read_maps reads it instead (a2n_open_maps). */
 void a2n_maps_override(const char *path);
 

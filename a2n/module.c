@@ -338,7 +338,12 @@ int a2n_modules_load(struct a2n *a)
 {
     struct load_ctx c = { .a = a };
     a->generation++;
-    if (a2n_read_maps(a->pid, on_mapping, &c) != 0) {
+    int rc = a2n_read_maps(a->pid, on_mapping, &c);
+    if (rc != 0 && a->pid == 0 && c.nranges == 0) {
+        c.last_module = NULL;
+        rc = a2n_read_loaded_objects(on_mapping, &c);
+    }
+    if (rc != 0) {
         int saved = errno;
         free(c.ranges);
         errno = saved;

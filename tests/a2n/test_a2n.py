@@ -398,6 +398,40 @@ def test_vdso_other_process(tmp):
     assert all(r["module"] == "[vdso]" for r in rows)
 
 
+def without_proc(tmp, argv):
+    """Run argv in a mount namespace where /proc is not mounted."""
+    if os.getuid() != 0 or not hk.have("unshare"):
+        hk.skip("needs root and unshare")
+    script = 'umount -l /proc || exit 77; exec "$@"'
+    p = subprocess.run(["unshare", "--mount", "--propagation", "private", "sh", "-c", script,
+                        "sh"] + argv, capture_output=True, text=True, cwd=tmp)
+    if p.returncode == 77 or "unshare failed" in p.stderr:
+        hk.skip("cannot unmount /proc here: " + p.stderr.strip())
+    assert p.returncode == 0, (p.returncode, p.stdout, p.stderr)
+    return p.stdout
+
+
+def test_this_process_without_proc(tmp):
+    """pid 0 without /proc: the dynamic loader's list of objects stands in
+    for the maps (same names and offsets; anonymous memory is unknown)."""
+    unit = driver(tmp, "unit")
+    normal = [line.split("\t") for line in sh([unit, "self"]).splitlines()]
+    noproc = [line.split("\t") for line in without_proc(tmp, [unit, "self"]).splitlines()]
+    assert [r[0] for r in normal] == ["static_in_unit", "main", "getpid", "vdso", "heap"], normal
+    for a, b in zip(normal[:4], noproc[:4]):
+        assert a == b, (a, b)
+    assert normal[0][1:5] == ["0", "unit", unit, "static_in_unit"], normal[0]
+    assert normal[3][4] == "[vdso]+0x0", normal[3]
+    assert normal[4][2] == "[anon]" and noproc[4][2] == "[unknown]", (normal[4], noproc[4])
+    lib = shlib(tmp)
+    rows = {}
+    for line in without_proc(tmp, [driver(tmp, "dl"), lib, "reopen"]).splitlines():
+        f = line.split("\t")
+        rows[f[0]] = f[1:]
+    assert rows["open.static"][1:5] == ["0", "3", "libshlib.so", "lib_static"], rows
+    assert rows["closed.static"][1:5] == ["0", "3", "libshlib.so", "lib_static"], rows
+
+
 def test_open_errors(tmp):
     p = subprocess.run([driver(tmp, "resolve"), "-p", "999999999", "10"], capture_output=True,
                        text=True)

@@ -5,7 +5,11 @@
  *   unit demangle NAME... each NAME -> its demangled form, or "(null)"
  *   unit vdso           look up this process's vdso: its first byte, then
  *                       every 4 bytes of it; prints the lines with a symbol
+ *   unit self           look up functions of this process (pid 0): a static
+ *                       one, main, getpid in libc, the vdso, a heap block
  */
+#define _GNU_SOURCE
+#include <dlfcn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -83,8 +87,39 @@ static int vdso(void)
     return 0;
 }
 
+int main(int argc, char **argv);
+
+static int __attribute__((noinline)) static_in_unit(int x)
+{
+    return x * 7;
+}
+
+static int self(void)
+{
+    struct a2n *a = a2n_open(0);
+    if (!a)
+        return 1;
+    void *heap = malloc(64);
+    struct { const char *label; void *p; } what[] = {
+        { "static_in_unit", (void *)static_in_unit },
+        { "main", (void *)main },
+        { "getpid", dlsym(RTLD_DEFAULT, "getpid") },
+        { "vdso", (void *)getauxval(AT_SYSINFO_EHDR) },
+        { "heap", heap },
+    };
+    for (size_t i = 0; i < sizeof what / sizeof what[0]; i++) {
+        printf("%s\t", what[i].label);
+        show(a, (uint64_t)(uintptr_t)what[i].p);
+    }
+    free(heap);
+    a2n_close(a);
+    return static_in_unit(0);
+}
+
 int main(int argc, char **argv)
 {
+    if (argc >= 2 && strcmp(argv[1], "self") == 0)
+        return self();
     if (argc >= 2 && strcmp(argv[1], "parse") == 0)
         return parse();
     if (argc >= 2 && strcmp(argv[1], "demangle") == 0)
