@@ -121,7 +121,7 @@ int main(int argc, char **argv)
     p->process.duration_ns = 2000000;
     p->funcs = profile_alloc(p, NNAMES * sizeof *p->funcs);
     for (uint32_t i = 0; i < NNAMES; i++) {
-        p->funcs[i].addr = 0x401000 + 0x100 * i;
+        p->funcs[i].addr = (b ? 0x501000 : 0x401000) + 0x100 * i;   /* another build */
         p->funcs[i].name = profile_intern(p, names[i]);
         p->funcs[i].module = profile_intern(p, "app");
         p->funcs[i].file = profile_intern(p, "app.c");
