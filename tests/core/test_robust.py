@@ -213,3 +213,24 @@ def test_errno_preserved(tmp):
     assert main["nodes"] == 1 + 3 * 20001 + 401 * 51 + 1, main["nodes"]
     for t in threads[1:]:
         assert t["flat"] == {"probe": 1}, t
+
+
+def test_exit_from_a_signal_handler(tmp):
+    """exit() from a handler that interrupted a hook: the profile written
+    then is consistent (tests/progs/signal_exit.c; 40 runs, as the exit lands
+    inside a hook only some of the time)."""
+    exe = hk.cc(tmp, ["signal_exit.c"], "signal_exit")
+    bad = []
+    for run in range(40):
+        rc, out, err, pid = hk.popen_run(tmp, [exe])
+        assert (rc, out, err) == (7, "", ""), (rc, out, err)
+        prof = hk.one_profile(tmp, "signal_exit")
+        doc = hk.export_json(tmp, prof)
+        os.unlink(prof)
+        t = hk.thread_of(doc, 0)
+        try:
+            hk.check_tree_consistent(t)
+            assert [r["name"] for r in t["roots"]] == ["main"], [r["name"] for r in t["roots"]]
+        except AssertionError as e:
+            bad.append(f"run {run}: {e}")
+    assert not bad, f"{len(bad)} of 40 profiles inconsistent:\n" + "\n".join(bad[:5])
