@@ -202,3 +202,23 @@ def test_argv_round_trips_through_json(tmp):
     text = hk.hookit(tmp, "export", "--format=json", hk.one_profile(raw, "calls")).stdout
     argv = json.loads(text)["process"]["argv"]
     assert len(argv) == 2 and "bad utf-8" in argv[1], argv
+
+
+def test_fork_gives_one_profile_per_process(tmp):
+    exe = hk.cc(tmp, ["forks.c"], "forks")
+    rc, out, err, pid = hk.popen_run(tmp, [exe])
+    assert rc == 0 and err == "", (rc, out, err)
+    child = int(out.split()[2])
+    assert out == f"forks: child {child} exited 4\n", out
+    profs = hk.profiles(tmp, "forks")
+    assert sorted(profs) == sorted(os.path.join(tmp, f"hookit.forks.{p}.prof")
+                                   for p in (pid, child)), profs
+    parent_doc = hk.export_json(tmp, os.path.join(tmp, f"hookit.forks.{pid}.prof"))
+    child_doc = hk.export_json(tmp, os.path.join(tmp, f"hookit.forks.{child}.prof"))
+    assert child_doc["process"]["ppid"] == pid, child_doc["process"]
+    hk.assert_tree(hk.thread_of(parent_doc, 0),
+                   {("main",): 1, ("main", "before_fork"): 1, ("main", "in_parent"): 2})
+    hk.assert_tree(hk.thread_of(child_doc, 0), {("main",): 1, ("main", "in_child"): 3})
+    for d in (parent_doc, child_doc):
+        assert len(d["threads"]) == 1, d["threads"]
+        hk.check_tree_consistent(hk.thread_of(d, 0))
