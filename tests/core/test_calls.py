@@ -222,3 +222,19 @@ def test_fork_gives_one_profile_per_process(tmp):
     for d in (parent_doc, child_doc):
         assert len(d["threads"]) == 1, d["threads"]
         hk.check_tree_consistent(hk.thread_of(d, 0))
+
+
+def test_death_by_signal(tmp):
+    """SIGTERM, SIGSEGV, SIGABRT from nested frames: the process dies by the
+    same signal, and its profile holds main -> outer -> inner."""
+    import signal
+    exe = hk.cc(tmp, ["die.c"], "die")
+    for how, sig in (("term", signal.SIGTERM), ("segv", signal.SIGSEGV),
+                     ("abort", signal.SIGABRT)):
+        rc, out, err, pid = hk.popen_run(tmp, [exe, how])
+        assert (rc, out) == (-sig, f"die: {how}\n"), (how, rc, out, err)
+        prof = os.path.join(tmp, f"hookit.die.{pid}.prof")
+        assert os.path.exists(prof), (how, os.listdir(tmp))
+        t = hk.thread_of(hk.export_json(tmp, prof), 0)
+        hk.assert_tree(t, {("main",): 1, ("main", "outer"): 1, ("main", "outer", "inner"): 1})
+        hk.check_tree_consistent(t)
