@@ -336,7 +336,7 @@ static int copy_under_seq(struct live *l, const struct arena_thread *rec, struct
                           uint64_t *cap, uint32_t *fcap)
 {
     uint32_t s1 = __atomic_load_n(&rec->seq, __ATOMIC_ACQUIRE);
-    if (s1 & 1)
+    if ((s1 & 1) && !l->dead)   /* a dead thread killed mid-update stays odd: take it as is */
         return 0;
     arena_ref root = __atomic_load_n(&rec->root, __ATOMIC_ACQUIRE);
     uint32_t depth = rec->depth;
@@ -439,6 +439,31 @@ oom:
 }
 
 /* ---- snapshots ---------------------------------------------------------------------- */
+
+/* The clock of the process now (process_now gave the rate). */
+static uint64_t clock_now(const struct live *l)
+{
+    return header(l)->clock != 0 ? mono_ns() : read_tsc();
+}
+
+/* A dead thread's last moment we can vouch for: its deepest open frame
+ * was entered, and then ran at least its closed children's time beyond
+ * what its own closed activations hold. */
+static uint64_t last_alive(const struct live_thread *t)
+{
+    if (t->state != ARENA_THREAD_RUNNING || t->depth == 0)
+        return 0;
+    const struct arena_frame *f = &t->stack[t->depth];
+    uint32_t idx = UINT32_MAX;
+    for (uint32_t i = 0; i < t->nnodes && idx == UINT32_MAX; i++)
+        if (t->nodes[i].ref == f->node)
+            idx = i;
+    uint64_t children = 0, own = idx != UINT32_MAX ? t->nodes[idx].incl : 0;
+    for (uint32_t i = idx + 1; idx != UINT32_MAX && i < t->nnodes; i++)
+        if (t->nodes[i].parent == idx)
+            children += t->nodes[i].incl;
+    return f->t0 + (children > own ? children - own : 0);
+}
 
 static int by_index(const void *a, const void *b)
 {
@@ -566,14 +591,18 @@ int live_snapshot(struct live *l, enum live_consistency c, struct live_snapshot 
         t_post = mono_ns();
         gather(l, recs, n, s);
     }
-    s->now = process_now(l, &s->ticks_per_ns);
-    s->mono_ns = mono_ns();
+    process_now(l, &s->ticks_per_ns);
     int rc = 0;
     for (uint32_t i = 0; i < n && rc == 0; i++) {
         struct live_thread *t = &s->threads[i];
-        t->now = s->now;
         int was_parked = __atomic_load_n(&recs[i]->parked, __ATOMIC_ACQUIRE);
         rc = copy_thread(l, recs[i], t, err, errlen);
+        /* The clock read after the copy: every activation in it closed
+         * before, so open frames cover their closed children. */
+        if (rc == 0 && t->how != LIVE_COPY_SELF)
+            t->now = clock_now(l);
+        if (rc == 0 && t->now > s->now)
+            s->now = t->now;
         if (rc == 0 && was_parked && t->how == LIVE_COPY_SEQ)
             t->how = LIVE_COPY_PARKED;
         if (l->dead)
@@ -584,6 +613,7 @@ int live_snapshot(struct live *l, enum live_consistency c, struct live_snapshot 
         pause_release(l, gen);
         s->pause_ns = mono_ns() - t_post;
     }
+    s->mono_ns = mono_ns();
     free(recs);
     if (rc != 0) {
         live_snapshot_free(s);
@@ -593,10 +623,11 @@ int live_snapshot(struct live *l, enum live_consistency c, struct live_snapshot 
         /* No clock runs in a dead process: open frames count up to the
          * last moment we know it was alive, its newest frame entry. */
         uint64_t last = 0;
-        for (uint32_t i = 0; i < s->nthreads; i++)
-            for (uint32_t d = 1; d <= s->threads[i].depth; d++)
-                if (s->threads[i].stack[d].t0 > last)
-                    last = s->threads[i].stack[d].t0;
+        for (uint32_t i = 0; i < s->nthreads; i++) {
+            uint64_t t = last_alive(&s->threads[i]);
+            if (t > last)
+                last = t;
+        }
         s->now = last;
         for (uint32_t i = 0; i < s->nthreads; i++)
             s->threads[i].now = last;

@@ -1,0 +1,392 @@
+"""Live monitoring: reading a running program (top, snapshot), controlling
+it (ctl), recovering a killed one (recover), the registry and its rules.
+
+Every test uses its own registry directory (HOOKIT_RUNTIME_DIR) so tests
+running in parallel never see each other's processes."""
+import json, os, signal, subprocess, time
+
+import hk
+
+BUSY = os.path.join(hk.ROOT, "tests", "live", "busy.c")
+
+
+def build(tmp):
+    return hk.cc(tmp, [BUSY], "busy", libs=["-lpthread"])
+
+
+def runtime(tmp):
+    return os.path.join(tmp, "rt")
+
+
+def start(tmp, *args, env=None, wait_threads=True):
+    """Start busy with args; return (Popen, registry dir) once its arena is
+    registered (and, with wait_threads, its threads are running)."""
+    exe = build(tmp)
+    rt = runtime(tmp)
+    e = hk.test_env(HOOKIT_OUTPUT=tmp, HOOKIT_RUNTIME_DIR=rt)
+    for k, v in (env or {}).items():
+        e[k] = str(v)
+    p = subprocess.Popen([exe] + [str(a) for a in args], cwd=tmp, env=e,
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    arena = os.path.join(rt, f"{p.pid}.arena")
+    deadline = time.monotonic() + 10
+    while not os.path.exists(arena):
+        if p.poll() is not None or time.monotonic() > deadline:
+            p.kill()
+            out, err = p.communicate()
+            raise AssertionError(f"{arena} never appeared; exit {p.returncode}\n{err}")
+        time.sleep(0.01)
+    if wait_threads:
+        time.sleep(0.3)
+    return p, rt
+
+
+def stop(p):
+    if p.poll() is None:
+        p.terminate()
+    out, err = p.communicate(timeout=30)
+    return err
+
+
+def hookit(tmp, rt, *args, check=True):
+    return hk.hookit(tmp, *args, check=check, env={"HOOKIT_RUNTIME_DIR": rt})
+
+
+def snapshot(tmp, rt, pid, name, *opts):
+    out = os.path.join(tmp, name)
+    r = hookit(tmp, rt, "snapshot", *opts, "-o", out, str(pid))
+    assert f"wrote {out}" in r.stdout, r.stdout
+    return hk.export_json(tmp, out)
+
+
+def totals(doc):
+    """{(thread index, path): calls} over every thread."""
+    out = {}
+    for t in doc["threads"]:
+        for path, c in hk.call_counts(t).items():
+            out[(t["index"], path)] = c
+    return out
+
+
+def meta(doc):
+    return doc["process"].get("meta", {})
+
+
+# ---- reading ---------------------------------------------------------------------------
+
+def test_hundred_snapshots_consistent_and_monotonic(tmp):
+    """A 3-thread program read 100 times while it runs: every snapshot's
+    trees are consistent, and no call count ever goes down."""
+    p, rt = start(tmp, 2, 0)
+    try:
+        docs = []
+        for i in range(100):
+            docs.append(snapshot(tmp, rt, p.pid, f"s{i}.prof"))
+        assert p.poll() is None, "the program must keep running while it is read"
+    finally:
+        stop(p)
+    prev = None
+    for i, doc in enumerate(docs):
+        assert doc["process"]["pid"] == p.pid
+        assert meta(doc)["end"] == "snapshot"
+        assert len(doc["threads"]) == 3, [t["index"] for t in doc["threads"]]
+        for t in doc["threads"]:
+            hk.check_tree_consistent(t)
+            names = {path[-1] for path, _ in hk.walk(t["roots"])}
+            assert "spin" in names and "fib" in names, (i, names)
+        cur = totals(doc)
+        if prev is not None:
+            for key, calls in prev.items():
+                assert key in cur, f"snapshot {i}: path {key} vanished"
+                assert cur[key] >= calls, f"snapshot {i}: {key} went from {calls} to {cur[key]}"
+        prev = cur
+    assert sum(totals(docs[-1]).values()) > sum(totals(docs[0]).values())
+
+
+def test_snapshot_open_frames_count_up_to_now(tmp):
+    """main sleeps inside blocked(): its frame is open, and the snapshot
+    counts its time up to the snapshot."""
+    p, rt = start(tmp, 0, 5, "pause")
+    try:
+        time.sleep(0.5)
+        doc = snapshot(tmp, rt, p.pid, "s.prof")
+    finally:
+        stop(p)
+    main = hk.thread_of(doc, 0)
+    n = hk.node(main, "main", "blocked")
+    assert n["calls"] == 1
+    assert n["incl_ns"] >= 400_000_000, n
+    assert hk.node(main, "main")["incl_ns"] >= n["incl_ns"]
+    # the snapshot is a normal profile: report reads it
+    r = hookit(tmp, rt, "report", os.path.join(tmp, "s.prof"))
+    assert "F:busy.blocked()" in r.stdout
+
+
+def test_top_once(tmp):
+    p, rt = start(tmp, 1, 0)
+    try:
+        r = hookit(tmp, rt, "top", "--once", "--interval", "0.3", "--rows", "5", str(p.pid))
+    finally:
+        stop(p)
+    out = r.stdout
+    assert f"hookit top: pid {p.pid}" in out
+    assert "== thread 0 (main)" in out and "== thread 1 (busy)" in out, out
+    assert "top functions by exclusive time" in out and "hottest call paths" in out
+    assert "current call stack" in out
+    assert "F:busy.fib()" in out and "F:busy.spin()" in out
+    # calls per second from two snapshots: a number, not "-"
+    head = out.splitlines()[0]
+    rate = head.split("calls/s ")[1].split()[0]
+    assert rate != "-" and rate[0].isdigit(), head
+    # every thread's share column adds up to about 100%
+    for block in out.split("== thread ")[1:]:
+        lines = block.split("top functions by exclusive time:")[1].split("hottest")[0].splitlines()[2:]
+        shares = [float(l.split("%")[0]) for l in lines if "%" in l]
+        assert shares and shares == sorted(shares, reverse=True), lines
+
+
+def test_two_readers_at_once(tmp):
+    """Two `top` and a process-consistent snapshot at the same time."""
+    p, rt = start(tmp, 2, 0)
+    try:
+        env = hk.test_env(HOOKIT_RUNTIME_DIR=rt)
+        procs = [subprocess.Popen([hk.BIN, "top", "--once", "-i", "0.2", str(p.pid)], cwd=tmp, env=env,
+                                  stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                 for _ in range(2)]
+        procs.append(subprocess.Popen([hk.BIN, "snapshot", "--consistency=process", "-o",
+                                       os.path.join(tmp, "p.prof"), str(p.pid)], cwd=tmp, env=env,
+                                      stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True))
+        for q in procs:
+            out, err = q.communicate(timeout=60)
+            assert q.returncode == 0, err
+            assert str(p.pid) in out
+    finally:
+        stop(p)
+    hk.export_json(tmp, os.path.join(tmp, "p.prof"))
+
+
+def test_process_consistency_pause_measured(tmp):
+    p, rt = start(tmp, 2, 0)
+    try:
+        pauses = []
+        for i in range(5):
+            doc = snapshot(tmp, rt, p.pid, f"p{i}.prof", "--consistency=process")
+            m = meta(doc)
+            assert m["live_consistency"] == "process"
+            pause = int(m["live_pause_ns"])
+            assert 0 < pause < 2_000_000_000, m
+            assert int(m["live_threads_parked"]) + int(m["live_threads_quiet"]) == 3, m
+            for t in doc["threads"]:
+                hk.check_tree_consistent(t)
+            pauses.append(pause)
+        assert p.poll() is None
+    finally:
+        stop(p)
+    print("process pauses (ms):", [round(x / 1e6, 3) for x in pauses])
+
+
+def test_process_pause_bounded_with_a_blocked_thread(tmp):
+    """main is blocked in sleep() and never runs a hook: the snapshot does
+    not wait for it beyond the bound, and counts it as quiet."""
+    p, rt = start(tmp, 1, 0, "pause")
+    try:
+        t0 = time.monotonic()
+        doc = snapshot(tmp, rt, p.pid, "p.prof", "--consistency=process")
+        took = time.monotonic() - t0
+    finally:
+        stop(p)
+    m = meta(doc)
+    assert int(m["live_threads_quiet"]) >= 1, m
+    assert int(m["live_pause_ns"]) < 1_000_000_000, m
+    assert took < 10, took
+
+
+# ---- control -----------------------------------------------------------------------------
+
+def test_ctl_start_stop_flush(tmp):
+    p, rt = start(tmp, 1, 0, env={"HOOKIT_PROFILING": 0})
+    try:
+        before = snapshot(tmp, rt, p.pid, "off.prof")
+        assert sum(totals(before).values()) == 0, "collection is off: nothing counted"
+        r = hookit(tmp, rt, "ctl", str(p.pid), "start")
+        assert r.stdout.strip() == f"process {p.pid}: start done"
+        time.sleep(0.3)
+        on = totals(snapshot(tmp, rt, p.pid, "on.prof"))
+        assert sum(on.values()) > 0
+        r = hookit(tmp, rt, "ctl", str(p.pid), "flush")
+        assert "flush done" in r.stdout
+        flushed = hk.profiles(tmp, "busy")
+        assert len(flushed) == 1, flushed
+        doc = hk.export_json(tmp, flushed[0])
+        assert meta(doc)["end"] == "flush"
+        assert sum(totals(doc).values()) > 0
+        hookit(tmp, rt, "ctl", str(p.pid), "stop")
+        a = totals(snapshot(tmp, rt, p.pid, "stopped1.prof"))
+        time.sleep(0.2)
+        b = totals(snapshot(tmp, rt, p.pid, "stopped2.prof"))
+        assert a == b, "collection is off: counts do not move"
+        assert p.poll() is None
+    finally:
+        stop(p)
+
+
+def test_ctl_zerobase_keeps_trees_reset_discards(tmp):
+    p, rt = start(tmp, 1, 0)
+    try:
+        first = totals(snapshot(tmp, rt, p.pid, "a.prof"))
+        warm = [k for k in first if k[1][-1] == "warmup"]
+        assert warm and first[warm[0]] == 1, warm
+        hookit(tmp, rt, "ctl", str(p.pid), "zerobase")
+        time.sleep(0.1)
+        z = totals(snapshot(tmp, rt, p.pid, "z.prof"))
+        assert z.get(warm[0]) == 0, "zerobase keeps the tree with zero counts"
+        main_spin = [k for k in z if k[0] == 0 and k[1][-2:] == ("main", "spin")]
+        assert main_spin and z[main_spin[0]] == 0, "an open frame is not counted again"
+        assert sum(z.values()) < sum(first.values()) + 10_000_000
+        hookit(tmp, rt, "ctl", str(p.pid), "reset")
+        time.sleep(0.1)
+        r = totals(snapshot(tmp, rt, p.pid, "r.prof"))
+        assert warm[0] not in r, "reset discards the tree"
+        assert any(k[1][-1] == "fib" and c > 0 for k, c in r.items()), "collection goes on"
+        assert any(k[0] == 1 and k[1][-1] == "fib" for k in r), "the worker thread reset too"
+        assert not any(k[0] == 1 and k[1][-1] == "warmup" for k in r)
+    finally:
+        stop(p)
+
+
+def test_ctl_refused_and_timeout(tmp):
+    # no instrumented function runs: main sleeps, no worker
+    p, rt = start(tmp, 0, 0, "pause")
+    try:
+        t0 = time.monotonic()
+        r = hookit(tmp, rt, "ctl", "--timeout", "0.5", str(p.pid), "flush", check=False)
+        assert r.returncode == 1, r
+        assert "no thread ran an instrumented function" in r.stderr, r.stderr
+        assert time.monotonic() - t0 < 5
+        r = hookit(tmp, rt, "ctl", str(p.pid), "frobnicate", check=False)
+        assert r.returncode == 2 and "unknown command" in r.stderr
+        # the command was withdrawn: the next one is not blocked by it
+        r = hookit(tmp, rt, "ctl", "--timeout", "0.3", str(p.pid), "stop", check=False)
+        assert "earlier command" not in r.stderr, r.stderr
+    finally:
+        stop(p)
+    r = hookit(tmp, rt, "ctl", str(p.pid), "flush", check=False)
+    assert r.returncode == 1 and "no process" in r.stderr, r.stderr
+
+
+def test_ctl_all(tmp):
+    a, rt = start(tmp, 1, 0)
+    exe = os.path.join(tmp, "busy")
+    b = subprocess.Popen([exe, "1", "0"], cwd=tmp, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                         env=hk.test_env(HOOKIT_OUTPUT=tmp, HOOKIT_RUNTIME_DIR=rt))
+    try:
+        deadline = time.monotonic() + 10
+        while not os.path.exists(os.path.join(rt, f"{b.pid}.arena")) and time.monotonic() < deadline:
+            time.sleep(0.01)
+        time.sleep(0.2)
+        r = hookit(tmp, rt, "ctl", "--all", "flush")
+        assert f"process {a.pid}: flush done" in r.stdout and f"process {b.pid}: flush done" in r.stdout, r.stdout
+        assert len(hk.profiles(tmp, "busy")) == 2
+    finally:
+        stop(a)
+        stop(b)
+
+
+# ---- security and faults -------------------------------------------------------------------
+
+def test_another_user_is_refused(tmp):
+    if os.geteuid() != 0 or not hk.have("setpriv"):
+        hk.skip("needs root and setpriv to act as a second user")
+    p, rt = start(tmp, 1, 0)
+    try:
+        for args in (["top", "--once", str(p.pid)], ["snapshot", "-o", "/tmp/x.prof", str(p.pid)],
+                     ["ctl", str(p.pid), "stop"]):
+            r = subprocess.run(["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", hk.BIN] + args,
+                               cwd="/", env=hk.test_env(HOOKIT_RUNTIME_DIR=rt), capture_output=True, text=True)
+            assert r.returncode == 1, (args, r)
+            assert f"process {p.pid} belongs to user" in r.stderr and "refused" in r.stderr, r.stderr
+        # nor through the registry directly: it is 0700 and so is the arena
+        st = os.stat(rt)
+        assert st.st_mode & 0o777 == 0o700
+        assert os.stat(os.path.join(rt, f"{p.pid}.arena")).st_mode & 0o777 == 0o600
+        # root may read anyone's
+        hookit(tmp, rt, "top", "--once", "-i", "0.1", str(p.pid))
+    finally:
+        stop(p)
+
+
+def test_unsafe_registry_refused(tmp):
+    rt = runtime(tmp)
+    os.mkdir(rt)
+    os.chmod(rt, 0o755)
+    exe = build(tmp)
+    r = hk.run(tmp, [exe, "0", "0.2"], env={"HOOKIT_RUNTIME_DIR": rt})
+    lines = hk.hookit_lines(r.stderr)
+    assert len(lines) == 1 and "accessible to other users" in lines[0] and "no live view" in lines[0], r.stderr
+    assert os.listdir(rt) == []
+    hk.one_profile(tmp, "busy")         # the profile is still written
+    r = hookit(tmp, rt, "snapshot", str(os.getpid()), check=False)
+    assert r.returncode == 1 and "refused" in r.stderr, r.stderr
+
+
+def test_sigkill_then_recover(tmp):
+    p, rt = start(tmp, 2, 0)
+    time.sleep(0.3)
+    r = hookit(tmp, rt, "recover", str(p.pid), check=False)
+    assert r.returncode == 1 and "is running" in r.stderr, r.stderr
+    p.send_signal(signal.SIGKILL)
+    p.communicate()
+    assert os.path.exists(os.path.join(rt, f"{p.pid}.arena")), "SIGKILL leaves the arena behind"
+    assert hk.profiles(tmp, "busy") == []
+    out = os.path.join(tmp, "rec")
+    os.mkdir(out)
+    r = hookit(tmp, rt, "recover", "-o", out, str(p.pid))
+    assert f"process {p.pid}: recovered" in r.stdout, r.stdout
+    prof = hk.one_profile(out, "busy")
+    assert prof.endswith(f"hookit.busy.{p.pid}.prof")
+    doc = hk.export_json(tmp, prof)
+    assert meta(doc)["end"] == "killed"
+    assert doc["process"]["argv"][1:] == ["2", "0"]
+    assert len(doc["threads"]) == 3
+    for t in doc["threads"]:
+        hk.check_tree_consistent(t)
+    main = hk.thread_of(doc, 0)
+    spin = hk.node(main, "main", "spin")
+    assert spin["calls"] == 1 and spin["incl_ns"] > 100_000_000, spin
+    assert hk.node(main, "main", "spin", "outer", "inner", "leaf")["calls"] > 0
+    assert os.listdir(rt) == [], "recover removes what it recovered"
+    r = hookit(tmp, rt, "recover")
+    assert "nothing to recover" in r.stdout
+
+
+def test_registry_lifecycle(tmp):
+    rt = runtime(tmp)
+    os.mkdir(rt, 0o700)
+    # leftovers of dead processes: an empty arena is removed when a process
+    # registers; a live process's files are never touched.
+    dead = subprocess.Popen(["true"])
+    dead.wait()
+    open(os.path.join(rt, f"{dead.pid}.arena"), "w").close()
+    os.chmod(os.path.join(rt, f"{dead.pid}.arena"), 0o600)
+    live, _ = start(tmp, 0, 0, "pause")
+    try:
+        assert not os.path.exists(os.path.join(rt, f"{dead.pid}.arena"))
+        exe = os.path.join(tmp, "busy")
+        hk.run(tmp, [exe, "0", "0.1"], env={"HOOKIT_RUNTIME_DIR": rt})
+        assert os.path.exists(os.path.join(rt, f"{live.pid}.arena"))
+        assert os.path.exists(os.path.join(rt, f"{live.pid}.maps"))
+    finally:
+        stop(live)
+    # normal exit (and death by SIGTERM) remove the process's files after its profile
+    assert os.listdir(rt) == [], os.listdir(rt)
+    assert len(hk.profiles(tmp, "busy")) == 2
+
+
+def test_file_size_limit_means_no_live_view(tmp):
+    exe = build(tmp)
+    rt = runtime(tmp)
+    r = hk.run(tmp, ["sh", "-c", f"ulimit -f 1000000 && exec {exe} 0 0.1"],
+               env={"HOOKIT_RUNTIME_DIR": rt, "HOOKIT_DEBUG": 1})
+    assert any("RLIMIT_FSIZE" in l and "no live view" in l for l in hk.hookit_lines(r.stderr)), r.stderr
+    assert not os.path.exists(rt) or os.listdir(rt) == []
+    hk.one_profile(tmp, "busy")
