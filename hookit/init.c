@@ -7,6 +7,7 @@
  * exec, dlopen, and the one process end.  The destructor below is the
  * last-chance fallback. */
 #include "hookit/internal.h"
+#include "hookit/io_api.h"
 #include "lifecycle/lifecycle.h"
 
 #include <pthread.h>
@@ -95,8 +96,12 @@ HK_NOINSTR void hk_init(void)
     if (init_state == 2 ||
         !__atomic_compare_exchange_n(&init_state, &expected, 1, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
         return;     /* done, or under way in this or another thread */
+    hk_io_guard++;              /* start-up's own I/O and allocations pass through */
+    hk_io_resolve();
+    hk_io_clock_init();
     hk_config_read();
     int loaded = hk_plugin_load() == 0;
+    hk_io_guard--;
     if (lifecycle_register)
         lifecycle_register(&bridge);
     else
@@ -112,8 +117,10 @@ HK_NOINSTR void hk_finish(int how)
     if (__atomic_exchange_n(&finished, 1, __ATOMIC_ACQ_REL))
         return;
     hk_collecting = 0;
+    hk_io_guard++;              /* writing the profile is not the program's I/O */
     if (hk_plugin.finish)
         hk_plugin.finish(how);
+    hk_io_guard--;
 }
 
 __attribute__((constructor(101))) HK_NOINSTR static void hk_constructor(void)

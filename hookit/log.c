@@ -2,6 +2,7 @@
  * from several threads or processes never interleave, and without stdio so
  * the program's own stderr buffering is untouched. */
 #include "hookit/internal.h"
+#include "hookit/io_api.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -24,7 +25,9 @@ HK_NOINSTR void hk_vlog(const char *fmt, va_list ap)
         if ((unsigned char)line[i] < 0x20 || line[i] == 0x7f)
             line[i] = '?';
     line[len++] = '\n';
+    hk_io_guard++;
     ssize_t w = write(STDERR_FILENO, line, len);
+    hk_io_guard--;
     (void)w;
     errno = saved;
 }

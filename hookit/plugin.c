@@ -5,6 +5,7 @@
  * variant (libhookit.a, `hookit link`) uses the plugin linked into the
  * program when there is one. */
 #include "hookit/internal.h"
+#include "hookit/io_api.h"
 
 #include <dlfcn.h>
 #include <stdio.h>
@@ -117,6 +118,9 @@ HK_NOINSTR int hk_plugin_load(void)
         .debug = hk_config.debug,
         .log = hk_log,
         .debug_log = hk_debug,
+        .io_clock = hk_io_clock_tsc ? 0 : 1,
+        .io_now = hk_io_now,
+        .io_ticks_per_ns = hk_io_ticks_per_ns,
     };
     struct hookit_plugin info = { 0 };
     if (start(&hk_host, &info) != 0) {
@@ -132,6 +136,7 @@ HK_NOINSTR int hk_plugin_load(void)
     }
     hk_plugin.info = info;
     hk_attention = info.attention;
+    hk_io_configure(info.caps);
     if (info.caps & HOOKIT_CAP_CALLS) {
         hk_enter = info.enter ? info.enter : event_enter;
         hk_exit = info.exit ? info.exit : event_exit;
@@ -142,6 +147,9 @@ HK_NOINSTR int hk_plugin_load(void)
 
 HK_NOINSTR void hk_plugin_event(const struct hookit_event *ev)
 {
-    if (hk_plugin.event)
+    if (hk_plugin.event) {
+        hk_io_guard++;          /* the plugin's own I/O and malloc are not the program's */
         hk_plugin.event(ev);
+        hk_io_guard--;
+    }
 }

@@ -130,8 +130,12 @@ struct hookit_mem {
     const char *func;           /* "malloc", "calloc", "realloc", "free", ... */
     void *ptr;                  /* ALLOC: the new block (never NULL); FREE: the released block */
     uint64_t size;              /* ALLOC: bytes asked for */
-    void *old_ptr;              /* ALLOC by realloc: the block it replaced (released), or NULL */
+    void *old_ptr;              /* ALLOC by realloc/reallocarray: the block it replaced, or NULL */
 };
+/* realloc(p, n) is a FREE of p (func "realloc", delivered before the real
+ * call, since the address may be reused at once) and, when it returns a
+ * block, an ALLOC of n bytes with old_ptr = p.  FREE never carries a size:
+ * a plugin that wants bytes freed remembers the sizes it saw. */
 
 /* How the process ended, passed to HookitFinish. */
 enum hookit_end_how {

@@ -5,6 +5,7 @@
 #include "jprof.h"
 #include "profile/profile.h"
 #include "profile/arena_walk.h"
+#include "metrics.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -30,6 +31,8 @@ JP_NOINSTR static int fill_nodes(struct builder *b, const struct arena_thread *r
     n = arena_tree_copy(&view, rec->root, copy, n, NULL);    /* at most what was counted */
     int rc = arena_copy_to_thread(b->p, &b->funcs, copy, (uint32_t)n, depth ? t->stack : NULL, depth,
                                   b->now, jp_ticks_per_ns(), th);
+    if (rc == 0)
+        rc = jp_metrics_thread(b->p, th, copy, (uint32_t)n);
     free(copy);
     return rc;
 }
@@ -87,6 +90,8 @@ JP_NOINSTR struct profile *jp_build_profile(int how)
         rc = jp_fill_process(b.p, how);
     if (rc == 0)
         rc = add_threads(&b);
+    if (rc == 0)
+        rc = jp_metrics_process(b.p);
     if (rc == 0)
         rc = arena_funcs_to_profile(&b.funcs, b.p);
     if (rc == 0)

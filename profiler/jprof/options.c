@@ -1,6 +1,7 @@
 /* JPROFOPTS: libjprof's options, comma separated.  `help` lists them; an
  * unknown option or bad value gets one line and the default stays. */
 #include "jprof.h"
+#include "metrics.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -71,6 +72,14 @@ static const struct option_def options[] = {
     { "nolines", "nolines              do not read debug line info at exit", set_nolines },
     { "nostart", "nostart              start with collection off (hookit_start() turns it on)",
       set_nostart },
+    { "io", "io                   I/O per calling context, per file, per interval (default)",
+      jp_opt_io },
+    { "noio", "noio                 no I/O metrics: the I/O wrappers only pass calls through",
+      jp_opt_noio },
+    { "alloc", "alloc                malloc family per calling context, live heap, leaks at exit",
+      jp_opt_alloc },
+    { "io_interval=", "io_interval=T        time slice of the I/O and heap series: 500ms, 2s, ... "
+      "(default 1s)", jp_opt_io_interval },
 };
 #define NOPTIONS (sizeof options / sizeof options[0])
 

@@ -1,0 +1,20 @@
+/* What the rest of libhookit needs from the I/O and memory wrappers
+ * (init.c, plugin.c, log.c): no system headers, so it clashes with no name. */
+#ifndef HOOKIT_IO_API_H
+#define HOOKIT_IO_API_H
+
+#include <stdint.h>
+
+/* Non-zero while libhookit or the plugin runs in this thread: wrapped calls
+ * then pass straight through (the plugin's own write() and malloc()). */
+extern __thread int hk_io_guard __attribute__((tls_model("initial-exec")));
+/* Find the real functions (dynamic variant); idempotent. */
+void hk_io_resolve(void);
+void hk_io_clock_init(void);
+extern int hk_io_clock_tsc;
+uint64_t hk_io_now(void);
+double hk_io_ticks_per_ns(void);
+/* The plugin's capabilities are known: switch the wrappers on or off. */
+void hk_io_configure(uint32_t caps);
+
+#endif

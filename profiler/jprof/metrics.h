@@ -1,0 +1,32 @@
+/* libjprof's I/O and memory metrics (metrics.c): what jprof.c, build.c and
+ * options.c call.  Per calling context (the calling thread's current node,
+ * an extension block of the node), per file, per time interval, and the
+ * live blocks of memory with the context that allocated them. */
+#ifndef JPROF_METRICS_H
+#define JPROF_METRICS_H
+
+#include <hookit/profiler.h>
+#include "profile/arena.h"
+#include "profile/profile.h"
+
+/* JPROFOPTS io, noio, alloc, io_interval=DURATION (options.c's table). */
+int jp_opt_io(const char *value);
+int jp_opt_noio(const char *value);
+int jp_opt_alloc(const char *value);
+int jp_opt_io_interval(const char *value);
+
+/* HookitStart: the capabilities to add (HOOKIT_CAP_IO, HOOKIT_CAP_ALLOC). */
+uint32_t jp_metrics_start(const struct hookit_host *host);
+/* HookitEvent for HOOKIT_EV_IO, _ALLOC, _FREE. */
+void jp_metrics_event(const struct hookit_event *ev);
+/* In a forked child: the child's numbers start from zero. */
+void jp_metrics_fork_child(void);
+
+/* build.c: metric columns for th, whose node i came from arena node refs[i]. */
+int jp_metrics_thread(struct profile *p, struct prof_thread *th,
+                      const struct arena_copy_node *nodes, uint32_t n);
+/* build.c: the per-file table, the interval series, totals and leaks as
+ * metadata (docs/io.md). */
+int jp_metrics_process(struct profile *p);
+
+#endif
