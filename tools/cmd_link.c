@@ -5,6 +5,7 @@
  * __real_exit...) and libhookit.a is added to the link.
  */
 #include "tools/cli.h"
+#include "hookit/io_wrapped.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -44,6 +45,10 @@ static const char *const wrapped_libc[] = {
     "sigwait", "sigwaitinfo", "sigtimedwait",
     NULL,
 };
+/* libhookit's I/O and malloc wrappers: the one list, hookit/io_wrapped.h. */
+#define IO_WRAP_NAME(name) #name,
+static const char *const wrapped_io[] = { HK_IO_WRAPPED(IO_WRAP_NAME) HK_ALLOC_WRAPPED(IO_WRAP_NAME) NULL };
+#undef IO_WRAP_NAME
 /* Wrapped only when the program links dynamically (static dlopen is
  * libc's own special case, and linking it in warns). */
 static const char *const wrapped_dynamic_only[] = { "dlopen", "dlclose", NULL };
@@ -170,7 +175,7 @@ int cmd_link(int argc, char **argv)
             return EXIT_FAIL;
         static const char *const main_only[] = { "main", NULL };
         int rc = push_wraps(&a, main_only, 0) | push_wraps(&a, wrapped_libc, 1) |
-                 push_wraps(&a, wrapped_mpi, 0);
+                 push_wraps(&a, wrapped_mpi, 0) | push_wraps(&a, wrapped_io, 1);
         if (!fully_static)
             rc |= push_wraps(&a, wrapped_dynamic_only, 1);
         for (int k = 0; k < extra_u.n; k++)
