@@ -47,6 +47,7 @@ struct jp_thread {
     arena_ref rec_ref;
     uintptr_t stack_lo, stack_hi;/* this thread's stack, for the longjmp check */
     uint32_t arena_full;
+    struct jp_thread *next_free;/* the free list's link while recycled (thread.c) */
 };
 
 extern __thread struct jp_thread *jp_self __attribute__((tls_model("initial-exec")));

@@ -160,7 +160,7 @@ JP_NOINSTR static struct jp_thread *reuse_thread(arena_ref *stack_ref)
     pthread_mutex_lock(&free_lock);
     struct jp_thread *t = free_threads;
     if (t)
-        free_threads = *(struct jp_thread **)t;
+        free_threads = t->next_free;
     pthread_mutex_unlock(&free_lock);
     if (!t)
         return NULL;
@@ -176,7 +176,7 @@ JP_NOINSTR static struct jp_thread *reuse_thread(arena_ref *stack_ref)
 JP_NOINSTR static void recycle_thread(struct jp_thread *t)
 {
     pthread_mutex_lock(&free_lock);
-    *(struct jp_thread **)t = free_threads;
+    t->next_free = free_threads;
     free_threads = t;
     pthread_mutex_unlock(&free_lock);
 }
