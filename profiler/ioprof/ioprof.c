@@ -1,0 +1,291 @@
+/* libioprof: the IOProf-style event log, one line per I/O call.
+ *
+ *   HOOKIT_PROFILER=libioprof.so ./app   ->   ioprof.<exe>.<pid>.log
+ *
+ * The log is written as ioprof.<exe>.<pid>.log.part while the process runs
+ * and renamed to ioprof.<exe>.<pid>.log after its end-of-log line, so a
+ * finished log is recognisable by its name alone (docs/io.md has the
+ * format).  Lines are buffered and written at least every 100 ms of I/O
+ * activity, so a monitor polling the .part file sees a running program's
+ * I/O as it happens.  The plugin asks for no function events: a program
+ * need not be instrumented at all (`hookit run -p libioprof.so -- PROG`). */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include <hookit/profiler.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#define NOINSTR __attribute__((no_instrument_function))
+#define EXPORT __attribute__((visibility("default")))
+
+HOOKIT_PLUGIN_ABI;
+
+#define BUF_SIZE (64 * 1024)
+#define LINE_MAX_BYTES (16 * 1024)
+#define MAX_SEEN (1u << 20)
+
+static const struct hookit_host *host;
+static int log_fd = -1;
+static char part_path[4300], final_path[4200];
+static char buf[BUF_SIZE];
+static size_t used;
+static volatile int lock;
+static uint64_t last_flush, flush_every;
+static double ticks_per_ns = 1.0;
+static unsigned generation;             /* logs this pid has written (exec failed) */
+static unsigned char seen[MAX_SEEN / 8]; /* file ids whose path was logged */
+
+NOINSTR static void spin_lock(void)
+{
+    while (__atomic_exchange_n(&lock, 1, __ATOMIC_ACQUIRE))
+        while (__atomic_load_n(&lock, __ATOMIC_RELAXED))
+            __builtin_ia32_pause();
+}
+
+NOINSTR static void spin_unlock(void)
+{
+    __atomic_store_n(&lock, 0, __ATOMIC_RELEASE);
+}
+
+/* Under the lock. */
+NOINSTR static void flush_locked(void)
+{
+    size_t done = 0;
+    while (log_fd >= 0 && done < used) {
+        ssize_t w = write(log_fd, buf + done, used - done);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w <= 0)
+            break;
+        done += (size_t)w;
+    }
+    used = 0;
+}
+
+/* Append text (under the lock). */
+NOINSTR static void put(const char *s, size_t n)
+{
+    if (used + n > BUF_SIZE)
+        flush_locked();
+    if (n > BUF_SIZE)
+        n = BUF_SIZE;
+    memcpy(buf + used, s, n);
+    used += n;
+}
+
+/* s with space, %, and control bytes as %XX: one token per field. */
+NOINSTR static size_t escape(char *out, size_t size, const char *s)
+{
+    static const char hex[] = "0123456789ABCDEF";
+    size_t n = 0;
+    for (; s && *s && n + 4 < size; s++) {
+        unsigned char c = (unsigned char)*s;
+        if (c <= ' ' || c == '%' || c == 127) {
+            out[n++] = '%';
+            out[n++] = hex[c >> 4];
+            out[n++] = hex[c & 15];
+        } else {
+            out[n++] = (char)c;
+        }
+    }
+    if (n == 0 && n + 1 < size)
+        out[n++] = '-';
+    out[n] = 0;
+    return n;
+}
+
+static const char *const op_names[] = {
+    "?", "open", "close", "read", "write", "seek", "sync", "meta", "dup", "mmap",
+};
+
+/* ---- the file ----------------------------------------------------------------------- */
+NOINSTR static void exe_name(char *exe, size_t size, char *base, size_t bsize)
+{
+    ssize_t n = readlink("/proc/self/exe", exe, size - 1);
+    exe[n > 0 ? n : 0] = 0;
+    const char *slash = strrchr(exe, '/');
+    snprintf(base, bsize, "%.200s", slash ? slash + 1 : exe[0] ? exe : "unknown");
+}
+
+NOINSTR static void header(const char *exe)
+{
+    char line[LINE_MAX_BYTES];
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    uint64_t ticks = host->io_now();
+    uint64_t wall = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+    ticks_per_ns = host->io_ticks_per_ns();
+    flush_every = (uint64_t)(100e6 * ticks_per_ns);
+    last_flush = ticks;
+    int n = snprintf(line, sizeof line,
+                     "# ioprof log 1\n"
+                     "start_wall_ns %" PRIu64 "\n"
+                     "start_ticks %" PRIu64 "\n"
+                     "ticks_per_sec %.1f\n"
+                     "exe ",
+                     wall, ticks, ticks_per_ns * 1e9);
+    put(line, (size_t)n);
+    put(line, escape(line, sizeof line, exe));
+    put("\nargs", 5);
+    char args[8192];
+    int fd = open("/proc/self/cmdline", O_RDONLY | O_CLOEXEC);
+    ssize_t len = fd >= 0 ? read(fd, args, sizeof args - 1) : -1;
+    if (fd >= 0)
+        close(fd);
+    for (ssize_t i = 0; i < len; i += (ssize_t)strlen(args + i) + 1) {
+        args[len] = 0;
+        put(" ", 1);
+        put(line, escape(line, sizeof line, args + i));
+    }
+    n = snprintf(line, sizeof line,
+                 "\npid %d\nppid %d\n"
+                 "columns op func tid t0 t1 result fd file bytes offset errno path\n",
+                 (int)getpid(), (int)getppid());
+    put(line, (size_t)n);
+    flush_locked();
+}
+
+NOINSTR static void open_log(void)
+{
+    char exe[4096], base[256];
+    exe_name(exe, sizeof exe, base, sizeof base);
+    const char *dir = host->output_dir ? host->output_dir : ".";
+    for (int tries = 0; tries < 100; tries++, generation++) {
+        if (generation == 0)
+            snprintf(final_path, sizeof final_path, "%s/ioprof.%s.%d.log", dir, base, (int)getpid());
+        else
+            snprintf(final_path, sizeof final_path, "%s/ioprof.%s.%d.%u.log", dir, base,
+                     (int)getpid(), generation);
+        snprintf(part_path, sizeof part_path, "%s.part", final_path);
+        if (access(final_path, F_OK) == 0)
+            continue;
+        log_fd = open(part_path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+        if (log_fd >= 0 || errno != EEXIST)
+            break;
+    }
+    if (log_fd < 0) {
+        host->log("ioprof: cannot create %s: %s; no I/O log", part_path, strerror(errno));
+        return;
+    }
+    generation++;
+    memset(seen, 0, sizeof seen);
+    header(exe);
+}
+
+/* The end-of-log line, then the name that says the log is complete. */
+NOINSTR static void close_log(const char *how)
+{
+    if (log_fd < 0)
+        return;
+    char line[256];
+    double rate = host->io_ticks_per_ns();
+    int n = snprintf(line, sizeof line, "# end %s %" PRIu64 " ticks_per_sec %.1f\n", how,
+                     host->io_now(), rate * 1e9);
+    put(line, (size_t)n);
+    flush_locked();
+    close(log_fd);
+    log_fd = -1;
+    if (link(part_path, final_path) == 0)
+        unlink(part_path);
+    else
+        rename(part_path, final_path);
+}
+
+/* ---- events ------------------------------------------------------------------------- */
+NOINSTR static void on_io(const struct hookit_io *io)
+{
+    char line[LINE_MAX_BYTES], path[LINE_MAX_BYTES / 2];
+    const char *p = NULL;
+    if (io->path && (io->op == HOOKIT_IO_OPEN || !io->file ||
+                     (io->file < MAX_SEEN && !(seen[io->file / 8] & (1u << (io->file % 8))))))
+        p = io->path;
+    if (p && io->file && io->file < MAX_SEEN)
+        seen[io->file / 8] |= (unsigned char)(1u << (io->file % 8));
+    escape(path, sizeof path, p);
+    int n = snprintf(line, sizeof line,
+                     "%s %s %ld %" PRIu64 " %" PRIu64 " %" PRId64 " %d %u %" PRIu64 " %" PRId64 " %d %s\n",
+                     io->op < sizeof op_names / sizeof *op_names ? op_names[io->op] : "?",
+                     io->func ? io->func : "?", (long)syscall(SYS_gettid), io->t0, io->t1,
+                     io->result, io->fd, io->file, io->bytes, io->offset, io->err, path);
+    if (n < 0)
+        return;
+    if ((size_t)n >= sizeof line)
+        n = sizeof line - 1;
+    spin_lock();
+    put(line, (size_t)n);
+    if (io->t1 - last_flush >= flush_every || used > BUF_SIZE - LINE_MAX_BYTES) {
+        flush_locked();
+        last_flush = io->t1;
+    }
+    spin_unlock();
+}
+
+EXPORT NOINSTR int HookitStart(const struct hookit_host *h, struct hookit_plugin *plugin)
+{
+    if (h->abi_version != HOOKIT_ABI_VERSION || h->size < sizeof *h || !h->io_now)
+        return -1;
+    host = h;
+    spin_lock();
+    open_log();
+    spin_unlock();
+    plugin->abi_version = HOOKIT_ABI_VERSION;
+    plugin->caps = HOOKIT_CAP_IO | HOOKIT_CAP_FORK | HOOKIT_CAP_CONTROL;
+    plugin->name = "ioprof";
+    return 0;
+}
+
+EXPORT NOINSTR void HookitEvent(const struct hookit_event *ev)
+{
+    switch (ev->type) {
+    case HOOKIT_EV_IO:
+        if (ev->io && log_fd >= 0)
+            on_io(ev->io);
+        break;
+    case HOOKIT_EV_FORK_PREPARE:
+    case HOOKIT_EV_FLUSH:
+        spin_lock();
+        flush_locked();
+        spin_unlock();
+        break;
+    case HOOKIT_EV_FORK_CHILD:
+        /* The parent's log is the parent's: the child starts its own. */
+        lock = 0;
+        used = 0;
+        if (log_fd >= 0)
+            close(log_fd);
+        log_fd = -1;
+        generation = 0;
+        spin_lock();
+        open_log();
+        spin_unlock();
+        break;
+    case HOOKIT_EV_EXEC:
+        spin_lock();
+        close_log("exec");
+        spin_unlock();
+        break;
+    case HOOKIT_EV_EXEC_FAILED:
+        spin_lock();
+        open_log();
+        spin_unlock();
+        break;
+    default:
+        break;
+    }
+}
+
+EXPORT NOINSTR void HookitFinish(int how)
+{
+    spin_lock();
+    close_log(how == HOOKIT_END_SIGNAL ? "signal" : how == HOOKIT_END_EXEC ? "exec" : "exit");
+    spin_unlock();
+}
