@@ -7,6 +7,7 @@
 #include "tools/aggregate.h"
 #include "tools/names.h"
 #include "tools/report.h"
+#include "tools/report_io.h"
 #include "tools/tree.h"
 #include "tools/units.h"
 
@@ -39,6 +40,11 @@ static const char *const report_usage =
     "               FN's line in --flat)\n"
     "  --callees FN every function FN calls, with their calls and times\n"
     "  --tree       the call tree of a trace (instead of its listing)\n"
+    "  --io         the call tree with each context's own I/O: calls, bytes read\n"
+    "               and written, time in I/O (JPROFOPTS=io, the default)\n"
+    "  --alloc      the call tree with each context's allocations and frees\n"
+    "               (JPROFOPTS=alloc); --leaks: the contexts whose blocks were\n"
+    "               never freed, largest first (docs/io.md)\n"
     "\n"
     "Options:\n"
     "  -t, --thread TID     only the thread with kernel thread id TID\n"
@@ -320,7 +326,8 @@ static int report_profile(FILE *out, const struct profile *p, const struct repor
         if ((*printed)++)
             fputc('\n', out);
         thread_header(out, p, th, o);
-        int rc = o->flat ? report_flat(out, p, th, o) : report_tree(out, p, th, o);
+        int rc = o->io_view ? report_io_view(out, p, th, o) :
+                 o->flat ? report_flat(out, p, th, o) : report_tree(out, p, th, o);
         if (rc)
             return rc;
     }
@@ -377,7 +384,8 @@ static int parse_sort(const char *s, enum report_sort *out)
     return -1;
 }
 
-enum { OPT_CALLERS = 256, OPT_CALLEES, OPT_COLOR, OPT_NO_COLOR, OPT_NO_PAGER, OPT_TREE };
+enum { OPT_CALLERS = 256, OPT_CALLEES, OPT_COLOR, OPT_NO_COLOR, OPT_NO_PAGER, OPT_TREE,
+       OPT_IO, OPT_ALLOC, OPT_LEAKS };
 
 int cmd_report(int argc, char **argv)
 {
@@ -387,6 +395,9 @@ int cmd_report(int argc, char **argv)
         { "callers", required_argument, NULL, OPT_CALLERS },
         { "callees", required_argument, NULL, OPT_CALLEES },
         { "tree", no_argument, NULL, OPT_TREE },
+        { "io", no_argument, NULL, OPT_IO },
+        { "alloc", no_argument, NULL, OPT_ALLOC },
+        { "leaks", no_argument, NULL, OPT_LEAKS },
         { "merge-threads", no_argument, NULL, 'm' },
         { "merge", no_argument, NULL, 'M' },
         { "min-pct", required_argument, NULL, 'p' },
@@ -426,6 +437,15 @@ int cmd_report(int argc, char **argv)
             break;
         case OPT_TREE:
             o.tree = 1;
+            break;
+        case OPT_IO:
+            o.io_view = REPORT_IO;
+            break;
+        case OPT_ALLOC:
+            o.io_view = REPORT_ALLOC;
+            break;
+        case OPT_LEAKS:
+            o.io_view = REPORT_LEAKS;
             break;
         case 'm':
             o.merge_threads = 1;
@@ -502,6 +522,8 @@ int cmd_report(int argc, char **argv)
             rc = view_listing(stdout, ps[i].path, &o, &printed);
         else
             rc = report_profile(stdout, ps[i].prof, &o, &printed, &fn_found);
+        if (!rc && o.io_view)
+            report_io_summary(stdout, ps[i].prof, o.io_view == REPORT_IO ? REPORT_IO : REPORT_ALLOC);
     }
     threads_shown += printed;
     cli_free_profiles(ps, n);

@@ -25,6 +25,7 @@ struct report_opts {
     uint32_t depth;             /* --depth N (0 = no limit) */
     enum report_sort sort;
     int color;                  /* colour escapes (decided from --color/--no-color/NO_COLOR/tty) */
+    int io_view;                /* --io, --alloc, --leaks: REPORT_IO... (tools/report_io.h) */
 };
 
 /* ---- colour (report_style.c) ---------------------------------------------------
