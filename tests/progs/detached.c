@@ -1,12 +1,12 @@
 /*
- * detached: two detached threads still calling instrumented functions as
+ * detached: eight detached threads still calling instrumented functions as
  * fast as they can when main returns (tests/core/test_threads.py).  The
  * process must end promptly with main's status, and the profile must hold
- * consistent trees for all three threads, the spinners' counts exact up to
+ * consistent trees for all nine threads, the spinners' counts exact up to
  * the call they were in.
  *
  *   thread 0: main -> main_work x1 (sleeps 20 ms)
- *   threads 1, 2: spinner -> spin_mid (k-th call: k % 64 calls of spin_leaf)
+ *   threads 1-8: spinner -> spin_mid (k-th call: k % 64 calls of spin_leaf)
  */
 #include <pthread.h>
 #include <stdio.h>
@@ -35,7 +35,7 @@ KEEP void main_work(void) { usleep(20000); }
 
 int main(void)
 {
-    for (int i = 0; i < 2; i++) {
+    for (int i = 0; i < 8; i++) {
         pthread_t t;
         pthread_create(&t, NULL, spinner, NULL);
         pthread_detach(t);
