@@ -49,6 +49,7 @@ HK_NOINSTR static void on_post_fork_child(void)
 
 HK_NOINSTR static void on_dlopen(const char *path, void *handle)
 {
+    hk_rebind_scan();
     struct hookit_event ev = { .type = HOOKIT_EV_DLOPEN, .path = path, .handle = handle };
     hk_plugin_event(&ev);
 }
@@ -106,6 +107,7 @@ HK_NOINSTR void hk_init(void)
         lifecycle_register(&bridge);
     else
         pthread_atfork(on_pre_fork, on_post_fork_parent, on_post_fork_child);
+    hk_rebind_scan();           /* modules loaded before us (we may be a dlopen'ed library's dependency) */
     __atomic_store_n(&hk_initialized, 1, __ATOMIC_RELEASE);
     __atomic_store_n(&init_state, 2, __ATOMIC_RELEASE);
     if (loaded && hk_config.start_on)

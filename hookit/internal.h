@@ -52,4 +52,8 @@ void hk_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void hk_debug(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void hk_vlog(const char *fmt, va_list ap);
 
+/* Instrumented modules whose hooks bound to glibc's no-ops (rebind.c):
+ * connect them to ours, or name them once on stderr (HOOKIT_CONNECT). */
+void hk_rebind_scan(void);
+
 #endif

@@ -1,0 +1,273 @@
+/* Connecting instrumented modules whose hooks bound to glibc.
+ *
+ * glibc exports no-op __cyg_profile_func_enter/exit.  A library built with
+ * -finstrument-functions that the program dlopens (a JNI library under a
+ * Java VM is the common case) looks its hooks up in the global scope first,
+ * where libc usually comes before libhookit: its calls then go to glibc's
+ * no-ops, even when it was linked with -lhookit, and nothing is profiled.
+ *
+ * At start and after every dlopen we look at each loaded module's
+ * relocations against the two hooks (JUMP_SLOT and GLOB_DAT, in DT_JMPREL
+ * and DT_RELA/DT_REL).  A slot that holds glibc's no-op, or a lazy slot
+ * whose symbol would resolve to it, is rewritten to point to libhookit's
+ * hook (HOOKIT_CONNECT=1, the default), through mprotect when the slot
+ * lies in the module's RELRO pages.  With HOOKIT_CONNECT=0, or when the
+ * rewrite fails, the module is named once on stderr with the fix.
+ *
+ * Modules whose hooks bound to some other definition (a program's own
+ * __cyg_profile_func_enter, another profiler) are left alone. */
+#include "hookit/internal.h"
+
+#include <dlfcn.h>
+#include <elf.h>
+#include <link.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+extern void hk_func_enter(void *fn, void *site) __attribute__((visibility("hidden")));
+extern void hk_func_exit(void *fn, void *site) __attribute__((visibility("hidden")));
+
+#if defined(__x86_64__)
+#define R_JUMP_SLOT R_X86_64_JUMP_SLOT
+#define R_GLOB_DAT  R_X86_64_GLOB_DAT
+#elif defined(__aarch64__)
+#define R_JUMP_SLOT R_AARCH64_JUMP_SLOT
+#define R_GLOB_DAT  R_AARCH64_GLOB_DAT
+#elif defined(__i386__)
+#define R_JUMP_SLOT R_386_JMP_SLOT
+#define R_GLOB_DAT  R_386_GLOB_DAT
+#endif
+
+#if __ELF_NATIVE_CLASS == 64
+#define REL_SYM(info)  ELF64_R_SYM(info)
+#define REL_TYPE(info) ELF64_R_TYPE(info)
+#else
+#define REL_SYM(info)  ELF32_R_SYM(info)
+#define REL_TYPE(info) ELF32_R_TYPE(info)
+#endif
+
+static const char *const hook_names[2] = { "__cyg_profile_func_enter", "__cyg_profile_func_exit" };
+
+static int connect_mode = -1;           /* HOOKIT_CONNECT: 1 rewrite (default), 0 warn only */
+static pthread_mutex_t scan_lock = PTHREAD_MUTEX_INITIALIZER;
+
+/* Modules already named on stderr (by load address and name), so each is
+ * named once however many dlopens follow. */
+#define MAX_WARNED 64
+static struct { ElfW(Addr) base; char name[64]; } warned[MAX_WARNED];
+static int nwarned;
+
+/* What one module needs for the walk. */
+struct module {
+    const char *name;
+    ElfW(Addr) base;
+    const ElfW(Phdr) *phdr;
+    ElfW(Half) phnum;
+    const ElfW(Sym) *symtab;
+    const char *strtab;
+    uintptr_t relro_lo, relro_hi;       /* pages made read-only after relocation */
+};
+
+/* One pass: what it found. */
+struct scan {
+    void *ours[2];                      /* libhookit's hooks */
+    void *lazy_target[2];               /* what an unresolved slot would bind to */
+    int connected, left;                /* slots rewritten, slots left unconnected */
+};
+
+HK_NOINSTR static void read_connect_mode(void)
+{
+    const char *v = getenv("HOOKIT_CONNECT");
+    connect_mode = 1;
+    if (!v || !*v || !strcmp(v, "1"))
+        return;
+    if (!strcmp(v, "0"))
+        connect_mode = 0;
+    else
+        hk_log("HOOKIT_CONNECT='%.64s' is not valid: use 0 or 1 (using 1)", v);
+}
+
+/* Dynamic entries hold addresses that ld.so has usually relocated in
+ * place; some (the vDSO's, read-only dynamic sections) stay offsets. */
+HK_NOINSTR static uintptr_t dyn_addr(const struct module *m, ElfW(Addr) ptr)
+{
+    return ptr < m->base ? m->base + ptr : ptr;
+}
+
+HK_NOINSTR static int in_module(const struct module *m, uintptr_t addr)
+{
+    for (ElfW(Half) i = 0; i < m->phnum; i++) {
+        const ElfW(Phdr) *p = &m->phdr[i];
+        if (p->p_type == PT_LOAD && addr >= m->base + p->p_vaddr &&
+            addr < m->base + p->p_vaddr + p->p_memsz)
+            return 1;
+    }
+    return 0;
+}
+
+/* glibc's no-op: a definition in libc.so itself. */
+HK_NOINSTR static int is_glibc_noop(void *addr)
+{
+    Dl_info info;
+    if (!addr || !dladdr(addr, &info) || !info.dli_fname)
+        return 0;
+    const char *base = strrchr(info.dli_fname, '/');
+    base = base ? base + 1 : info.dli_fname;
+    return !strncmp(base, "libc.so", 7) || !strncmp(base, "libc-", 5);
+}
+
+/* Write one slot, making a RELRO page writable for the moment. */
+HK_NOINSTR static int write_slot(const struct module *m, void **slot, void *value)
+{
+    uintptr_t addr = (uintptr_t)slot;
+    if (addr < m->relro_lo || addr >= m->relro_hi) {
+        __atomic_store_n(slot, value, __ATOMIC_RELEASE);
+        return 0;
+    }
+    uintptr_t page = addr & ~(uintptr_t)(getpagesize() - 1);
+    if (mprotect((void *)page, (size_t)getpagesize(), PROT_READ | PROT_WRITE) != 0)
+        return -1;
+    __atomic_store_n(slot, value, __ATOMIC_RELEASE);
+    mprotect((void *)page, (size_t)getpagesize(), PROT_READ);
+    return 0;
+}
+
+HK_NOINSTR static void check_slot(const struct module *m, struct scan *s, ElfW(Addr) offset,
+                                  ElfW(Xword) info)
+{
+    unsigned type = (unsigned)REL_TYPE(info);
+    if (type != R_JUMP_SLOT && type != R_GLOB_DAT)
+        return;
+    const char *name = m->strtab + m->symtab[REL_SYM(info)].st_name;
+    int which = !strcmp(name, hook_names[0]) ? 0 : !strcmp(name, hook_names[1]) ? 1 : -1;
+    if (which < 0)
+        return;
+    void **slot = (void **)(m->base + offset);
+    void *now = *slot;
+    if (now == s->ours[which])
+        return;
+    /* An unresolved lazy slot points back into the module's own PLT. */
+    void *target = in_module(m, (uintptr_t)now) ? s->lazy_target[which] : now;
+    if (!is_glibc_noop(target))
+        return;
+    if (connect_mode == 1 && write_slot(m, slot, s->ours[which]) == 0)
+        s->connected++;
+    else
+        s->left++;
+}
+
+HK_NOINSTR static void walk_rela(const struct module *m, struct scan *s, uintptr_t at, size_t size)
+{
+    const ElfW(Rela) *r = (const ElfW(Rela) *)at;
+    for (size_t i = 0; i < size / sizeof *r; i++)
+        check_slot(m, s, r[i].r_offset, r[i].r_info);
+}
+
+HK_NOINSTR static void walk_rel(const struct module *m, struct scan *s, uintptr_t at, size_t size)
+{
+    const ElfW(Rel) *r = (const ElfW(Rel) *)at;
+    for (size_t i = 0; i < size / sizeof *r; i++)
+        check_slot(m, s, r[i].r_offset, r[i].r_info);
+}
+
+HK_NOINSTR static void warn_once(const struct module *m)
+{
+    for (int i = 0; i < nwarned; i++)
+        if (warned[i].base == m->base && !strncmp(warned[i].name, m->name, sizeof warned[i].name - 1))
+            return;
+    if (nwarned < MAX_WARNED) {
+        warned[nwarned].base = m->base;
+        strncpy(warned[nwarned].name, m->name, sizeof warned[nwarned].name - 1);
+        nwarned++;
+    }
+    Dl_info self;
+    const char *lib = dladdr((void *)&hk_func_enter, &self) && self.dli_fname ? self.dli_fname
+                                                                              : "libhookit.so";
+    hk_log("%s is instrumented but its __cyg_profile_func_enter/exit calls go to glibc's no-op, "
+           "not to hookit: it is not profiled; fix: LD_PRELOAD=%s (or `hookit run`), "
+           "or HOOKIT_CONNECT=1 (automatic connection, the default)", m->name, lib);
+}
+
+HK_NOINSTR static void scan_module(struct module *m, struct scan *s)
+{
+    const ElfW(Dyn) *dyn = NULL;
+    for (ElfW(Half) i = 0; i < m->phnum; i++) {
+        const ElfW(Phdr) *p = &m->phdr[i];
+        if (p->p_type == PT_DYNAMIC)
+            dyn = (const ElfW(Dyn) *)(m->base + p->p_vaddr);
+        else if (p->p_type == PT_GNU_RELRO) {
+            uintptr_t page = (uintptr_t)getpagesize();
+            m->relro_lo = (m->base + p->p_vaddr) & ~(page - 1);
+            m->relro_hi = (m->base + p->p_vaddr + p->p_memsz) & ~(page - 1);
+        }
+    }
+    if (!dyn)
+        return;
+    uintptr_t jmprel = 0, rela = 0, rel = 0;
+    size_t pltrelsz = 0, relasz = 0, relsz = 0;
+    ElfW(Sxword) pltrel = DT_RELA;
+    for (; dyn->d_tag != DT_NULL; dyn++) {
+        switch (dyn->d_tag) {
+        case DT_SYMTAB: m->symtab = (const ElfW(Sym) *)dyn_addr(m, dyn->d_un.d_ptr); break;
+        case DT_STRTAB: m->strtab = (const char *)dyn_addr(m, dyn->d_un.d_ptr); break;
+        case DT_JMPREL: jmprel = dyn_addr(m, dyn->d_un.d_ptr); break;
+        case DT_PLTRELSZ: pltrelsz = dyn->d_un.d_val; break;
+        case DT_PLTREL: pltrel = (ElfW(Sxword))dyn->d_un.d_val; break;
+        case DT_RELA: rela = dyn_addr(m, dyn->d_un.d_ptr); break;
+        case DT_RELASZ: relasz = dyn->d_un.d_val; break;
+        case DT_REL: rel = dyn_addr(m, dyn->d_un.d_ptr); break;
+        case DT_RELSZ: relsz = dyn->d_un.d_val; break;
+        default: break;
+        }
+    }
+    if (!m->symtab || !m->strtab)
+        return;
+    int before_left = s->left, before_connected = s->connected;
+    if (jmprel)
+        (pltrel == DT_REL ? walk_rel : walk_rela)(m, s, jmprel, pltrelsz);
+    if (rela)
+        walk_rela(m, s, rela, relasz);
+    if (rel)
+        walk_rel(m, s, rel, relsz);
+    if (s->connected > before_connected)
+        hk_debug("connected %s: its hooks were bound to glibc's no-op, now to hookit's",
+                 m->name);
+    if (s->left > before_left)
+        warn_once(m);
+}
+
+HK_NOINSTR static int scan_one(struct dl_phdr_info *info, size_t size, void *arg)
+{
+    (void)size;
+    struct module m = {
+        .name = info->dlpi_name && *info->dlpi_name ? info->dlpi_name : "the program",
+        .base = info->dlpi_addr,
+        .phdr = info->dlpi_phdr,
+        .phnum = info->dlpi_phnum,
+    };
+    /* Our own module defines the hooks and calls them through hidden aliases. */
+    if (in_module(&m, (uintptr_t)&hk_func_enter))
+        return 0;
+    scan_module(&m, arg);
+    return 0;
+}
+
+/* Look at every loaded module (at start, and after each dlopen: one dlopen
+ * may bring in several). */
+HK_NOINSTR void hk_rebind_scan(void)
+{
+#if defined(R_JUMP_SLOT)
+    pthread_mutex_lock(&scan_lock);
+    if (connect_mode < 0)
+        read_connect_mode();
+    struct scan s = {
+        .ours = { (void *)&hk_func_enter, (void *)&hk_func_exit },
+        .lazy_target = { dlsym(RTLD_DEFAULT, hook_names[0]), dlsym(RTLD_DEFAULT, hook_names[1]) },
+    };
+    dl_iterate_phdr(scan_one, &s);
+    pthread_mutex_unlock(&scan_lock);
+#endif
+}
