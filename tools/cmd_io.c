@@ -1,0 +1,779 @@
+/*
+ * hookit io: the I/O of one or more runs, from libjprof profiles (the
+ * per-file table, interval series and per-context numbers libjprof stores)
+ * or libioprof event logs (complete, or still being written: counted here
+ * from the events, the same way libjprof counts).  The per-file table,
+ * sortable; the calling contexts (profiles) or functions (logs) with the
+ * most I/O; and --plot, an SVG chart of bytes read and written per interval.
+ */
+#include "tools/cli.h"
+#include "tools/names.h"
+#include "tools/report_io.h"
+#include "tools/units.h"
+#include "profile/iostats.h"
+
+#include <hookit/profiler.h>
+
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char *const io_usage =
+    "usage: hookit io [OPTIONS] PROFILE-or-LOG...\n"
+    "\n"
+    "The I/O of each input: a profile written by libjprof (hookit.*.prof, I/O\n"
+    "metrics are on by default) or an event log of libioprof (ioprof.*.log, or\n"
+    "ioprof.*.log.part while the program still runs: what it has written so far).\n"
+    "  files      one line per file (or socket): bytes, calls of each kind, time;\n"
+    "             then its access pattern (sequential and consecutive accesses,\n"
+    "             read/write switches, highest offsets, slowest call, first and\n"
+    "             last access) and its access-size histograms\n"
+    "  contexts   the calling contexts that did the most I/O (profiles), or the\n"
+    "             functions (logs)\n"
+    "\n"
+    "Options:\n"
+    "  -s, --sort KEY     bytes (default), time or calls\n"
+    "  -n, --top N        at most N files and N contexts (default: all files, 10 contexts)\n"
+    "  -i, --interval T   time slice for a log's series (500ms, 1s, ...; default 1s;\n"
+    "                     a profile's slice is the one it was recorded with)\n"
+    "  -p, --plot FILE    write an SVG chart of bytes read and written per interval\n"
+    "                     (all inputs added up, each from its own start)\n"
+    "  -h, --help         this help\n";
+
+enum io_sort { BY_BYTES, BY_TIME, BY_CALLS };
+
+struct func_row {
+    char *name;
+    uint64_t calls, bytes, time_ns;
+};
+
+struct io_input {
+    const char *path;
+    int is_log, complete;
+    long pid;
+    char *exe;
+    struct iostats_row *files;
+    size_t nfiles;
+    uint64_t interval_ns;
+    uint64_t *rd, *wr;
+    size_t nint;
+    uint64_t events;
+    struct profile *prof;
+    struct func_row *funcs;
+    size_t nfuncs;
+};
+
+/* ---- series ---------------------------------------------------------------------- */
+static int series_add(struct io_input *in, size_t idx, uint64_t r, uint64_t w)
+{
+    if (idx >= (1u << 24))
+        idx = (1u << 24) - 1;
+    if (idx >= in->nint) {
+        size_t n = idx + 1;
+        uint64_t *a = realloc(in->rd, n * sizeof *a), *b = a ? realloc(in->wr, n * sizeof *b) : NULL;
+        if (a)
+            in->rd = a;
+        if (!a || !b)
+            return -1;
+        in->wr = b;
+        memset(in->rd + in->nint, 0, (n - in->nint) * sizeof *a);
+        memset(in->wr + in->nint, 0, (n - in->nint) * sizeof *b);
+        in->nint = n;
+    }
+    in->rd[idx] += r;
+    in->wr[idx] += w;
+    return 0;
+}
+
+/* ---- profiles ---------------------------------------------------------------------- */
+static int load_profile(struct io_input *in, char *err, size_t errlen)
+{
+    in->prof = profile_read_file(in->path, err, errlen);
+    if (!in->prof)
+        return -1;
+    struct profile *p = in->prof;
+    in->pid = p->process.pid;
+    in->exe = strdup(p->process.exe ? p->process.exe : "");
+    in->complete = 1;
+    const char *files = profile_get_meta(p, "io_files");
+    if (files && iostats_parse(files, &in->files, &in->nfiles) != 0) {
+        snprintf(err, errlen, "%s: the io_files table is not readable", in->path);
+        return -1;
+    }
+    const char *iv = profile_get_meta(p, "io_interval_ns");
+    in->interval_ns = iv ? strtoull(iv, NULL, 10) : 1000000000ull;
+    const char *s = profile_get_meta(p, "io_series");
+    while (s && *s) {
+        char *end;
+        unsigned long long i = strtoull(s, &end, 10), r, w;
+        r = strtoull(end, &end, 10);
+        w = strtoull(end, &end, 10);
+        if (series_add(in, i, r, w) < 0)
+            return -1;
+        s = strchr(end, '\n');
+        if (s)
+            s++;
+    }
+    if (!files && !profile_get_meta(p, "io_calls")) {
+        snprintf(err, errlen, "%s: no I/O numbers in this profile (was it run with JPROFOPTS=noio, "
+                 "or by a profiler other than libjprof?)", in->path);
+        return -1;
+    }
+    return 0;
+}
+
+/* ---- logs ----------------------------------------------------------------------------- */
+static void unescape(char *s)
+{
+    char *o = s;
+    if (!strcmp(s, "-")) {
+        *s = 0;
+        return;
+    }
+    for (; *s; s++) {
+        if (*s == '%' && s[1] && s[2]) {
+            char hex[3] = { s[1], s[2], 0 };
+            *o++ = (char)strtol(hex, NULL, 16);
+            s += 2;
+        } else {
+            *o++ = *s;
+        }
+    }
+    *o = 0;
+}
+
+static int op_of(const char *name)
+{
+    static const char *const ops[] = { "?", "open", "close", "read", "write", "seek", "sync", "meta",
+                                       "dup", "mmap" };
+    for (int i = 1; i < (int)(sizeof ops / sizeof *ops); i++)
+        if (!strcmp(name, ops[i]))
+            return i;
+    return HOOKIT_IO_META;
+}
+
+struct log_file {
+    int used;
+    char *path;
+    struct iostats s;
+};
+
+static struct func_row *func_row(struct io_input *in, const char *name)
+{
+    for (size_t i = 0; i < in->nfuncs; i++)
+        if (!strcmp(in->funcs[i].name, name))
+            return &in->funcs[i];
+    struct func_row *f = realloc(in->funcs, (in->nfuncs + 1) * sizeof *f);
+    if (!f)
+        return NULL;
+    in->funcs = f;
+    f = &f[in->nfuncs++];
+    memset(f, 0, sizeof *f);
+    f->name = strdup(name);
+    return f->name ? f : NULL;
+}
+
+static char *slurp(const char *path, size_t *len)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return NULL;
+    size_t cap = 1 << 16, n = 0;
+    char *buf = malloc(cap + 1);
+    while (buf) {
+        size_t got = fread(buf + n, 1, cap - n, f);
+        n += got;
+        if (n < cap)
+            break;
+        char *b = realloc(buf, cap * 2 + 1);
+        if (!b) {
+            free(buf);
+            buf = NULL;
+            break;
+        }
+        buf = b;
+        cap *= 2;
+    }
+    fclose(f);
+    if (buf)
+        buf[n] = 0;
+    *len = n;
+    return buf;
+}
+
+static void scale_times(struct iostats *s, double tpn)
+{
+    uint64_t *t[] = { &s->first, &s->last, &s->read_time, &s->write_time, &s->meta_time,
+                      &s->slowest_time };
+    if (s->first == UINT64_MAX)
+        s->first = 0;
+    for (size_t i = 0; i < sizeof t / sizeof *t; i++)
+        *t[i] = (uint64_t)((double)*t[i] / tpn + 0.5);
+}
+
+static int load_log(struct io_input *in, uint64_t interval_ns, char *err, size_t errlen)
+{
+    size_t len;
+    char *text = slurp(in->path, &len);
+    if (!text) {
+        snprintf(err, errlen, "%s: %s", in->path, strerror(errno));
+        return -1;
+    }
+    in->is_log = 1;
+    in->interval_ns = interval_ns;
+    uint64_t start = 0;
+    double tps = 1e9;
+    int in_header = 1;
+    struct log_file *files = NULL;
+    size_t nfiles = 0;
+    int rc = 0;
+    size_t lineno = 0;
+    /* A log still being written may end in the middle of a line: ignored. */
+    char *last_nl = strrchr(text, '\n');
+    if (last_nl)
+        last_nl[1] = 0;
+    else
+        text[0] = 0;
+    char *save = NULL;
+    for (char *line = strtok_r(text, "\n", &save); line && rc == 0; line = strtok_r(NULL, "\n", &save)) {
+        lineno++;
+        if (lineno == 1 && strncmp(line, "# ioprof log", 12) != 0) {
+            snprintf(err, errlen, "%s: not an ioprof log (line 1)", in->path);
+            rc = -1;
+            break;
+        }
+        if (in_header) {
+            if (!strncmp(line, "start_ticks ", 12))
+                start = strtoull(line + 12, NULL, 10);
+            else if (!strncmp(line, "ticks_per_sec ", 14))
+                tps = strtod(line + 14, NULL);
+            else if (!strncmp(line, "pid ", 4))
+                in->pid = strtol(line + 4, NULL, 10);
+            else if (!strncmp(line, "exe ", 4)) {
+                free(in->exe);
+                in->exe = strdup(line + 4);
+                if (in->exe)
+                    unescape(in->exe);
+            } else if (!strncmp(line, "columns ", 8))
+                in_header = 0;
+            continue;
+        }
+        if (line[0] == '#') {
+            char how[32];
+            unsigned long long end_ticks;
+            double r;
+            if (sscanf(line, "# end %31s %llu ticks_per_sec %lf", how, &end_ticks, &r) == 3) {
+                in->complete = 1;
+                if (r > 0)
+                    tps = r;
+            }
+            continue;
+        }
+        char op[16], func[64], path[8192];
+        long tid, fd;
+        unsigned long long t0, t1, bytes;
+        long long result, offset;
+        unsigned file;
+        int e;
+        if (sscanf(line, "%15s %63s %ld %llu %llu %lld %ld %u %llu %lld %d %8191s", op, func, &tid,
+                   &t0, &t1, &result, &fd, &file, &bytes, &offset, &e, path) != 12) {
+            snprintf(err, errlen, "%s: line %zu is not an ioprof event", in->path, lineno);
+            rc = -1;
+            break;
+        }
+        unescape(path);
+        in->events++;
+        int o = op_of(op), failed = e != 0 || result < 0;
+        double tpn = tps / 1e9;
+        struct func_row *fr = func_row(in, func);
+        if (!fr) {
+            rc = -1;
+            break;
+        }
+        fr->calls++;
+        fr->bytes += failed ? 0 : (o == HOOKIT_IO_READ || o == HOOKIT_IO_WRITE) ? bytes : 0;
+        fr->time_ns += (uint64_t)((double)(t1 - t0) / tpn + 0.5);
+        if (!failed && (o == HOOKIT_IO_READ || o == HOOKIT_IO_WRITE) && bytes) {
+            uint64_t iv = (uint64_t)((double)interval_ns * tpn);
+            size_t idx = t1 > start && iv ? (size_t)((t1 - start) / iv) : 0;
+            if (series_add(in, idx, o == HOOKIT_IO_READ ? bytes : 0, o == HOOKIT_IO_WRITE ? bytes : 0))
+                rc = -1;
+        }
+        if (!file)
+            continue;
+        if (file >= nfiles) {
+            size_t n = (size_t)file + 64;
+            struct log_file *f = realloc(files, n * sizeof *f);
+            if (!f) {
+                rc = -1;
+                break;
+            }
+            memset(f + nfiles, 0, (n - nfiles) * sizeof *f);
+            files = f;
+            nfiles = n;
+        }
+        struct log_file *lf = &files[file];
+        if (!lf->used) {
+            iostats_init(&lf->s);
+            lf->used = 1;
+        }
+        if (!lf->path && path[0])
+            lf->path = strdup(path);
+        iostats_account(&lf->s, (uint32_t)o, failed, bytes, offset, t0 > start ? t0 - start : 0,
+                        t1 > start ? t1 - start : 0);
+    }
+    free(text);
+    for (size_t i = 0; i < nfiles && rc == 0; i++) {
+        if (!files[i].used)
+            continue;
+        struct iostats_row *r = realloc(in->files, (in->nfiles + 1) * sizeof *r);
+        if (!r) {
+            rc = -1;
+            break;
+        }
+        in->files = r;
+        r = &r[in->nfiles++];
+        r->id = (uint32_t)i;
+        r->path = files[i].path ? files[i].path : strdup("?");
+        files[i].path = NULL;
+        r->s = files[i].s;
+        scale_times(&r->s, tps / 1e9);
+    }
+    for (size_t i = 0; i < nfiles; i++)
+        free(files[i].path);
+    free(files);
+    if (rc && !*err)
+        snprintf(err, errlen, "%s: out of memory", in->path);
+    return rc;
+}
+
+static int is_log(const char *path)
+{
+    FILE *f = fopen(path, "rb");
+    char head[16] = "";
+    if (!f)
+        return 0;
+    size_t n = fread(head, 1, sizeof head - 1, f);
+    fclose(f);
+    head[n] = 0;
+    return !strncmp(head, "# ioprof log", 12);
+}
+
+static void free_input(struct io_input *in)
+{
+    iostats_free_rows(in->files, in->nfiles);
+    free(in->rd);
+    free(in->wr);
+    free(in->exe);
+    for (size_t i = 0; i < in->nfuncs; i++)
+        free(in->funcs[i].name);
+    free(in->funcs);
+    if (in->prof)
+        profile_free(in->prof);
+}
+
+/* ---- the tables ---------------------------------------------------------------------------- */
+static uint64_t file_calls(const struct iostats *s)
+{
+    return s->opens + s->reads + s->writes + s->seeks + s->syncs + s->metas + s->errors;
+}
+
+static uint64_t file_key(const struct iostats *s, enum io_sort k)
+{
+    switch (k) {
+    case BY_TIME: return s->read_time + s->write_time + s->meta_time;
+    case BY_CALLS: return file_calls(s);
+    default: return s->bytes_read + s->bytes_written;
+    }
+}
+
+static int file_cmp(const void *a, const void *b, void *ctx)
+{
+    const struct iostats_row *x = a, *y = b;
+    enum io_sort k = *(enum io_sort *)ctx;
+    uint64_t ka = file_key(&x->s, k), kb = file_key(&y->s, k);
+    if (ka != kb)
+        return ka > kb ? -1 : 1;
+    return strcmp(x->path, y->path);
+}
+
+static void print_path(FILE *out, const char *p)
+{
+    names_print_safe(out, p, strlen(p));
+}
+
+static void print_files(FILE *out, struct io_input *in, enum io_sort sort, size_t top)
+{
+    qsort_r(in->files, in->nfiles, sizeof *in->files, file_cmp, &sort);
+    size_t n = top && top < in->nfiles ? top : in->nfiles;
+    fprintf(out, "files (%zu, by %s):\n", in->nfiles,
+            sort == BY_TIME ? "time" : sort == BY_CALLS ? "calls" : "bytes");
+    fprintf(out, "%14s %14s %8s %8s %8s %6s %6s %6s %10s %10s %10s  %s\n", "READ", "WRITTEN", "CALLS",
+            "READS", "WRITES", "OPENS", "SEEKS", "ERRORS", "READ_TIME", "WRITE_TIME", "META_TIME",
+            "PATH");
+    for (size_t i = 0; i < n; i++) {
+        const struct iostats *s = &in->files[i].s;
+        char a[UNITS_BUF], b[UNITS_BUF], c[UNITS_BUF];
+        fprintf(out, "%14" PRIu64 " %14" PRIu64 " %8" PRIu64 " %8" PRIu64 " %8" PRIu64 " %6" PRIu64
+                " %6" PRIu64 " %6" PRIu64 " %10s %10s %10s  ",
+                s->bytes_read, s->bytes_written, file_calls(s), s->reads, s->writes, s->opens,
+                s->seeks, s->errors, units_ns(s->read_time, a), units_ns(s->write_time, b),
+                units_ns(s->meta_time, c));
+        print_path(out, in->files[i].path);
+        fputc('\n', out);
+    }
+    fprintf(out, "\naccess pattern:\n%8s %8s %8s %8s %8s %12s %12s %10s %12s %10s %10s  %s\n",
+            "SEQ_RD", "CONS_RD", "SEQ_WR", "CONS_WR", "SWITCHES", "MAX_RD_BYTE", "MAX_WR_BYTE",
+            "SLOWEST", "SLOW_BYTES", "FIRST", "LAST", "PATH");
+    for (size_t i = 0; i < n; i++) {
+        const struct iostats *s = &in->files[i].s;
+        char a[UNITS_BUF], b[UNITS_BUF], c[UNITS_BUF];
+        fprintf(out, "%8" PRIu64 " %8" PRIu64 " %8" PRIu64 " %8" PRIu64 " %8" PRIu64 " %12" PRId64
+                " %12" PRId64 " %10s %12" PRIu64 " %10s %10s  ",
+                s->seq_reads, s->consec_reads, s->seq_writes, s->consec_writes, s->rw_switches,
+                s->max_byte_read, s->max_byte_written, units_ns(s->slowest_time, a),
+                s->slowest_bytes, units_ns(s->first, b), units_ns(s->last, c));
+        print_path(out, in->files[i].path);
+        fputc('\n', out);
+    }
+    fputs("\naccess sizes (reads/writes per bucket):\n", out);
+    for (int b = 0; b < IOSTATS_BUCKETS; b++)
+        fprintf(out, " %11s", iostats_bucket_names[b]);
+    fputs("  PATH\n", out);
+    for (size_t i = 0; i < n; i++) {
+        const struct iostats *s = &in->files[i].s;
+        for (int b = 0; b < IOSTATS_BUCKETS; b++) {
+            char cell[48];
+            snprintf(cell, sizeof cell, "%" PRIu64 "/%" PRIu64, s->read_hist[b], s->write_hist[b]);
+            fprintf(out, " %11s", cell);
+        }
+        fputs("  ", out);
+        print_path(out, in->files[i].path);
+        fputc('\n', out);
+    }
+}
+
+struct ctx_row {
+    uint32_t thread, node;
+    uint64_t calls, rd, wr, ns;
+};
+
+static uint64_t ctx_key(const struct ctx_row *r, enum io_sort k)
+{
+    return k == BY_TIME ? r->ns : k == BY_CALLS ? r->calls : r->rd + r->wr;
+}
+
+static int ctx_cmp(const void *a, const void *b, void *ctx)
+{
+    const struct ctx_row *x = a, *y = b;
+    enum io_sort k = *(enum io_sort *)ctx;
+    uint64_t ka = ctx_key(x, k), kb = ctx_key(y, k);
+    if (ka != kb)
+        return ka > kb ? -1 : 1;
+    if (x->thread != y->thread)
+        return x->thread < y->thread ? -1 : 1;
+    return x->node < y->node ? -1 : x->node > y->node;
+}
+
+static int print_contexts(FILE *out, const struct io_input *in, enum io_sort sort, size_t top)
+{
+    const struct profile *p = in->prof;
+    size_t n = 0, cap = 0;
+    struct ctx_row *rows = NULL;
+    for (uint32_t t = 0; t < p->nthreads; t++) {
+        const struct prof_thread *th = &p->threads[t];
+        const uint64_t *calls = rio_column(th, "io_calls"), *rd = rio_column(th, "io_bytes_read"),
+                       *wr = rio_column(th, "io_bytes_written"), *ns = rio_column(th, "io_ns");
+        for (uint32_t i = 0; calls && i < th->nnodes; i++) {
+            if (!calls[i])
+                continue;
+            if (n == cap) {
+                cap = cap ? cap * 2 : 64;
+                struct ctx_row *r = realloc(rows, cap * sizeof *r);
+                if (!r) {
+                    free(rows);
+                    return -1;
+                }
+                rows = r;
+            }
+            rows[n++] = (struct ctx_row){ t, i, calls[i], rd ? rd[i] : 0, wr ? wr[i] : 0,
+                                          ns ? ns[i] : 0 };
+        }
+    }
+    qsort_r(rows, n, sizeof *rows, ctx_cmp, &sort);
+    size_t shown = top ? (top < n ? top : n) : (n < 10 ? n : 10);
+    fprintf(out, "\ncontexts with the most I/O (%zu of %zu, by %s):\n", shown, n,
+            sort == BY_TIME ? "time" : sort == BY_CALLS ? "calls" : "bytes");
+    fprintf(out, "%14s %14s %8s %10s %6s  %s\n", "READ", "WRITTEN", "CALLS", "TIME", "THREAD",
+            "CONTEXT");
+    for (size_t i = 0; i < shown; i++) {
+        char a[UNITS_BUF];
+        fprintf(out, "%14" PRIu64 " %14" PRIu64 " %8" PRIu64 " %10s %6u  ", rows[i].rd, rows[i].wr,
+                rows[i].calls, units_ns(rows[i].ns, a), p->threads[rows[i].thread].index);
+        rio_print_path(out, p, &p->threads[rows[i].thread], rows[i].node);
+        fputc('\n', out);
+    }
+    free(rows);
+    return 0;
+}
+
+static int func_cmp(const void *a, const void *b, void *ctx)
+{
+    const struct func_row *x = a, *y = b;
+    enum io_sort k = *(enum io_sort *)ctx;
+    uint64_t ka = k == BY_TIME ? x->time_ns : k == BY_CALLS ? x->calls : x->bytes;
+    uint64_t kb = k == BY_TIME ? y->time_ns : k == BY_CALLS ? y->calls : y->bytes;
+    if (ka != kb)
+        return ka > kb ? -1 : 1;
+    return strcmp(x->name, y->name);
+}
+
+static void print_funcs(FILE *out, struct io_input *in, enum io_sort sort)
+{
+    qsort_r(in->funcs, in->nfuncs, sizeof *in->funcs, func_cmp, &sort);
+    fprintf(out, "\nfunctions (%zu):\n%14s %8s %10s  %s\n", in->nfuncs, "BYTES", "CALLS", "TIME",
+            "FUNCTION");
+    for (size_t i = 0; i < in->nfuncs; i++) {
+        char a[UNITS_BUF];
+        fprintf(out, "%14" PRIu64 " %8" PRIu64 " %10s  %s\n", in->funcs[i].bytes, in->funcs[i].calls,
+                units_ns(in->funcs[i].time_ns, a), in->funcs[i].name);
+    }
+}
+
+/* ---- the chart ------------------------------------------------------------------------------ */
+static const char *bytes_label(double v, char *buf, size_t size)
+{
+    static const char *const u[] = { "B", "KiB", "MiB", "GiB", "TiB" };
+    int i = 0;
+    while (v >= 1024 && i < 4) {
+        v /= 1024;
+        i++;
+    }
+    snprintf(buf, size, v >= 10 || i == 0 ? "%.0f %s" : "%.1f %s", v, u[i]);
+    return buf;
+}
+
+/* A round step for about n ticks up to max. */
+static double nice_step(double max, int n)
+{
+    double raw = max / n, p = pow(10, floor(log10(raw)));
+    double f = raw / p;
+    return (f <= 1 ? 1 : f <= 2 ? 2 : f <= 5 ? 5 : 10) * p;
+}
+
+struct plot_data {
+    uint64_t *rd, *wr;
+    size_t n;
+    uint64_t interval_ns;
+    const char *title;
+};
+
+static int write_svg(FILE *out, void *ctx)
+{
+    const struct plot_data *d = ctx;
+    const double W = 900, H = 420, L = 90, R = 20, T = 50, B = 60;
+    double pw = W - L - R, ph = H - T - B;
+    uint64_t max = 1;
+    for (size_t i = 0; i < d->n; i++) {
+        if (d->rd[i] > max)
+            max = d->rd[i];
+        if (d->wr[i] > max)
+            max = d->wr[i];
+    }
+    size_t n = d->n ? d->n : 1;
+    double ystep = nice_step((double)max, 5);
+    double ymax = ceil((double)max / ystep) * ystep;
+    double secs = (double)d->interval_ns / 1e9;
+    fprintf(out, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
+                 "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%.0f\" height=\"%.0f\" "
+                 "viewBox=\"0 0 %.0f %.0f\" font-family=\"sans-serif\" font-size=\"12\">\n",
+            W, H, W, H);
+    fprintf(out, "<title>hookit io: bytes read and written per %g s</title>\n", secs);
+    fprintf(out, "<rect width=\"100%%\" height=\"100%%\" fill=\"white\"/>\n");
+    fprintf(out, "<text id=\"title\" x=\"%.0f\" y=\"24\" font-size=\"15\" text-anchor=\"middle\">"
+                 "Bytes read and written per %g s interval</text>\n", W / 2, secs);
+    /* Axes, grid and labels. */
+    char lab[32];
+    for (double y = 0; y <= ymax + ystep / 2; y += ystep) {
+        double py = T + ph - y / ymax * ph;
+        fprintf(out, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#ddd\"/>\n", L, py,
+                L + pw, py);
+        fprintf(out, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\">%s</text>\n", L - 6, py + 4,
+                bytes_label(y, lab, sizeof lab));
+    }
+    double xstep = nice_step((double)n * secs, 8);
+    for (double x = 0; x <= (double)n * secs + 1e-9; x += xstep) {
+        double px = L + x / ((double)n * secs) * pw;
+        fprintf(out, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">%g</text>\n", px,
+                T + ph + 18, x);
+    }
+    fprintf(out, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"black\"/>\n", L, T + ph,
+            L + pw, T + ph);
+    fprintf(out, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"black\"/>\n", L, T, L,
+            T + ph);
+    fprintf(out, "<text x=\"%.0f\" y=\"%.0f\" text-anchor=\"middle\">time since start (s)</text>\n",
+            L + pw / 2, H - 14);
+    /* Bars: read and written side by side in each interval. */
+    double slot = pw / (double)n, bw = slot * 0.4;
+    fputs("<g id=\"read\" fill=\"#1f77b4\">\n", out);
+    for (size_t i = 0; i < d->n; i++) {
+        if (!d->rd[i])
+            continue;
+        double h = (double)d->rd[i] / ymax * ph;
+        fprintf(out, "<rect x=\"%.2f\" y=\"%.2f\" width=\"%.2f\" height=\"%.2f\"><title>%g s: %" PRIu64
+                " bytes read</title></rect>\n", L + slot * (double)i + slot * 0.1, T + ph - h, bw, h,
+                (double)i * secs, d->rd[i]);
+    }
+    fputs("</g>\n<g id=\"written\" fill=\"#ff7f0e\">\n", out);
+    for (size_t i = 0; i < d->n; i++) {
+        if (!d->wr[i])
+            continue;
+        double h = (double)d->wr[i] / ymax * ph;
+        fprintf(out, "<rect x=\"%.2f\" y=\"%.2f\" width=\"%.2f\" height=\"%.2f\"><title>%g s: %" PRIu64
+                " bytes written</title></rect>\n", L + slot * (double)i + slot * 0.5, T + ph - h, bw,
+                h, (double)i * secs, d->wr[i]);
+    }
+    fputs("</g>\n", out);
+    fprintf(out, "<g id=\"legend\"><rect x=\"%.0f\" y=\"34\" width=\"12\" height=\"12\" fill=\"#1f77b4\"/>"
+                 "<text x=\"%.0f\" y=\"45\">read</text>"
+                 "<rect x=\"%.0f\" y=\"34\" width=\"12\" height=\"12\" fill=\"#ff7f0e\"/>"
+                 "<text x=\"%.0f\" y=\"45\">written</text></g>\n",
+            W - R - 150, W - R - 134, W - R - 80, W - R - 64);
+    fputs("</svg>\n", out);
+    return ferror(out) ? -1 : 0;
+}
+
+static int plot(const char *path, struct io_input *ins, size_t n)
+{
+    struct plot_data d = { .interval_ns = ins[0].interval_ns ? ins[0].interval_ns : 1000000000ull };
+    for (size_t i = 0; i < n; i++)
+        if (ins[i].nint > d.n)
+            d.n = ins[i].nint;
+    d.rd = calloc(d.n + 1, sizeof *d.rd);
+    d.wr = calloc(d.n + 1, sizeof *d.wr);
+    if (!d.rd || !d.wr) {
+        free(d.rd);
+        free(d.wr);
+        return cli_fail("out of memory");
+    }
+    for (size_t i = 0; i < n; i++)
+        for (size_t k = 0; k < ins[i].nint; k++) {
+            d.rd[k] += ins[i].rd[k];
+            d.wr[k] += ins[i].wr[k];
+        }
+    int rc = cli_write_output(path, write_svg, &d);
+    free(d.rd);
+    free(d.wr);
+    return rc;
+}
+
+/* ---- the command ------------------------------------------------------------------------------ */
+static int parse_interval(const char *v, uint64_t *out)
+{
+    char *end;
+    double x = strtod(v, &end);
+    if (end == v || !(x > 0))
+        return -1;
+    double scale = !strcmp(end, "ns") ? 1 : !strcmp(end, "us") ? 1e3 : !strcmp(end, "ms") ? 1e6 :
+                   (!strcmp(end, "s") || !*end) ? 1e9 : -1;
+    if (scale < 0 || x * scale < 1000)
+        return -1;
+    *out = (uint64_t)(x * scale + 0.5);
+    return 0;
+}
+
+int cmd_io(int argc, char **argv)
+{
+    static const struct option opts[] = {
+        { "sort", required_argument, NULL, 's' },
+        { "top", required_argument, NULL, 'n' },
+        { "interval", required_argument, NULL, 'i' },
+        { "plot", required_argument, NULL, 'p' },
+        { "help", no_argument, NULL, 'h' },
+        { 0, 0, 0, 0 },
+    };
+    enum io_sort sort = BY_BYTES;
+    size_t top = 0;
+    uint64_t interval = 1000000000ull;
+    const char *plot_path = NULL;
+    int c;
+    cli_reset_getopt();
+    while ((c = getopt_long(argc, argv, ":s:n:i:p:h", opts, NULL)) != -1) {
+        char *end;
+        switch (c) {
+        case 's':
+            if (!strcmp(optarg, "bytes"))
+                sort = BY_BYTES;
+            else if (!strcmp(optarg, "time"))
+                sort = BY_TIME;
+            else if (!strcmp(optarg, "calls"))
+                sort = BY_CALLS;
+            else
+                return cli_usage_error("io", "--sort is bytes, time or calls, not '%s'", optarg);
+            break;
+        case 'n': {
+            errno = 0;
+            long v = strtol(optarg, &end, 10);
+            if (errno || end == optarg || *end || v < 1)
+                return cli_usage_error("io", "--top needs a number (1 or more), not '%s'", optarg);
+            top = (size_t)v;
+            break;
+        }
+        case 'i':
+            if (parse_interval(optarg, &interval) != 0)
+                return cli_usage_error("io", "--interval needs a duration such as 500ms or 2s "
+                                       "(at least 1us), not '%s'", optarg);
+            break;
+        case 'p':
+            plot_path = optarg;
+            break;
+        case 'h':
+            fputs(io_usage, stdout);
+            return EXIT_OK;
+        default:
+            return cli_option_error("io", c, argv);
+        }
+    }
+    if (optind >= argc)
+        return cli_usage_error("io", "no profile or log given");
+    size_t n = (size_t)(argc - optind);
+    struct io_input *ins = calloc(n, sizeof *ins);
+    if (!ins)
+        return cli_fail("out of memory");
+    int rc = EXIT_OK;
+    for (size_t i = 0; i < n && rc == EXIT_OK; i++) {
+        char err[512] = "";
+        ins[i].path = argv[optind + i];
+        int r = is_log(ins[i].path) ? load_log(&ins[i], interval, err, sizeof err)
+                                    : load_profile(&ins[i], err, sizeof err);
+        if (r != 0)
+            rc = cli_fail("%s", err[0] ? err : "out of memory");
+    }
+    for (size_t i = 0; i < n && rc == EXIT_OK; i++) {
+        struct io_input *in = &ins[i];
+        if (i)
+            fputc('\n', stdout);
+        printf("== %s  pid %ld  exe ", in->path, in->pid);
+        print_path(stdout, in->exe ? in->exe : "");
+        if (in->is_log)
+            printf("  (%s, %" PRIu64 " events)", in->complete ? "complete log" : "still being written",
+                   in->events);
+        fputc('\n', stdout);
+        print_files(stdout, in, sort, top);
+        if (in->prof && print_contexts(stdout, in, sort, top) < 0)
+            rc = cli_fail("out of memory");
+        if (in->is_log)
+            print_funcs(stdout, in, sort);
+    }
+    if (rc == EXIT_OK && plot_path)
+        rc = plot(plot_path, ins, n);
+    for (size_t i = 0; i < n; i++)
+        free_input(&ins[i]);
+    free(ins);
+    if (rc == EXIT_OK && (fflush(stdout) != 0 || ferror(stdout)))
+        rc = cli_fail("error writing standard output: %s", strerror(errno));
+    return rc;
+}
