@@ -13,6 +13,8 @@ gcc                 /usr/bin/gcc
 clang               /usr/bin/clang
 valgrind            /usr/bin/callgrind_annotate
 chromium            /usr/bin/chromium
+libjemalloc2        /usr/lib/x86_64-linux-gnu/libjemalloc.so.2
+libtcmalloc-minimal4 /usr/lib/x86_64-linux-gnu/libtcmalloc_minimal.so.4
 "
 # Extra packages asked for by later parts of the test suite are appended
 # here, one "package file" pair per line.
