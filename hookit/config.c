@@ -3,7 +3,9 @@
 #include "hookit/internal.h"
 
 #include <dlfcn.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <unistd.h>
 #include <string.h>
 
 struct hk_config hk_config;
@@ -51,11 +53,28 @@ HK_NOINSTR static void find_plugin_dir(void)
     strcpy(hk_config.plugin_dir, fallback);
 }
 
+/* The output directory as an absolute path, fixed at start: a program that
+ * changes directory later still writes where it was started. */
+HK_NOINSTR static void make_absolute(char *dir, size_t size)
+{
+    char cwd[4096];
+    if (dir[0] == '/' || !getcwd(cwd, sizeof cwd))
+        return;
+    char joined[8200];
+    if (!strcmp(dir, "."))
+        snprintf(joined, sizeof joined, "%s", cwd);
+    else
+        snprintf(joined, sizeof joined, "%s/%s", cwd, dir);
+    if (strlen(joined) < size)
+        strcpy(dir, joined);
+}
+
 HK_NOINSTR void hk_config_read(void)
 {
     hk_config.debug = read_bool("HOOKIT_DEBUG", 0);
     hk_config.start_on = read_bool("HOOKIT_PROFILING", 1);
     read_path("HOOKIT_OUTPUT", hk_config.output_dir, sizeof hk_config.output_dir, ".");
+    make_absolute(hk_config.output_dir, sizeof hk_config.output_dir);
     read_path("HOOKIT_PROFILER", hk_config.profiler, sizeof hk_config.profiler, "libjprof.so");
     find_plugin_dir();
 }

@@ -101,14 +101,20 @@ HK_NOINSTR static hookit_start_fn find_entry_points(char *path, size_t size)
     return start;
 }
 
+/* A plugin that was refused gets no further call of any kind. */
+HK_NOINSTR static int refuse(void)
+{
+    hk_plugin.event = NULL;
+    hk_plugin.finish = NULL;
+    return -1;
+}
+
 HK_NOINSTR int hk_plugin_load(void)
 {
     char path[8300];
     hookit_start_fn start = find_entry_points(path, sizeof path);
-    if (!start) {
-        hk_plugin.event = NULL;
-        return -1;
-    }
+    if (!start)
+        return refuse();
     hk_host = (struct hookit_host){
         .abi_version = HOOKIT_ABI_VERSION,
         .size = sizeof hk_host,
@@ -125,14 +131,12 @@ HK_NOINSTR int hk_plugin_load(void)
     struct hookit_plugin info = { 0 };
     if (start(&hk_host, &info) != 0) {
         hk_log("profiler %s refused to start; running unprofiled", path);
-        hk_plugin.event = NULL;
-        return -1;
+        return refuse();
     }
     if (info.abi_version != HOOKIT_ABI_VERSION) {
         hk_log("profiler %s answered with ABI %u, expected %u; running unprofiled",
                path, info.abi_version, HOOKIT_ABI_VERSION);
-        hk_plugin.event = NULL;
-        return -1;
+        return refuse();
     }
     hk_plugin.info = info;
     hk_attention = info.attention;
