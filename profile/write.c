@@ -473,6 +473,10 @@ PUBLIC int profile_write_fd(const struct profile *p, int fd)
     return 0;
 }
 
+/* The user's umask applies, but a profile is never world-writable, even
+ * under umask 0. */
+#define PROFILE_MODE 0664
+
 /* ".NAME.tmp.PID.N": hidden, so globs for profiles never see it.  A long
  * NAME is left out, so the temporary name stays within NAME_MAX. */
 static void tmp_name(char *buf, size_t cap, const char *name, unsigned attempt)
@@ -542,7 +546,7 @@ PUBLIC int profile_write_file(const struct profile *p, const char *dir, const ch
     }
     for (unsigned attempt = 0; fd < 0; attempt++) {
         tmp_name(tmp, sizeof tmp, name, attempt);
-        fd = openat(dfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0666);
+        fd = openat(dfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, PROFILE_MODE);
         if (fd < 0 && (errno != EEXIST || attempt >= 100)) {
             e = errno;
             msg_str(&m, "cannot create ");
