@@ -20,6 +20,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
@@ -517,8 +518,55 @@ static int publish(int dfd, const char *tmp, const char *name)
     return -1;
 }
 
+/* Under a file size limit (RLIMIT_FSIZE, `ulimit -f`) a write past it
+ * raises SIGXFSZ, whose default action kills the process: the profile must
+ * fail with EFBIG, not the program.  The signal is blocked while the file
+ * is written, and a SIGXFSZ the writes raised is taken back before the
+ * mask is restored (one already pending before is left alone). */
+struct xfsz_guard {
+    sigset_t old;
+    int was_pending;
+};
+
+static void xfsz_block(struct xfsz_guard *g)
+{
+    sigset_t xfsz, pending;
+    sigemptyset(&xfsz);
+    sigaddset(&xfsz, SIGXFSZ);
+    pthread_sigmask(SIG_BLOCK, &xfsz, &g->old);
+    g->was_pending = sigpending(&pending) == 0 && sigismember(&pending, SIGXFSZ) == 1;
+}
+
+static void xfsz_restore(struct xfsz_guard *g)
+{
+    int saved = errno;
+    if (!g->was_pending) {
+        sigset_t xfsz;
+        sigemptyset(&xfsz);
+        sigaddset(&xfsz, SIGXFSZ);
+        struct timespec now = { 0, 0 };
+        while (sigtimedwait(&xfsz, NULL, &now) == SIGXFSZ)
+            ;
+    }
+    pthread_sigmask(SIG_SETMASK, &g->old, NULL);
+    errno = saved;
+}
+
+static int write_file(const struct profile *p, const char *dir, const char *name,
+                      char *err, size_t errlen);
+
 PUBLIC int profile_write_file(const struct profile *p, const char *dir, const char *name,
                               char *err, size_t errlen)
+{
+    struct xfsz_guard g;
+    xfsz_block(&g);
+    int rc = write_file(p, dir, name, err, errlen);
+    xfsz_restore(&g);
+    return rc;
+}
+
+static int write_file(const struct profile *p, const char *dir, const char *name,
+                      char *err, size_t errlen)
 {
     int saved = errno, e = 0, dfd = -1, fd = -1;
     struct msg m = { err, errlen, 0 };
