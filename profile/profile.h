@@ -16,6 +16,7 @@
 #ifndef HOOKIT_PROFILE_H
 #define HOOKIT_PROFILE_H
 
+#include <signal.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -108,6 +109,16 @@ const struct prof_metric *profile_find_metric(const struct prof_thread *t, const
  */
 int profile_write_file(const struct profile *p, const char *dir, const char *name,
                        char *err, size_t errlen);
+/* Around a file write inside the profiled process: SIGXFSZ blocked, and
+ * the one a write past RLIMIT_FSIZE raised taken back, so the write fails
+ * with EFBIG instead of killing the program (profile_write_file does it). */
+struct profile_xfsz_guard {
+    sigset_t old;
+    int was_pending;
+};
+void profile_xfsz_block(struct profile_xfsz_guard *g);
+void profile_xfsz_restore(struct profile_xfsz_guard *g);
+
 /* Serialise p to an open descriptor.  Returns 0 or -1 (errno set). */
 int profile_write_fd(const struct profile *p, int fd);
 

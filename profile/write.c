@@ -523,12 +523,7 @@ static int publish(int dfd, const char *tmp, const char *name)
  * fail with EFBIG, not the program.  The signal is blocked while the file
  * is written, and a SIGXFSZ the writes raised is taken back before the
  * mask is restored (one already pending before is left alone). */
-struct xfsz_guard {
-    sigset_t old;
-    int was_pending;
-};
-
-static void xfsz_block(struct xfsz_guard *g)
+void profile_xfsz_block(struct profile_xfsz_guard *g)
 {
     sigset_t xfsz, pending;
     sigemptyset(&xfsz);
@@ -537,7 +532,7 @@ static void xfsz_block(struct xfsz_guard *g)
     g->was_pending = sigpending(&pending) == 0 && sigismember(&pending, SIGXFSZ) == 1;
 }
 
-static void xfsz_restore(struct xfsz_guard *g)
+void profile_xfsz_restore(struct profile_xfsz_guard *g)
 {
     int saved = errno;
     if (!g->was_pending) {
@@ -558,10 +553,10 @@ static int write_file(const struct profile *p, const char *dir, const char *name
 PUBLIC int profile_write_file(const struct profile *p, const char *dir, const char *name,
                               char *err, size_t errlen)
 {
-    struct xfsz_guard g;
-    xfsz_block(&g);
+    struct profile_xfsz_guard g;
+    profile_xfsz_block(&g);
     int rc = write_file(p, dir, name, err, errlen);
-    xfsz_restore(&g);
+    profile_xfsz_restore(&g);
     return rc;
 }
 

@@ -262,7 +262,7 @@ HT_NOINSTR int ht_write_trace(int how)
     int rc = -1, dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC), fd = -1;
     for (int attempt = 0; dfd >= 0 && fd < 0 && attempt < MAX_TRIES; attempt++) {
         snprintf(tmp, sizeof tmp, ".hookit.trace.tmp.%d.%d", (int)getpid(), attempt);
-        fd = openat(dfd, tmp, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0666);
+        fd = openat(dfd, tmp, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0664);
         if (fd < 0 && errno != EEXIST)
             break;
     }
@@ -274,7 +274,10 @@ HT_NOINSTR int ht_write_trace(int how)
         struct out *o = &out_state;
         memset(o, 0, sizeof *o - sizeof o->buf);
         o->fd = fd;
+        struct profile_xfsz_guard xfsz;     /* ulimit -f: fail, don't kill */
+        profile_xfsz_block(&xfsz);
         rc = write_body(o, meta, ids, tick_end);
+        profile_xfsz_restore(&xfsz);
         int e = o->failed;
         if (close(fd) != 0 && rc == 0) {
             rc = -1;
