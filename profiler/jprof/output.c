@@ -55,17 +55,25 @@ JP_NOINSTR int jp_write_profile(int how)
     }
     char exe[256], name[600], err[512];
     exe_name(exe, sizeof exe);
-    int rc = -1;
-    for (int attempt = 0; attempt < MAX_TRIES; attempt++) {
+    int rc = -1, attempt;
+    for (attempt = 0; attempt < MAX_TRIES; attempt++) {
         file_name(name, sizeof name, exe, attempt);
         rc = profile_write_file(p, jp_host->output_dir, name, err, sizeof err);
         if (rc == 0 || errno != EEXIST)
             break;
     }
-    if (rc != 0)
+    if (rc != 0) {
         jp_host->log("jprof: cannot write profile to %s: %s", jp_host->output_dir, err);
-    else
+    } else if (attempt > 0) {
+        /* The usual name was taken (a file or a symlink someone put there):
+         * say where the profile went instead. */
+        char usual[600];
+        file_name(usual, sizeof usual, exe, 0);
+        jp_host->log("jprof: %s/%s already exists (left alone): wrote %s instead",
+                     jp_host->output_dir, usual, name);
+    } else {
         jp_host->debug_log("jprof: wrote %s/%s", jp_host->output_dir, name);
+    }
     profile_free(p);
     errno = saved;
     return rc;
