@@ -14,7 +14,7 @@
 #include <unistd.h>
 
 static const char *const link_usage =
-    "usage: hookit link [-u SYM]... -- CC ARGS...\n"
+    "usage: hookit link [-p PROFILER] [-u SYM]... -- CC ARGS...\n"
     "\n"
     "Run the link command CC ARGS... with hookit linked in statically: the\n"
     "process and thread entry points (main, exit, fork, exec*, pthread_create,\n"
@@ -25,10 +25,15 @@ static const char *const link_usage =
     "-S, -E) runs unchanged.  hookit execs CC: the exit status is CC's.\n"
     "\n"
     "Options:\n"
+    "  -p, --profiler NAME   the profiler linked in: lib/hookit/libNAME.a (default\n"
+    "                        jprof; 'none' links the lifecycle layer and hooks only)\n"
     "  -u, --undefined SYM   also pass -Wl,--undefined=SYM (force a symbol, for\n"
     "                        example a client callback in an archive, into the link)\n"
     "  -v, --verbose         print the link command before running it\n"
     "  -h, --help            this help\n"
+    "\n"
+    "Fully static programs need the static libbfd and its own dependencies\n"
+    "(Debian: binutils-dev, libiberty-dev, zlib1g-dev, libzstd-dev).\n"
     "\n"
     "Example:\n"
     "  hookit link -- gcc -static -finstrument-functions -o app app.c\n";
@@ -64,6 +69,24 @@ static const char *const wrapped_mpi[] = {
 };
 /* Libraries libhookit.a needs after it. */
 static const char *const link_libs[] = { "-ldl", "-lpthread", NULL };
+/* What a profiler archive (its A2N uses libbfd) needs after it. */
+static const char *const profiler_libs_dynamic[] = { "-lbfd", "-lz", "-lm", NULL };
+static const char *const profiler_libs_static[] = { "-lbfd", "-lsframe", "-liberty", "-lz", "-lzstd",
+                                                    "-lm", NULL };
+
+/* libsframe exists from binutils 2.40 on: only name it when it is there. */
+static int have_static_lib(const char *name)
+{
+    char cmd[256];
+    snprintf(cmd, sizeof cmd, "${CC:-gcc} -print-file-name=%s", name);
+    FILE *p = popen(cmd, "r");
+    if (!p)
+        return 0;
+    char out[PATH_MAX] = "";
+    char *line = fgets(out, sizeof out, p);
+    pclose(p);
+    return line && out[0] == '/';
+}
 
 /* <dir of /proc/self/exe>/../lib/NAME, canonical, or NULL with a message. */
 static char *find_lib(const char *name)
@@ -136,11 +159,18 @@ int cmd_link(int argc, char **argv)
 {
     struct argbuf extra_u = { 0 };
     int verbose = 0, i = 1;
+    const char *profiler = "jprof";
     for (; i < argc && strcmp(argv[i], "--") != 0; i++) {
         const char *a = argv[i];
         if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
             fputs(link_usage, stdout);
             return EXIT_OK;
+        } else if (!strcmp(a, "-p") || !strcmp(a, "--profiler")) {
+            if (i + 1 >= argc || !strcmp(argv[i + 1], "--"))
+                return cli_usage_error("link", "%s needs a profiler name (or 'none')", a);
+            profiler = argv[++i];
+        } else if (!strncmp(a, "--profiler=", 11)) {
+            profiler = a + 11;
         } else if (!strcmp(a, "-v") || !strcmp(a, "--verbose")) {
             verbose = 1;
         } else if (!strcmp(a, "-u") || !strcmp(a, "--undefined")) {
@@ -181,9 +211,29 @@ int cmd_link(int argc, char **argv)
         for (int k = 0; k < extra_u.n; k++)
             rc |= push(&a, "%s", extra_u.v[k]);
         rc |= push(&a, "%s", lib);
+        free(lib);
+        if (strcmp(profiler, "none") != 0) {
+            /* The profiler plugin, linked in: libhookit finds HookitStart. */
+            char name[256];
+            snprintf(name, sizeof name, "hookit/lib%s.a", profiler);
+            char *plugin = strchr(profiler, '/') ? realpath(profiler, NULL) : find_lib(name);
+            char *a2n = find_lib("liba2n.a");
+            if (!plugin || !a2n) {
+                if (!plugin && strchr(profiler, '/'))
+                    cli_fail("link: no profiler archive %s", profiler);
+                return EXIT_FAIL;
+            }
+            rc |= push(&a, "%s", "-Wl,--undefined=HookitStart");
+            rc |= push(&a, "%s", plugin) | push(&a, "%s", a2n);
+            for (const char *const *l = fully_static ? profiler_libs_static : profiler_libs_dynamic;
+                 *l; l++)
+                if (strcmp(*l, "-lsframe") != 0 || have_static_lib("libsframe.a"))
+                    rc |= push(&a, "%s", *l);
+            free(plugin);
+            free(a2n);
+        }
         for (const char *const *l = link_libs; *l; l++)
             rc |= push(&a, "%s", *l);
-        free(lib);
         if (rc)
             return cli_fail("link: out of memory");
     }

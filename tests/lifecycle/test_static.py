@@ -28,7 +28,7 @@ SKIP = ("ctor_",)       # a shared library's own calls are not wrapped by hookit
 def link(tmp, s, exe, flags, static):
     out = os.path.join(tmp, exe)
     extra = ["-static"] if static else []
-    cmd = [hk.BIN, "link", "--", "gcc", "-g", "-O1", "-DLC_WITH_INTERNAL", "-I" + hk.INCLUDE,
+    cmd = [hk.BIN, "link", "-p", "none", "--", "gcc", "-g", "-O1", "-DLC_WITH_INTERNAL", "-I" + hk.INCLUDE,
            "-I" + hk.ROOT] + extra + ["-o", out, os.path.join(lcscen.PROGS, s["src"]),
                                       lcscen.CLIENT_SRC] + list(flags) + ["-pthread"]
     p = subprocess.run(cmd, cwd=tmp, capture_output=True, text=True)

@@ -1,0 +1,64 @@
+"""The lifecycle layer connected to the profiler: instrumented programs,
+preloaded (dynamic) and built with `hookit link` (fully static, profiler
+linked in).  A forked child writes its own profile, exec writes the old
+image's profile first, death by a signal writes the profile before dying
+(with the same status), and an exit from a worker thread includes every
+thread's tree."""
+import os, subprocess, sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import hk  # noqa: E402
+import lcscen  # noqa: E402
+
+CASES = {
+    # name: (source, expected status, profiles, threads in the first profile)
+    "fork_basic": ("fork_basic.c", 0, 2, 1),
+    "exec_self": ("exec_self.c", 2, 2, 1),
+    "sig_segv_fault": ("sig_segv_fault.c", -11, 1, 1),
+    "sig_term_self": ("sig_term_self.c", -15, 1, 1),
+    "thr_exit_from_worker": ("thr_exit_from_worker.c", 6, 1, 4),
+}
+
+
+def build(tmp, src, exe, static):
+    path = os.path.join(tmp, exe)
+    if static:
+        cmd = [hk.BIN, "link", "--", "gcc", "-static", "-g", "-O1", "-finstrument-functions",
+               "-o", path, os.path.join(lcscen.PROGS, src), "-pthread"]
+    else:
+        cmd = ["gcc", "-g", "-O1", "-finstrument-functions", "-o", path,
+               os.path.join(lcscen.PROGS, src), "-pthread"]
+    p = subprocess.run(cmd, cwd=tmp, capture_output=True, text=True)
+    assert p.returncode == 0, f"{' '.join(cmd)}\n{p.stderr}"
+    return path
+
+
+def run_case(tmp, name, static):
+    src, status, nprof, nthreads = CASES[name]
+    exe = build(tmp, src, name, static)
+    env = hk.test_env(HOOKIT_OUTPUT=tmp)
+    if not static:
+        env["LD_PRELOAD"] = hk.LIBHOOKIT
+    p = subprocess.run([exe], cwd=tmp, env=env, capture_output=True, text=True, timeout=60)
+    assert p.returncode == status, (p.returncode, p.stderr)
+    profs = hk.profiles(tmp, name)
+    assert len(profs) == nprof, (profs, p.stderr)
+    docs = [hk.export_json(tmp, f) for f in profs]
+    first = min(docs, key=lambda d: (d["process"]["pid"], len(d["process"].get("argv", []))))
+    assert len(first["threads"]) == nthreads, first["threads"]
+    for d in docs:
+        main = hk.thread_of(d, 0)
+        assert any(n["name"] == "main" for _, n in hk.walk(main["roots"])), main
+    return docs
+
+
+def make(name, static):
+    def test(tmp):
+        run_case(tmp, name, static)
+    test.__name__ = f"test_{'static' if static else 'preload'}_{name}"
+    return test
+
+
+for _n in CASES:
+    globals()[f"test_preload_{_n}"] = make(_n, False)
+    globals()[f"test_static_{_n}"] = make(_n, True)
