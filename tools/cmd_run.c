@@ -14,7 +14,7 @@
 #include <unistd.h>
 
 static const char *const run_usage =
-    "usage: hookit run [-o DIR] [-p PROFILER] -- PROG [ARGS...]\n"
+    "usage: hookit run [-o DIR] [-p PROFILER] [--client X.so] -- PROG [ARGS...]\n"
     "\n"
     "Run PROG (built with -finstrument-functions, not linked with hookit) with\n"
     "libhookit.so preloaded, so it writes a profile when it ends.  The '--' is\n"
@@ -24,6 +24,8 @@ static const char *const run_usage =
     "  -o, --output DIR        write the profile to DIR (sets HOOKIT_OUTPUT)\n"
     "  -p, --profiler PLUGIN   the profiler plugin, a path or a name in hookit's\n"
     "                          plugin directory (sets HOOKIT_PROFILER)\n"
+    "      --client X.so       a libmonitor-style client (monitor_* callbacks),\n"
+    "                          preloaded just before libhookit.so\n"
     "  -h, --help              this help\n"
     "\n"
     "libhookit.so is put first in LD_PRELOAD, before the entries already there.\n"
@@ -133,10 +135,11 @@ int cmd_run(int argc, char **argv)
     static const struct option opts[] = {
         { "output", required_argument, NULL, 'o' },
         { "profiler", required_argument, NULL, 'p' },
+        { "client", required_argument, NULL, 'C' },
         { "help", no_argument, NULL, 'h' },
         { 0, 0, 0, 0 },
     };
-    const char *output = NULL, *profiler = NULL;
+    const char *output = NULL, *profiler = NULL, *client = NULL;
     int c;
     cli_reset_getopt();
     /* "+": PROG's own options are never ours. */
@@ -147,6 +150,9 @@ int cmd_run(int argc, char **argv)
             break;
         case 'p':
             profiler = optarg;
+            break;
+        case 'C':
+            client = optarg;
             break;
         case 'h':
             fputs(run_usage, stdout);
@@ -167,6 +173,14 @@ int cmd_run(int argc, char **argv)
         return EXIT_FAIL;
     int rc = set_preload(lib);
     free(lib);
+    if (rc == 0 && client) {
+        /* Before libhookit.so, so its monitor_* override libhookit's defaults. */
+        char *abs = realpath(client, NULL);
+        if (!abs)
+            return cli_fail("run: --client %s: %s", client, strerror(errno));
+        rc = set_preload(abs);
+        free(abs);
+    }
     if (rc == 0 && output)
         rc = set_output(output);
     if (rc == 0 && profiler)

@@ -1,0 +1,61 @@
+"""The lifecycle layer's commands: `hookit run --client X.so` and
+`hookit link` (options, usage errors, pass-through of non-link commands)."""
+import os, subprocess, sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import hk  # noqa: E402
+import lcscen  # noqa: E402
+
+
+def test_run_client_gets_callbacks(tmp):
+    client = lcscen.build_client(tmp)
+    exe = lcscen.compile_c(tmp, ["thr_basic.c"], "thr_basic", flags=["-pthread"])
+    log = os.path.join(tmp, "lc.log")
+    p = hk.hookit(tmp, "run", "--client", client, "--", exe, env={"HOOKIT_LC_LOG": log})
+    assert p.stdout.startswith("sum=")
+    events = lcscen.parse_log(log)
+    assert lcscen.count(events, "^init_process argc=1 argv0=thr_basic") == 1
+    assert lcscen.count(events, "^init_thread ") == 4 == lcscen.count(events, "^fini_thread")
+    assert not lcscen.check_order(events)
+
+
+def test_run_client_missing(tmp):
+    p = hk.hookit(tmp, "run", "--client", "nope.so", "--", "/bin/true", check=False)
+    assert p.returncode == 1 and "nope.so" in p.stderr
+
+
+def test_link_usage_errors(tmp):
+    p = hk.hookit(tmp, "link", "gcc", "x.c", check=False)
+    assert p.returncode == 2 and "--" in p.stderr
+    p = hk.hookit(tmp, "link", "--", check=False)
+    assert p.returncode == 2
+    p = hk.hookit(tmp, "link", "-u", check=False)
+    assert p.returncode == 2
+    p = hk.hookit(tmp, "link", "--help")
+    assert "--wrap" in p.stdout and "-static" in p.stdout
+
+
+def test_link_compile_only_is_unchanged(tmp):
+    src = os.path.join(lcscen.PROGS, "exit_return.c")
+    p = hk.hookit(tmp, "link", "-v", "--", "gcc", "-c", "-o", os.path.join(tmp, "x.o"), src)
+    assert "--wrap" not in p.stderr and os.path.exists(os.path.join(tmp, "x.o"))
+
+
+def test_link_wraps_and_undefined(tmp):
+    src = os.path.join(lcscen.PROGS, "exit_call.c")
+    out = os.path.join(tmp, "exit_call")
+    p = hk.hookit(tmp, "link", "-v", "-p", "none", "-u", "monitor_init_process", "--",
+                  "gcc", "-o", out, src)
+    for flag in ("-Wl,--wrap=main", "-Wl,--wrap=exit", "-Wl,--undefined=__wrap_exit",
+                 "-Wl,--undefined=monitor_init_process", "libhookit.a"):
+        assert flag in p.stderr, flag
+    nm = subprocess.run(["nm", out], capture_output=True, text=True).stdout
+    assert "__wrap_exit" in nm and "__wrap_pthread_create" in nm
+    r = hk.run(tmp, [out], check=False)
+    assert r.returncode == 3 and r.stdout == "leaving 3\n"
+
+
+def test_link_fails_like_the_compiler(tmp):
+    p = hk.hookit(tmp, "link", "-p", "none", "--", "gcc", "-o", os.path.join(tmp, "x"),
+                  os.path.join(tmp, "missing.c"), check=False)
+    assert p.returncode != 0 and "missing.c" in p.stderr
