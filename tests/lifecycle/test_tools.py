@@ -59,3 +59,26 @@ def test_link_fails_like_the_compiler(tmp):
     p = hk.hookit(tmp, "link", "-p", "none", "--", "gcc", "-o", os.path.join(tmp, "x"),
                   os.path.join(tmp, "missing.c"), check=False)
     assert p.returncode != 0 and "missing.c" in p.stderr
+
+
+def test_example_monitor_client(tmp):
+    """examples/monitor_client.c (the papiex-style skeleton) builds with
+    -Wall -Werror and reports every thread, and a death by a signal."""
+    src = os.path.join(hk.ROOT, "examples", "monitor_client.c")
+    client = os.path.join(tmp, "libmc.so")
+    p = subprocess.run(["gcc", "-Wall", "-Werror", "-shared", "-fPIC", "-I" + hk.INCLUDE, "-o",
+                        client, src], capture_output=True, text=True)
+    assert p.returncode == 0, p.stderr
+    out = os.path.join(tmp, "report")
+    exe = lcscen.compile_c(tmp, ["thr_basic.c"], "thr_basic", flags=["-pthread"])
+    hk.hookit(tmp, "run", "--client", client, "--", exe, env={"MONITOR_CLIENT_OUTPUT": out})
+    exe2 = lcscen.compile_c(tmp, ["sig_term_self.c"], "sig_term_self")
+    r = hk.hookit(tmp, "run", "--client", client, "--", exe2, check=False)
+    assert r.returncode == -15
+    assert "killed by a signal" in r.stderr, r.stderr
+    reports = [f for f in os.listdir(tmp) if f.startswith("report.")]
+    assert len(reports) == 1, reports
+    text = open(os.path.join(tmp, reports[0])).read()
+    assert "exited; 5 thread(s)" in text, text
+    for n in range(5):
+        assert f"thread {n}: cpu" in text, text
