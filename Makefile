@@ -38,6 +38,12 @@ PLUGINS       := $(notdir $(wildcard profiler/*))
 
 obj = $(patsubst %.c,$(O)/%.o,$(1))
 
+# The JDK's jvmti.h for libjprof's JVMTI agent (profiler/jprof/jvmti.c), from
+# the javac on PATH; without a JDK that file compiles to a stub.
+JDK_HOME ?= $(patsubst %/bin/javac,%,$(realpath $(shell command -v javac 2>/dev/null)))
+JNI_CFLAGS := $(if $(wildcard $(JDK_HOME)/include/jvmti.h),-I$(JDK_HOME)/include -I$(JDK_HOME)/include/linux)
+$(O)/profiler/jprof/jvmti.o: ALL_CFLAGS += $(JNI_CFLAGS)
+
 LIBHOOKIT_SO := $(B)/lib/libhookit.so
 LIBHOOKIT_A  := $(B)/lib/libhookit.a
 LIBA2N_A     := $(B)/lib/liba2n.a

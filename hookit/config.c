@@ -7,6 +7,8 @@
 #include <stdlib.h>
 #include <unistd.h>
 #include <string.h>
+#include <sys/auxv.h>
+#include <sys/stat.h>
 
 struct hk_config hk_config;
 
@@ -69,12 +71,37 @@ HK_NOINSTR static void make_absolute(char *dir, size_t size)
         strcpy(dir, joined);
 }
 
+/* A set-user-ID or set-group-ID program (AT_SECURE) runs with rights its
+ * invoker lacks, under the invoker's environment: that environment may not
+ * name code for it to load, nor a directory for it to write into that the
+ * real user does not own. */
+HK_NOINSTR static void secure_mode(void)
+{
+    if (!getauxval(AT_SECURE))
+        return;
+    if (strchr(hk_config.profiler, '/')) {
+        hk_log("HOOKIT_PROFILER='%.200s' ignored: a set-user-ID or set-group-ID program only "
+               "loads profilers by name from %.200s (using libjprof.so)",
+               hk_config.profiler, hk_config.plugin_dir);
+        strcpy(hk_config.profiler, "libjprof.so");
+    }
+    struct stat st;
+    if (strcmp(hk_config.output_dir, ".") != 0
+        && (stat(hk_config.output_dir, &st) != 0 || st.st_uid != getuid())) {
+        hk_log("HOOKIT_OUTPUT='%.200s' ignored: a set-user-ID or set-group-ID program only "
+               "writes into directories the real user owns (using the current directory)",
+               hk_config.output_dir);
+        strcpy(hk_config.output_dir, ".");
+    }
+}
+
 HK_NOINSTR void hk_config_read(void)
 {
     hk_config.debug = read_bool("HOOKIT_DEBUG", 0);
     hk_config.start_on = read_bool("HOOKIT_PROFILING", 1);
     read_path("HOOKIT_OUTPUT", hk_config.output_dir, sizeof hk_config.output_dir, ".");
-    make_absolute(hk_config.output_dir, sizeof hk_config.output_dir);
     read_path("HOOKIT_PROFILER", hk_config.profiler, sizeof hk_config.profiler, "libjprof.so");
     find_plugin_dir();
+    secure_mode();
+    make_absolute(hk_config.output_dir, sizeof hk_config.output_dir);
 }

@@ -48,6 +48,7 @@ struct jp_thread {
     uintptr_t stack_lo, stack_hi;/* this thread's stack, for the longjmp check */
     uint32_t arena_full;
     struct jp_thread *next_free;/* the free list's link while recycled (thread.c) */
+    uint32_t named;             /* rec->name was given (a Java thread's name): kept at the end */
 };
 
 extern __thread struct jp_thread *jp_self __attribute__((tls_model("initial-exec")));
@@ -90,6 +91,10 @@ void jp_exit_mono(void *fn, void *site);
 void jp_enter_counted(void *fn, void *site);
 void jp_exit_counted(void *fn, void *site);
 uint64_t jp_now(void);
+/* Frames that are not machine code, by jp_synthetic_key (Java methods):
+ * no stack-pointer check, ended by key. */
+void jp_enter_synthetic(uint64_t key);
+void jp_exit_synthetic(uint64_t key);
 
 /* ---- frames that are not machine code (synthetic.c) ----------------------
  * jp_synthetic_key("MPI:MPI_Send", "libmpi.so.40") gives a key (same name,
@@ -136,6 +141,10 @@ int jp_write_profile(int how);
 
 /* Death by a signal: write from a helper process, bounded in time. */
 int jp_write_profile_isolated(int how);
+
+/* The JVMTI agent (jvmti.c): when it started jprof itself and libhookit
+ * then starts it again, the second HookitStart adopts libhookit's host. */
+int jp_agent_adopt(const struct hookit_host *host, struct hookit_plugin *plugin);
 
 extern const struct hookit_host *jp_host;
 extern pid_t jp_profiled_pid, jp_profiled_ppid;

@@ -277,7 +277,8 @@ JP_NOINSTR void jp_thread_end(void)
     }
     t->cur = t->rec->root;
     t->rec->depth = 0;
-    jp_thread_name(t->rec);
+    if (!t->named)
+        jp_thread_name(t->rec);
     t->rec->priv = 0;
     __atomic_store_n(&t->rec->state, ARENA_THREAD_ENDED, __ATOMIC_RELEASE);
     jp_self = &ended_thread;

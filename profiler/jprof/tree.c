@@ -221,3 +221,57 @@ JP_NOINSTR void jp_exit_counted(void *fn, void *site)
     (void)site;
     leave(0, fn, 0);
 }
+
+/* Frames that are not machine code (Java methods from the JVMTI agent),
+ * keyed by jp_synthetic_key().  A JVMTI callback's stack pointer does not
+ * nest with the native frames around it, so these frames carry the top of
+ * the thread's stack instead of theirs: the longjmp check never takes them
+ * for abandoned frames, and a native entry above them never cuts them.
+ * They end by key, like any exit. */
+JP_NOINSTR void jp_enter_synthetic(uint64_t key)
+{
+    int timed = !jp_opt.sample;
+    uint64_t now = timed ? jp_now() : 0;
+    struct jp_thread *t = jp_self;
+    if (JP_UNLIKELY(!t) && !(t = jp_thread_attach()))
+        return;
+    struct arena_thread *rec = t->rec;
+    if (t->busy) {
+        rec->dropped++;
+        return;
+    }
+    t->busy = 1;
+    barrier();
+    uint32_t seq = rec->seq;
+    rec->seq = seq + 1;
+    __atomic_thread_fence(__ATOMIC_RELEASE);
+
+    uint32_t depth = t->depth;
+    arena_ref cur = t->cur;
+    arena_ref c = (arena_ref)jp_node(cur)->last_child;
+    if (!c || jp_node(c)->fn != key)
+        c = find_child(t, cur, key);
+    if (c && (depth + 1 < t->capacity || jp_grow_stack(t) == 0)) {
+        jp_node(c)->calls++;
+        struct arena_frame *f = &t->stack[++depth];
+        f->t0 = now;
+        f->sp = t->stack_hi ? t->stack_hi - 1 : UINTPTR_MAX;
+        f->node = c;
+        t->cur = c;
+        t->depth = depth;
+    } else {
+        rec->dropped++;
+    }
+    rec->depth = depth;
+    __atomic_store_n(&rec->seq, seq + 2, __ATOMIC_RELEASE);
+    barrier();
+    t->busy = 0;
+}
+
+JP_NOINSTR void jp_exit_synthetic(uint64_t key)
+{
+    if (jp_opt.sample)
+        leave(0, (void *)(uintptr_t)key, 0);
+    else
+        leave(jp_now(), (void *)(uintptr_t)key, 1);
+}
