@@ -138,7 +138,27 @@ LC_API int LC_WRAPPER(pthread_create)(pthread_t *thread, const pthread_attr_t *a
     atomic_store(&t->state, LC_T_INIT);
     *start = (struct lc_start){ fn, arg, t->monitored ? pre_data : NULL, t };
 
+    /* monitor_reset_stacksize: the client may want bigger stacks.  A copy
+     * of the caller's attributes takes the new size (never destroyed: it
+     * shares the caller's extension data). */
+    pthread_attr_t local;
+    int local_owned = 0;
+    size_t size = 0;
+    if (!attr) {
+        if (pthread_attr_init(&local) == 0) {
+            local_owned = 1;
+            pthread_attr_getstacksize(&local, &size);
+        }
+    } else {
+        pthread_attr_getstacksize(attr, &size);
+        local = *attr;
+    }
+    size_t want = size ? monitor_reset_stacksize(size) : 0;
+    if (want > size && (attr || local_owned) && pthread_attr_setstacksize(&local, want) == 0)
+        attr = &local;
     int rc = REAL(pthread_create)(thread, attr, lc_thread_start, start);
+    if (local_owned)
+        pthread_attr_destroy(&local);
     if (rc != 0) {
         free(start);
         free(t);
@@ -282,4 +302,22 @@ LC_API void monitor_disable_new_threads(void)
 LC_API void monitor_enable_new_threads(void)
 {
     atomic_store(&lc_new_threads_disabled, 0);
+}
+
+/* Send sig to every other thread the layer knows (libmonitor's broadcast). */
+LC_API int monitor_broadcast_signal(int sig)
+{
+    struct lc_thread *self = lc_thread_self();
+    sigset_t saved;
+    int n = 0;
+    lc_lock(&lc_threads_lock, &saved);
+    for (struct lc_thread *t = lc_threads; t; t = t->next)
+        if (t != self && atomic_load(&t->state) == LC_T_RUNNING &&
+            syscall(SYS_tgkill, getpid(), t->tid, sig) == 0)
+            n++;
+    if (self != &lc_main_thread && atomic_load(&lc_main_thread.state) == LC_T_RUNNING &&
+        syscall(SYS_tgkill, getpid(), lc_main_thread.tid, sig) == 0)
+        n++;
+    lc_unlock(&lc_threads_lock, &saved);
+    return n;
 }

@@ -14,6 +14,7 @@
 
 struct lc_config lc_cfg = { .debug = 0, .follow = 1, .shootdown_ms = 2000 };
 
+/* valid == NULL: a variable libhookit also reads and reports. */
 static long lc_env_long(const char *name, long def, long lo, long hi, const char *valid)
 {
     const char *v = getenv(name);
@@ -22,7 +23,8 @@ static long lc_env_long(const char *name, long def, long lo, long hi, const char
     char *end;
     long n = strtol(v, &end, 10);
     if (*end || n < lo || n > hi) {
-        lc_diag("%s=%s is not valid (%s); using %ld", name, v, valid, def);
+        if (valid)
+            lc_diag("%s=%s is not valid (%s); using %ld", name, v, valid, def);
         return def;
     }
     return n;
@@ -30,7 +32,7 @@ static long lc_env_long(const char *name, long def, long lo, long hi, const char
 
 void lc_read_config(void)
 {
-    lc_cfg.debug = lc_env_long("HOOKIT_DEBUG", 0, 0, 1, "0 or 1") != 0;
+    lc_cfg.debug = lc_env_long("HOOKIT_DEBUG", 0, 0, 1, NULL) != 0;
     lc_cfg.follow = lc_env_long("HOOKIT_FOLLOW", 1, 0, 1, "0 or 1") != 0;
     lc_cfg.shootdown_ms = lc_env_long("HOOKIT_SHOOTDOWN_TIMEOUT", 2000, 1, 3600000,
                                       "milliseconds, 1..3600000");

@@ -82,3 +82,29 @@ def test_example_monitor_client(tmp):
     assert "exited; 5 thread(s)" in text, text
     for n in range(5):
         assert f"thread {n}: cpu" in text, text
+
+
+def test_monitor_h_is_complete(tmp):
+    """Every function include/monitor.h declares is exported by libhookit.so
+    and by libhookit.a, and a client using the whole header compiles as C
+    and as C++."""
+    import re
+    names = [n for n in re.findall(r"\b(monitor_\w+)\(", open(os.path.join(hk.INCLUDE, "monitor.h")).read())
+             if n != "monitor_sighandler_t"]
+    assert len(names) > 40, names
+    for lib in (hk.LIBHOOKIT, os.path.join(hk.LIB, "libhookit.a")):
+        nm = subprocess.run(["nm", "--defined-only"] + (["-D"] if lib.endswith(".so") else []) + [lib],
+                            capture_output=True, text=True).stdout
+        defined = set(l.split()[-1] for l in nm.splitlines() if len(l.split()) == 3)
+        missing = [n for n in names if n not in defined]
+        assert not missing, (lib, missing)
+    src = os.path.join(tmp, "all.c")
+    with open(src, "w") as f:
+        f.write('#include "monitor.h"\nint main(void) { return MONITOR_EXIT_NORMAL + '
+                'MONITOR_EXIT_SIGNAL + MONITOR_EXIT_EXEC - 6 + (MONITOR_IGNORE_NEW_THREAD != 0) - 1; }\n')
+    for cc in ("gcc", "g++"):
+        out = os.path.join(tmp, "all-" + cc)
+        p = subprocess.run([cc, "-x", "c" if cc == "gcc" else "c++", "-Wall", "-Werror", "-I" + hk.INCLUDE,
+                            "-o", out, src], capture_output=True, text=True)
+        assert p.returncode == 0, p.stderr
+        assert subprocess.run([out]).returncode == 0
