@@ -1,0 +1,404 @@
+"""I/O and memory wrappers (issue 6): programs with exactly known I/O and
+allocations (tests/io/*.c), run with libjprof and libioprof, dynamic and
+static, checked counter by counter, context by context; behaviour (stdout,
+exit status, errno, partial transfers) compared with the same program
+without hookit."""
+import glob
+import json
+import os
+import struct
+import subprocess
+import sys
+import time
+import xml.etree.ElementTree as ET
+import zlib
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+import hk  # noqa: E402
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+JEMALLOC = "/usr/lib/x86_64-linux-gnu/libjemalloc.so.2"
+TCMALLOC = "/usr/lib/x86_64-linux-gnu/libtcmalloc_minimal.so.4"
+
+
+def src(name):
+    return os.path.join(HERE, name)
+
+
+def files_table(doc):
+    """The io_files metadata as {path: {column: value}}."""
+    text = doc["process"]["meta"]["io_files"]
+    lines = text.rstrip("\n").split("\n")
+    head = lines[0].split("\t")
+    out = {}
+    for line in lines[1:]:
+        cells = dict(zip(head, line.split("\t")))
+        row = {}
+        for k, v in cells.items():
+            if k == "path":
+                row[k] = v
+            elif k.endswith("_hist"):
+                row[k] = [int(x) for x in v.split(",")]
+            else:
+                row[k] = int(v)
+        out[cells["path"]] = row
+    return out
+
+
+def io_of(thread, name):
+    n = hk.node(thread, name)
+    return {k: n.get(k) for k in ("io_calls", "io_bytes_read", "io_bytes_written", "io_ns")}
+
+
+def run_known_io(tmp, compiler="gcc", env=None):
+    exe = hk.cc(tmp, [src("known_io.c")], "known_io", compiler=compiler)
+    p = hk.run(tmp, [exe, tmp], env=env)
+    plain = hk.cc(tmp, [src("known_io.c")], "known_io_plain", compiler=compiler,
+                  link_hookit=False, instrument=False)
+    q = hk.run(tmp, [plain, tmp])
+    # Behaviour unchanged: every check inside the program passed, with and
+    # without hookit, and the output is the same.
+    assert p.stdout == q.stdout, (p.stdout, q.stdout)
+    assert p.stdout.endswith("all checks passed\n"), p.stdout
+    assert p.stderr == "", p.stderr
+    return hk.export_json(tmp, hk.one_profile(tmp, "known_io"))
+
+
+def check_known_io(tmp, doc):
+    files = files_table(doc)
+    a = files[os.path.join(tmp, "a.dat")]
+    # fd_write: 10 x 1000 + pwrite 500 @20000 + lseek 0 + write 100 + fsync + close;
+    # fd_read: 6 reads with data (5 x 4096 + 20) + one at EOF, pread 50 @100,
+    # dup, lseek on the dup, read 100 at 0 through the original, 2 closes.
+    expect_a = dict(opens=2, reads=9, writes=12, seeks=2, syncs=1, metas=4, errors=0,
+                    bytes_read=20650, bytes_written=10600,
+                    max_byte_read=20499, max_byte_written=20499,
+                    seq_reads=5, consec_reads=5, seq_writes=10, consec_writes=9,
+                    rw_switches=1,
+                    read_hist=[4, 0, 5, 0, 0, 0, 0, 0, 0, 0],
+                    write_hist=[1, 11, 0, 0, 0, 0, 0, 0, 0, 0])
+    for k, v in expect_a.items():
+        assert a[k] == v, ("a.dat", k, a[k], v)
+    b = files[os.path.join(tmp, "b.txt")]
+    expect_b = dict(opens=2, reads=13, writes=9, seeks=2, errors=0,
+                    bytes_read=722, bytes_written=316,
+                    max_byte_read=315, max_byte_written=315,
+                    seq_reads=9, consec_reads=9, seq_writes=8, consec_writes=8,
+                    rw_switches=1,
+                    read_hist=[12, 1, 0, 0, 0, 0, 0, 0, 0, 0],
+                    write_hist=[9, 0, 0, 0, 0, 0, 0, 0, 0, 0])
+    for k, v in expect_b.items():
+        assert b[k] == v, ("b.txt", k, b[k], v)
+    # Times: first <= last, per-kind times and the slowest call are real.
+    for f in (a, b):
+        assert 0 < f["first_ns"] <= f["last_ns"] < doc["process"]["duration_ns"], f
+        assert f["read_ns"] > 0 and f["write_ns"] > 0 and f["meta_ns"] > 0, f
+        assert f["slowest_ns"] <= f["read_ns"] + f["write_ns"] + f["meta_ns"], f
+    assert a["last_ns"] <= b["first_ns"], (a, b)       # a.dat is done before b.txt starts
+    # The socket pair: one record per end, keyed by the kernel's name.
+    socks = [f for p, f in files.items() if p.startswith("socket:[")]
+    assert len(socks) == 2, list(files)
+    ends = sorted((s["bytes_read"], s["bytes_written"], s["reads"], s["writes"], s["errors"])
+                  for s in socks)
+    assert ends == [(200, 1000, 2, 1, 1), (1000, 200, 1, 1, 0)], ends
+    # The failed stat has a record (by path); failed opens have none.
+    missing = files[os.path.join(tmp, "no/such/file")]
+    assert missing["errors"] == 1 and missing["opens"] == 0, missing
+
+    t = hk.thread_of(doc, 0)
+    assert io_of(t, "fd_write")["io_bytes_written"] == 10600
+    assert io_of(t, "fd_write")["io_calls"] == 16
+    assert io_of(t, "fd_read")["io_bytes_read"] == 20650
+    assert io_of(t, "fd_read")["io_calls"] == 14
+    assert io_of(t, "stdio_write")["io_bytes_written"] == 316
+    assert io_of(t, "stdio_write")["io_calls"] == 11
+    assert io_of(t, "stdio_read")["io_bytes_read"] == 722
+    assert io_of(t, "stdio_read")["io_calls"] == 18
+    s = io_of(t, "sockets")
+    assert (s["io_bytes_read"], s["io_bytes_written"], s["io_calls"]) == (1200, 1200, 9), s
+    assert io_of(t, "failures")["io_calls"] == 7
+    assert io_of(t, "interrupted")["io_ns"] >= 40_000_000      # the read waited ~50 ms
+    # main itself did no I/O (printf is not wrapped; stdout's flush is at exit)
+    assert all(n["io_calls"] == 0 for p, n in hk.walk(t["roots"]) if p[-1] == "main")
+    meta = doc["process"]["meta"]
+    total_read = sum(n.get("io_bytes_read", 0) for _, n in hk.walk(t["roots"]))
+    assert int(meta["io_bytes_read"]) == total_read
+    series = [tuple(map(int, l.split())) for l in meta["io_series"].split("\n") if l]
+    assert sum(r for _, r, _ in series) == int(meta["io_bytes_read"])
+    assert sum(w for _, _, w in series) == int(meta["io_bytes_written"])
+    assert meta["io_interval_ns"] == "1000000000"
+
+
+def test_known_io_counters(tmp):
+    check_known_io(tmp, run_known_io(tmp))
+
+
+def test_known_io_clang_and_interval(tmp):
+    doc = run_known_io(tmp, compiler="clang", env={"JPROFOPTS": "io_interval=10ms"})
+    check_known_io(tmp, doc)
+    meta = doc["process"]["meta"]
+    assert meta["io_interval_ns"] == "10000000"
+    idx = [int(l.split()[0]) for l in meta["io_series"].split("\n") if l]
+    assert len(idx) >= 2 and idx == sorted(idx), idx    # the EINTR read waits 50 ms
+
+
+def test_noio_is_pass_through(tmp):
+    doc = run_known_io(tmp, env={"JPROFOPTS": "noio"})
+    assert "io_files" not in doc["process"]["meta"]
+    for _, n in hk.walk(hk.thread_of(doc, 0)["roots"]):
+        assert "io_calls" not in n, n
+
+
+def test_preloaded_hookit_run(tmp):
+    """Not linked with hookit: `hookit run` preloads it, wrappers included."""
+    exe = hk.cc(tmp, [src("known_io.c")], "known_io", link_hookit=False)
+    p = hk.hookit(tmp, "run", "--", exe, tmp)
+    assert p.stdout.endswith("all checks passed\n"), p.stdout
+    check_known_io(tmp, hk.export_json(tmp, hk.one_profile(tmp, "known_io")))
+
+
+def test_known_allocations(tmp):
+    exe = hk.cc(tmp, [src("known_alloc.c")], "known_alloc")
+    p = hk.run(tmp, [exe], env={"JPROFOPTS": "alloc"})
+    assert p.stdout == "done\n" and p.stderr == "", (p.stdout, p.stderr)
+    doc = hk.export_json(tmp, hk.one_profile(tmp, "known_alloc"))
+    check_allocations(doc)
+    r = hk.hookit(tmp, "report", "--leaks", hk.one_profile(tmp, "known_alloc"))
+    lines = [l.split() for l in r.stdout.splitlines()]
+    assert [l for l in lines if l[:2] == ["4000", "4"] and l[-1] == "keep_blocks"], r.stdout
+    r = hk.hookit(tmp, "report", "--alloc", hk.one_profile(tmp, "known_alloc"))
+    row = [l.split() for l in r.stdout.splitlines() if l.endswith("known_alloc.churn()")]
+    assert row and row[0][1:7] == ["1", "7", "3348", "7", "3348", "0"], r.stdout
+
+
+def check_allocations(doc):
+    t = hk.thread_of(doc, 0)
+
+    def a(name):
+        n = hk.node(t, name)
+        return tuple(n[k] for k in ("alloc_calls", "alloc_bytes", "free_calls", "free_bytes",
+                                    "leak_count", "leak_bytes"))
+    assert a("keep_blocks") == (4, 4000, 0, 0, 4, 4000), a("keep_blocks")
+    assert a("churn") == (7, 3348, 7, 3348, 0, 0), a("churn")
+    assert a("many") == (1000, 16000, 1000, 16000, 0, 0), a("many")
+    meta = doc["process"]["meta"]
+    assert meta["leak_bytes"] == "4000" and meta["leak_count"] == "4", meta
+    # peak: the 4000 kept + realloc's 2000 (the 500 it replaced already released)
+    assert meta["alloc_peak_bytes"] == "6000", meta["alloc_peak_bytes"]
+    assert meta["alloc_live_bytes"] == "4000"
+
+
+def test_alloc_off_by_default(tmp):
+    exe = hk.cc(tmp, [src("known_alloc.c")], "known_alloc")
+    hk.run(tmp, [exe])
+    doc = hk.export_json(tmp, hk.one_profile(tmp, "known_alloc"))
+    assert "alloc_calls" not in hk.node(hk.thread_of(doc, 0), "churn")
+
+
+def run_with_allocator(tmp, preload, exact):
+    if not os.path.exists(preload.split()[-1]):
+        hk.skip(f"{preload} not installed (make deps)")
+    exe = hk.cc(tmp, [src("known_alloc.c")], "known_alloc", link_hookit=False)
+    p = hk.run(tmp, [exe], env={"JPROFOPTS": "alloc", "LD_PRELOAD": preload}, timeout=60)
+    assert p.stdout == "done\n", (p.stdout, p.stderr)
+    doc = hk.export_json(tmp, hk.one_profile(tmp, "known_alloc"))
+    if exact:
+        check_allocations(doc)
+
+
+def test_jemalloc_after_hookit(tmp):
+    run_with_allocator(tmp, hk.LIBHOOKIT + " " + JEMALLOC, exact=True)
+
+
+def test_tcmalloc_after_hookit(tmp):
+    run_with_allocator(tmp, hk.LIBHOOKIT + " " + TCMALLOC, exact=True)
+
+
+def test_jemalloc_before_hookit(tmp):
+    """The allocator comes first: hookit's malloc is not called (no counts),
+    and nothing deadlocks."""
+    run_with_allocator(tmp, JEMALLOC + " " + hk.LIBHOOKIT, exact=False)
+
+
+def test_tcmalloc_before_hookit(tmp):
+    run_with_allocator(tmp, TCMALLOC + " " + hk.LIBHOOKIT, exact=False)
+
+
+def test_static_link(tmp):
+    out = os.path.join(tmp, "static_io")
+    cmd = [hk.BIN, "link", "--", "gcc", "-static", "-g", "-O1", "-I" + hk.INCLUDE,
+           "-o", out, src("static_io.c"), src("static_plugin.c")]
+    c = subprocess.run(cmd, capture_output=True, text=True, cwd=tmp)
+    if c.returncode != 0 and "cannot find -lc" in c.stderr:
+        hk.skip("no static libc (libc6-dev's libc.a)")
+    assert c.returncode == 0, c.stderr
+    p = hk.run(tmp, [out, tmp])
+    assert p.stdout == "ok\n", p.stdout
+    # open, 3 writes, close, fopen, fread, fclose: all through __wrap_*
+    assert "ioevents calls=8 read=300 written=300 opens=2 allocs123=1 frees=1" in p.stderr, p.stderr
+
+
+def log_lines(path):
+    with open(path) as f:
+        return f.read().splitlines()
+
+
+def test_ioprof_log(tmp):
+    exe = hk.cc(tmp, [src("known_io.c")], "known_io", link_hookit=False, instrument=False)
+    rc, out, err, pid = hk.popen_run(tmp, [hk.BIN, "run", "-p", "libioprof.so", "--", exe, tmp])
+    assert rc == 0 and out.endswith("all checks passed\n"), (rc, out, err)
+    logs = glob.glob(os.path.join(tmp, "ioprof.known_io.*.log"))
+    assert len(logs) == 1 and not glob.glob(os.path.join(tmp, "*.part")), os.listdir(tmp)
+    lines = log_lines(logs[0])
+    assert lines[0] == "# ioprof log 1"
+    head = dict(l.split(" ", 1) for l in lines[1:8])
+    assert int(head["start_wall_ns"]) > 1.6e18 and float(head["ticks_per_sec"]) > 1e6, head
+    assert head["exe"].endswith("/known_io") and head["args"].split()[-1] == tmp, head
+    assert int(head["ppid"]) > 0 and logs[0].endswith(f".{head['pid']}.log")
+    assert lines[-1].startswith("# end exit "), lines[-1]
+    events = [l.split(" ") for l in lines[9:-1]]
+    opens = [e for e in events if e[1] == "open" and e[11].endswith("/a.dat")]
+    assert len(opens) == 2 and all(int(e[5]) >= 0 for e in opens), opens
+    writes = [e for e in events if e[1] == "write" and e[11] in ("-", os.path.join(tmp, "a.dat"))
+              and e[7] == opens[0][7]]
+    assert [int(e[8]) for e in writes] == [1000] * 10 + [100], writes
+    for e in events:
+        assert int(e[3]) <= int(e[4]), e       # start before end
+    # hookit io counts the log the way libjprof counts
+    r = hk.hookit(tmp, "io", logs[0])
+    assert "(complete log," in r.stdout, r.stdout
+    row = [l.split() for l in r.stdout.splitlines() if l.endswith("/a.dat")][0]
+    assert row[:6] == ["20650", "10600", "30", "9", "12", "2"], row
+
+
+def test_growing_log(tmp):
+    exe = hk.cc(tmp, [src("slow_writer.c")], "slow_writer", link_hookit=False, instrument=False)
+    env = hk.test_env(HOOKIT_OUTPUT=tmp, HOOKIT_PROFILER="libioprof.so",
+                      LD_PRELOAD=hk.LIBHOOKIT)
+    p = subprocess.Popen([exe, tmp], cwd=tmp, env=env, stdout=subprocess.PIPE, text=True)
+    seen_growing = None
+    deadline = time.monotonic() + 20
+    while p.poll() is None and time.monotonic() < deadline:
+        parts = glob.glob(os.path.join(tmp, "ioprof.slow_writer.*.log.part"))
+        if parts:
+            assert not glob.glob(os.path.join(tmp, "ioprof.slow_writer.*.log")), os.listdir(tmp)
+            r = hk.hookit(tmp, "io", parts[0])
+            if "(still being written," in r.stdout:
+                n = int(r.stdout.split("(still being written, ")[1].split()[0])
+                if 0 < n < 42:
+                    seen_growing = n
+                    break
+        time.sleep(0.05)
+    out, _ = p.communicate(timeout=30)
+    assert out == "done\n"
+    assert seen_growing, "never saw the log while it was being written"
+    logs = glob.glob(os.path.join(tmp, "ioprof.slow_writer.*.log"))
+    assert len(logs) == 1 and not glob.glob(os.path.join(tmp, "*.part")), os.listdir(tmp)
+    r = hk.hookit(tmp, "io", logs[0])
+    assert "(complete log, 42 events)" in r.stdout, r.stdout
+    row = [l.split() for l in r.stdout.splitlines() if l.endswith("/slow.dat")][0]
+    assert row[:5] == ["0", "400", "42", "0", "40"], row
+
+
+def png_pixels(path):
+    """RGB(A) rows of a non-interlaced 8-bit PNG (what Chromium writes)."""
+    data = open(path, "rb").read()
+    assert data[:8] == b"\x89PNG\r\n\x1a\n"
+    pos, idat, w = 8, b"", 0
+    while pos < len(data):
+        n, typ = struct.unpack(">I4s", data[pos:pos + 8])
+        body = data[pos + 8:pos + 8 + n]
+        if typ == b"IHDR":
+            w, h, depth, ctype = struct.unpack(">IIBB", body[:10])
+            assert depth == 8 and ctype in (2, 6), (depth, ctype)
+            bpp = 3 if ctype == 2 else 4
+        elif typ == b"IDAT":
+            idat += body
+        pos += 12 + n
+    raw = zlib.decompress(idat)
+    stride = w * bpp
+    rows, prev = [], bytearray(stride)
+    for y in range(h):
+        f = raw[y * (stride + 1)]
+        line = bytearray(raw[y * (stride + 1) + 1:(y + 1) * (stride + 1)])
+        for i in range(stride):
+            a = line[i - bpp] if i >= bpp else 0
+            b = prev[i]
+            c = prev[i - bpp] if i >= bpp else 0
+            if f == 1:
+                line[i] = (line[i] + a) & 255
+            elif f == 2:
+                line[i] = (line[i] + b) & 255
+            elif f == 3:
+                line[i] = (line[i] + (a + b) // 2) & 255
+            elif f == 4:
+                pa, pb, pc = abs(b - c), abs(a - c), abs(a + b - 2 * c)
+                pr = a if pa <= pb and pa <= pc else b if pb <= pc else c
+                line[i] = (line[i] + pr) & 255
+        rows.append(line)
+        prev = line
+    return rows, bpp
+
+
+def test_plot_in_chromium(tmp):
+    doc = run_known_io(tmp, env={"JPROFOPTS": "io_interval=20ms"})
+    prof = hk.one_profile(tmp, "known_io")
+    svg = os.path.join(tmp, "io.svg")
+    hk.hookit(tmp, "io", "--plot", svg, prof)
+    root = ET.parse(svg).getroot()                      # well-formed, self-contained
+    ns = "{http://www.w3.org/2000/svg}"
+    assert root.tag == ns + "svg"
+    assert not [e for e in root.iter() if e.get("href") or e.get("{http://www.w3.org/1999/xlink}href")]
+    bars = {g.get("id"): g.findall(ns + "rect") for g in root.iter(ns + "g")}
+    assert bars["read"] and bars["written"], bars
+    total_read = sum(int(r.find(ns + "title").text.split(": ")[1].split()[0]) for r in bars["read"])
+    assert total_read == int(doc["process"]["meta"]["io_bytes_read"])
+    chromium = "/usr/bin/chromium"
+    if not os.path.exists(chromium):
+        hk.skip("chromium not installed (make deps)")
+    png = os.path.join(tmp, "io.png")
+    c = subprocess.run([chromium, "--headless", "--no-sandbox", "--disable-gpu",
+                        "--disable-background-networking", "--disable-component-update",
+                        "--disable-sync", "--no-first-run", "--user-data-dir=" + os.path.join(tmp, "chr"),
+                        "--window-size=900,420", "--screenshot=" + png, "file://" + svg],
+                       capture_output=True, text=True, timeout=120, cwd=tmp)
+    assert os.path.exists(png), c.stderr
+    rows, bpp = png_pixels(png)
+    blue = orange = 0
+    for line in rows:
+        for x in range(0, len(line), bpp):
+            r, g, b = line[x], line[x + 1], line[x + 2]
+            if abs(r - 0x1f) < 12 and abs(g - 0x77) < 12 and abs(b - 0xb4) < 12:
+                blue += 1
+            elif abs(r - 0xff) < 12 and abs(g - 0x7f) < 12 and abs(b - 0x0e) < 12:
+                orange += 1
+    assert blue > 50 and orange > 50, (blue, orange)    # both series drawn
+
+
+def test_hookit_io_and_report(tmp):
+    run_known_io(tmp)
+    prof = hk.one_profile(tmp, "known_io")
+    by_bytes = hk.hookit(tmp, "io", prof).stdout
+    files = [l.split()[-1] for l in by_bytes.split("files (")[1].split("\n\n")[0].splitlines()[2:]]
+    assert files[0].startswith("pipe:[") and files[1].endswith("/a.dat"), files   # 48000, 31250
+    by_calls = hk.hookit(tmp, "io", "--sort", "calls", prof).stdout
+    files = [l.split()[-1] for l in by_calls.split("files (")[1].split("\n\n")[0].splitlines()[2:]]
+    assert files[0].endswith("/a.dat") and files[1].endswith("/b.txt"), files     # 30, 29 calls
+    ctx = by_bytes.split("contexts with the most I/O")[1].splitlines()[2]
+    assert ctx.split()[-1] == "partial_write", ctx
+    r = hk.hookit(tmp, "report", "--io", prof).stdout
+    row = [l.split() for l in r.splitlines() if l.endswith("known_io.fd_read()")][0]
+    assert row[1:5] == ["1", "14", "20650", "0"], row
+    assert "process: io_calls" in r
+    bad = hk.hookit(tmp, "io", "--sort", "size", prof, check=False)
+    assert bad.returncode == 2 and "--sort" in bad.stderr
+    missing = hk.hookit(tmp, "io", os.path.join(tmp, "nope.prof"), check=False)
+    assert missing.returncode == 1 and "nope.prof" in missing.stderr
+
+
+def test_jprofopts_help_lists_io_options(tmp):
+    exe = hk.cc(tmp, [src("known_alloc.c")], "known_alloc")
+    p = hk.run(tmp, [exe], env={"JPROFOPTS": "help,io_interval=0"})
+    for opt in ("io ", "noio", "alloc", "io_interval="):
+        assert opt in p.stderr, p.stderr
+    assert "bad value in JPROFOPTS option 'io_interval=0'" in p.stderr, p.stderr
