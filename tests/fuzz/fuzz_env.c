@@ -31,6 +31,28 @@ static void check_path(const char *var, const char *value, const char *got, size
         fail("path is neither the value nor the default", var);
 }
 
+/* HOOKIT_OUTPUT is made absolute at start: the value, or the current
+ * directory joined with it (or alone, for the default "."). */
+static void check_output(const char *value)
+{
+    static char cwd[4096];
+    const char *got = hk_config.output_dir;
+    if (!memchr(got, 0, sizeof hk_config.output_dir))
+        fail("HOOKIT_OUTPUT not NUL-terminated", NULL);
+    if (!cwd[0] && !getcwd(cwd, sizeof cwd))
+        return;
+    int usable = value && *value && strlen(value) < sizeof hk_config.output_dir;
+    const char *v = usable ? value : ".";
+    size_t n = strlen(cwd);
+    if (!strcmp(got, v))
+        return;
+    if (!strcmp(v, ".") && !strcmp(got, cwd))
+        return;
+    if (!strncmp(got, cwd, n) && got[n] == '/' && !strcmp(got + n + 1, v))
+        return;
+    fail("HOOKIT_OUTPUT is neither the value, nor the default, made absolute", got);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     const char *values[NVARS];
@@ -42,7 +64,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         fail("hk_config.debug", NULL);
     if (hk_config.start_on != 0 && hk_config.start_on != 1)
         fail("hk_config.start_on", NULL);
-    check_path("HOOKIT_OUTPUT", values[2], hk_config.output_dir, sizeof hk_config.output_dir, ".");
+    check_output(values[2]);
     check_path("HOOKIT_PROFILER", values[3], hk_config.profiler, sizeof hk_config.profiler,
                "libjprof.so");
     if (!memchr(hk_config.plugin_dir, 0, sizeof hk_config.plugin_dir))
