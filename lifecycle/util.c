@@ -44,12 +44,18 @@ void lc_diag(const char *fmt, ...)
     int saved = errno;
     char buf[512];
     int n = snprintf(buf, sizeof buf, "hookit[%d]: ", (int)getpid());
+    int prefix = n;
     va_list ap;
     va_start(ap, fmt);
     n += vsnprintf(buf + n, sizeof buf - n - 1, fmt, ap);
     va_end(ap);
     if (n > (int)sizeof buf - 2)
         n = sizeof buf - 2;
+    /* An environment value quoted in the message may hold a newline: one
+     * line stays one line and cannot forge another "hookit[PID]:" line. */
+    for (int i = prefix; i < n; i++)
+        if ((unsigned char)buf[i] < 0x20 || buf[i] == 0x7f)
+            buf[i] = '?';
     buf[n++] = '\n';
     ssize_t w = write(2, buf, n);
     (void)w;
