@@ -16,6 +16,7 @@ libzstd-dev         /usr/include/zstd.h
 chromium            /usr/bin/chromium
 libjemalloc2        /usr/lib/x86_64-linux-gnu/libjemalloc.so.2
 libtcmalloc-minimal4 /usr/lib/x86_64-linux-gnu/libtcmalloc_minimal.so.4
+default-jdk-headless /usr/bin/javac
 "
 # Extra packages asked for by later parts of the test suite are appended
 # here, one "package file" pair per line.
