@@ -149,7 +149,7 @@ struct arena_process {
     volatile uint32_t pause_gen;
     volatile int32_t pause_owner;
     volatile uint32_t parked;       /* threads waiting now */
-    uint32_t pad;
+    uint32_t sample_us;             /* timer=sample: the sampling period (time = samples), else 0 */
 };
 
 /* A node of a thread's own copy (ARENA_REQ_COPY) and of a reader's copy:
@@ -158,6 +158,7 @@ struct arena_copy_node {
     uint64_t fn;
     uint64_t calls;
     uint64_t incl;
+    uint64_t samples;
     arena_ref ref;                  /* the node's reference in the arena */
     uint32_t parent;                /* index of the parent, UINT32_MAX for a root */
 };

@@ -53,6 +53,7 @@ uint64_t arena_tree_copy(const struct arena_view *v, arena_ref root, struct aren
             c->fn = node->fn;
             c->calls = node->calls;
             c->incl = node->incl;
+            c->samples = node->samples;
             c->ref = r;
             c->parent = depth ? path[depth - 1] : UINT32_MAX;
             path[depth] = (uint32_t)count;
@@ -184,12 +185,15 @@ void arena_funcs_free(struct arena_funcs *f)
 int arena_copy_to_thread(struct profile *p, struct arena_funcs *funcs,
                          const struct arena_copy_node *nodes, uint32_t n,
                          const struct arena_frame *stack, uint32_t depth, uint64_t now,
-                         double ticks_per_ns, struct prof_thread *th)
+                         const struct arena_timing *tm, struct prof_thread *th)
 {
+    int sampled = tm->sample_period_ns != 0;
+    int compensate = tm->compensate && !sampled;
     th->nodes = profile_alloc(p, (size_t)n * sizeof *th->nodes + 1);
     uint32_t *tree_depth = malloc(((size_t)n + 1) * sizeof *tree_depth);
     uint64_t *child_sum = calloc((size_t)n + 1, sizeof *child_sum);
-    int rc = th->nodes && tree_depth && child_sum ? 0 : -1;
+    uint64_t *below = compensate ? calloc((size_t)n + 1, sizeof *below) : NULL;
+    int rc = th->nodes && tree_depth && child_sum && (below || !compensate) ? 0 : -1;
     for (uint32_t i = 0; rc == 0 && i < n; i++) {
         const struct arena_copy_node *c = &nodes[i];
         int64_t f = arena_funcs_index(funcs, c->fn);
@@ -206,17 +210,33 @@ int arena_copy_to_thread(struct profile *p, struct arena_funcs *funcs,
         out->func = (uint32_t)f;
         out->parent = c->parent < i ? c->parent : PROF_NONE;
         out->calls = c->calls;
-        out->incl_ns = arena_ticks_to_ns(ticks, ticks_per_ns);
+        out->incl_ns = sampled ? c->samples * tm->sample_period_ns : arena_ticks_to_ns(ticks, tm->ticks_per_ns);
     }
     th->nnodes = rc == 0 ? n : 0;
-    /* Exclusive = inclusive - children's inclusive, children after parents. */
+    /* Exclusive = inclusive - children's inclusive; sampled: the samples
+     * were exclusive (held in incl_ns until here), inclusive adds the
+     * children.  Children come after their parents.  compensate: a node's
+     * inclusive time loses the inner overhead of its own calls and the full
+     * overhead of every call below it. */
     for (uint32_t i = th->nnodes; i-- > 0;) {
         struct prof_node *nd = &th->nodes[i];
-        nd->excl_ns = nd->incl_ns > child_sum[i] ? nd->incl_ns - child_sum[i] : 0;
+        if (compensate) {
+            uint64_t cost = nd->calls * tm->overhead_inner_ns + below[i] * tm->overhead_full_ns;
+            nd->incl_ns = nd->incl_ns > cost ? nd->incl_ns - cost : 0;
+            if (nd->parent != PROF_NONE)
+                below[nd->parent] += nd->calls + below[i];
+        }
+        if (sampled) {
+            nd->excl_ns = nd->incl_ns;
+            nd->incl_ns += child_sum[i];
+        } else {
+            nd->excl_ns = nd->incl_ns > child_sum[i] ? nd->incl_ns - child_sum[i] : 0;
+        }
         if (nd->parent != PROF_NONE)
             child_sum[nd->parent] += nd->incl_ns;
     }
     free(tree_depth);
     free(child_sum);
+    free(below);
     return rc;
 }

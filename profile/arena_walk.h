@@ -46,17 +46,28 @@ int64_t arena_funcs_index(struct arena_funcs *f, uint64_t fn);
 int arena_funcs_to_profile(struct arena_funcs *f, struct profile *p);
 void arena_funcs_free(struct arena_funcs *f);
 
+/* How node numbers become times. */
+struct arena_timing {
+    double ticks_per_ns;
+    uint64_t sample_period_ns;  /* timer=sample: a node's own time is samples * period */
+    /* compensate: a node's inclusive time loses inner_ns per call of its
+     * own and full_ns per call below it (libjprof's calibrate.c). */
+    int compensate;
+    uint64_t overhead_full_ns, overhead_inner_ns;
+};
+
 /*
  * th->nodes from a copy: inclusive ticks plus, for each node still open in
  * the shadow stack (stack[1 .. depth], frame i holding the node at tree
- * depth i), the time from its entry to now; ticks become nanoseconds at
- * ticks_per_ns; exclusive time = inclusive - children's inclusive.
+ * depth i), the time from its entry to now; ticks become nanoseconds;
+ * exclusive time = inclusive - children's inclusive.  Sampled: the samples
+ * are the exclusive time, inclusive adds the children's.
  * Returns 0 or -1 (out of memory).
  */
 int arena_copy_to_thread(struct profile *p, struct arena_funcs *funcs,
                          const struct arena_copy_node *nodes, uint32_t n,
                          const struct arena_frame *stack, uint32_t depth, uint64_t now,
-                         double ticks_per_ns, struct prof_thread *th);
+                         const struct arena_timing *tm, struct prof_thread *th);
 
 /* ticks to ns, rounded, as libjprof does. */
 static inline uint64_t arena_ticks_to_ns(uint64_t ticks, double ticks_per_ns)

@@ -7,7 +7,6 @@
 #include "profile/live.h"
 #include "profile/arena_walk.h"
 #include "profile/registry.h"
-#include <hookit/a2n.h>
 
 #include <dirent.h>
 #include <errno.h>
@@ -25,6 +24,10 @@
 #include <sys/utsname.h>
 #include <time.h>
 #include <unistd.h>
+
+#ifndef HOOKIT_VERSION
+#define HOOKIT_VERSION "unknown"
+#endif
 
 #define SEQ_TRIES 64                    /* torn copies before asking the thread */
 #define SELF_COPY_WAIT_NS 1000000000ull /* how long to wait for a thread's own copy */
@@ -721,30 +724,7 @@ static int fill_process(struct live *l, const struct live_snapshot *s, struct pr
     return rc ? -1 : 0;
 }
 
-static int resolve(struct profile *p, struct a2n *a2n)
-{
-    for (uint32_t i = 0; i < p->nfuncs; i++) {
-        struct prof_func *f = &p->funcs[i];
-        struct a2n_result r;
-        char fallback[32];
-        if (a2n) {
-            a2n_lookup(a2n, f->addr, 1, &r);
-        } else {
-            snprintf(fallback, sizeof fallback, "0x%llx", (unsigned long long)f->addr);
-            r = (struct a2n_result){ .module = "[unknown]", .function = fallback };
-        }
-        f->name = profile_intern(p, r.function ? r.function : "?");
-        f->module = profile_intern(p, r.module ? r.module : "");
-        f->file = r.file ? profile_intern(p, r.file) : NULL;
-        f->line = r.line;
-        if (!f->name || !f->module)
-            return -1;
-    }
-    return 0;
-}
-
-struct profile *live_profile(struct live *l, const struct live_snapshot *s, struct a2n *a2n,
-                             const char *end)
+struct profile *live_profile(struct live *l, const struct live_snapshot *s, const char *end)
 {
     struct profile *p = profile_new();
     struct arena_funcs funcs;
@@ -763,14 +743,15 @@ struct profile *live_profile(struct live *l, const struct live_snapshot *s, stru
         th->index = t->index;
         th->name = profile_intern(p, t->name);
         uint32_t depth = t->state == ARENA_THREAD_RUNNING ? t->depth : 0;
-        rc = arena_copy_to_thread(p, &funcs, t->nodes, t->nnodes, t->stack, depth, t->now,
-                                  s->ticks_per_ns, th);
+        struct arena_timing tm = {
+            .ticks_per_ns = s->ticks_per_ns,
+            .sample_period_ns = (uint64_t)process_block(l)->sample_us * 1000u,
+        };
+        rc = arena_copy_to_thread(p, &funcs, t->nodes, t->nnodes, t->stack, depth, t->now, &tm, th);
         p->nthreads = i + 1;
     }
     if (rc == 0)
         rc = arena_funcs_to_profile(&funcs, p);
-    if (rc == 0)
-        rc = resolve(p, a2n);
     arena_funcs_free(&funcs);
     if (rc != 0) {
         profile_free(p);

@@ -15,7 +15,6 @@
 #include "profile/profile.h"
 
 struct live;
-struct a2n;
 
 #define LIVE_DEAD_OK 0x1        /* attach to a dead process's leftover (recover) */
 
@@ -67,10 +66,10 @@ int live_snapshot(struct live *l, enum live_consistency c, struct live_snapshot 
                   char *err, size_t errlen);
 void live_snapshot_free(struct live_snapshot *s);
 
-/* A normal profile of a snapshot; names through a2n (may be NULL).
- * end is the profile's "end" metadata ("snapshot", "killed"). */
-struct profile *live_profile(struct live *l, const struct live_snapshot *s, struct a2n *a2n,
-                             const char *end);
+/* A normal profile of a snapshot, function names not filled in yet (the
+ * caller resolves p->funcs[i].addr, e.g. through A2N).  end is the
+ * profile's "end" metadata ("snapshot", "killed"). */
+struct profile *live_profile(struct live *l, const struct live_snapshot *s, const char *end);
 
 /* Send an ARENA_CMD_* and wait (at most timeout_ms) until a thread of the
  * process carried it out.  0 with *result (0 or an errno value), or -1

@@ -4,6 +4,7 @@
 #include <hookit/a2n.h>
 
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -29,6 +30,29 @@ struct live *live_cli_attach(pid_t pid, int flags)
     return l;
 }
 
+/* Names for the function table, through A2N (as libjprof does at exit). */
+static int resolve(struct profile *p, struct a2n *a2n)
+{
+    for (uint32_t i = 0; i < p->nfuncs; i++) {
+        struct prof_func *f = &p->funcs[i];
+        struct a2n_result r;
+        char fallback[32];
+        if (a2n) {
+            a2n_lookup(a2n, f->addr, 1, &r);
+        } else {
+            snprintf(fallback, sizeof fallback, "0x%llx", (unsigned long long)f->addr);
+            r = (struct a2n_result){ .module = "[unknown]", .function = fallback };
+        }
+        f->name = profile_intern(p, r.function ? r.function : "?");
+        f->module = profile_intern(p, r.module ? r.module : "");
+        f->file = r.file ? profile_intern(p, r.file) : NULL;
+        f->line = r.line;
+        if (!f->name || !f->module)
+            return -1;
+    }
+    return 0;
+}
+
 struct profile *live_cli_profile(struct live *l, enum live_consistency c, const char *end,
                                  struct a2n *a2n, struct live_snapshot *keep)
 {
@@ -38,7 +62,11 @@ struct profile *live_cli_profile(struct live *l, enum live_consistency c, const 
         cli_fail("process %d: %s", (int)live_pid(l), err);
         return NULL;
     }
-    struct profile *p = live_profile(l, &s, a2n, end);
+    struct profile *p = live_profile(l, &s, end);
+    if (p && resolve(p, a2n) != 0) {
+        profile_free(p);
+        p = NULL;
+    }
     if (!p)
         cli_fail("out of memory");
     if (keep)

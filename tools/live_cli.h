@@ -6,6 +6,8 @@
 
 #include "profile/live.h"
 
+struct a2n;
+
 /* PID from text; -1 (message printed) when it is not a positive number. */
 pid_t live_cli_pid(const char *cmd, const char *text);
 /* Attach or print why not (returns NULL). */

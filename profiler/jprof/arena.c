@@ -250,6 +250,7 @@ JP_NOINSTR static void fill_process_block(void)
     pr->start_wall_ns = clock_ns(CLOCK_REALTIME);
     pr->proc_starttime = registry_starttime(getpid());
     pr->uid = (uint32_t)geteuid();
+    pr->sample_us = jp_opt.sample ? jp_opt.sample_us : 0;
     char exe[4096];
     ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
     pr->exe = store_bytes(exe, n > 0 ? (size_t)n : 0);

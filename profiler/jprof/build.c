@@ -9,11 +9,14 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <stdio.h>
+#include <unistd.h>
 
 /* ---- building ----------------------------------------------------------- */
 struct builder {
     struct profile *p;
     struct arena_funcs funcs;   /* fn address -> function table index */
+    struct arena_timing timing; /* ticks, samples and compensation to times */
     uint64_t now;
 };
 
@@ -23,6 +26,8 @@ JP_NOINSTR static int fill_nodes(struct builder *b, const struct arena_thread *r
 {
     const struct jp_thread *t = (const struct jp_thread *)(uintptr_t)rec->priv;
     uint32_t depth = t && rec->state == ARENA_THREAD_RUNNING ? t->depth : 0;
+    if (getenv("JP_DBG")) { char bb[256]; int nn = snprintf(bb, sizeof bb, "thread state %u priv %p depth %u busy %d\n", rec->state, (void*)t, depth, t ? t->busy : -1); write(2, bb, nn);
+      for (uint32_t i = 0; t && i <= depth; i++) { nn = snprintf(bb, sizeof bb, "frame %u node %u fn %lx t0 %lu now %lu\n", i, t->stack[i].node, (unsigned long)jp_node(t->stack[i].node)->fn, (unsigned long)t->stack[i].t0, (unsigned long)b->now); write(2, bb, nn);} }
     struct arena_view view = { jp_arena_base, (uint64_t)jp_arena_header()->used };
     uint64_t n = arena_tree_copy(&view, rec->root, NULL, UINT64_MAX, NULL);
     struct arena_copy_node *copy = malloc(((size_t)n + 1) * sizeof *copy);
@@ -30,7 +35,7 @@ JP_NOINSTR static int fill_nodes(struct builder *b, const struct arena_thread *r
         return -1;
     n = arena_tree_copy(&view, rec->root, copy, n, NULL);    /* at most what was counted */
     int rc = arena_copy_to_thread(b->p, &b->funcs, copy, (uint32_t)n, depth ? t->stack : NULL, depth,
-                                  b->now, jp_ticks_per_ns(), th);
+                                  b->now, &b->timing, th);
     if (rc == 0)
         rc = jp_metrics_thread(b->p, th, copy, (uint32_t)n);
     free(copy);
@@ -85,6 +90,13 @@ JP_NOINSTR struct profile *jp_build_profile(int how)
     struct builder b = { .p = profile_new() };
     jp_clock_calibrate();
     b.now = jp_now();
+    b.timing = (struct arena_timing){
+        .ticks_per_ns = jp_ticks_per_ns(),
+        .sample_period_ns = jp_sampling() ? jp_sample_period_ns() : 0,
+        .compensate = jp_opt.compensate,
+        .overhead_full_ns = jp_ticks_to_ns(jp_overhead_full_ticks()),
+        .overhead_inner_ns = jp_ticks_to_ns(jp_overhead_inner_ticks()),
+    };
     int rc = b.p && arena_funcs_init(&b.funcs) == 0 ? 0 : -1;
     if (rc == 0)
         rc = jp_fill_process(b.p, how);

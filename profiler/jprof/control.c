@@ -78,6 +78,7 @@ JP_NOINSTR static void zero_tree(struct jp_thread *t, uint64_t now)
     for (uint64_t i = 0; i < n; i++) {
         jp_node(nodes[i].ref)->calls = 0;
         jp_node(nodes[i].ref)->incl = 0;
+        jp_node(nodes[i].ref)->samples = 0;
     }
     for (uint32_t i = 1; i <= t->depth; i++)
         t->stack[i].t0 = now;
