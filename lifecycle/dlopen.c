@@ -122,6 +122,7 @@ LC_API int LC_WRAPPER(dlclose)(void *handle)
     lc_ensure_init();
     int saved = errno;
     monitor_dlclose(handle);
+    LC_CLIENTS(pre_dlclose, handle);
     errno = saved;
     int r = REAL(dlclose)(handle);
     saved = errno;

@@ -38,6 +38,9 @@ struct lc_client {
     void (*post_dlopen)(const char *path, void *handle);
     void (*post_dlclose)(void *handle);
     void (*mpi_rank)(int rank, int size);
+    /* Added after the first version (may be NULL): dlclose is about to
+     * unmap handle's library; its code can still be read and resolved. */
+    void (*pre_dlclose)(void *handle);
 };
 
 /* Register libhookit's client.  Safe to call before the layer is started. */

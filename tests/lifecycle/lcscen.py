@@ -100,6 +100,11 @@ def check_order(events, unfinished_threads=0):
             for e in seg[end + 1:] if finis else []:
                 if e[1] not in AFTER_FINI_OK:
                     problems.append(f"{pid}: {e[3]} after fini_process")
+            tids = {e[2]["num"]: e[2].get("tid") for e in seg[:end] if e[1] == "init_thread"}
+            for e in seg[:end]:
+                if e[1] == "fini_thread" and tids.get(e[2]["num"]) != e[2].get("tid"):
+                    problems.append(f"{pid}: fini_thread num={e[2]['num']} ran in tid "
+                                    f"{e[2].get('tid')}, not in its own thread {tids.get(e[2]['num'])}")
             started = [e[2]["num"] for e in seg[:end] if e[1] == "init_thread"]
             ended = [e[2]["num"] for e in seg[:end] if e[1] == "fini_thread"]
             missing = [n for n in started if n not in ended]

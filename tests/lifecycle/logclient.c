@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "monitor.h"
@@ -109,13 +110,14 @@ void monitor_thread_post_create(void *data) {}
 
 void *monitor_init_thread(int tid, void *data)
 {
-    logf_("init_thread num=%d data=%s", tid, data == (void *)0x55 ? "ok" : "bad");
+    logf_("init_thread num=%d data=%s tid=%ld", tid, data == (void *)0x55 ? "ok" : "bad",
+          (long)syscall(SYS_gettid));
     return (void *)(long)(tid + 1000);
 }
 
 void monitor_fini_thread(void *data)
 {
-    logf_("fini_thread num=%ld", (long)data - 1000);
+    logf_("fini_thread num=%ld tid=%ld", (long)data - 1000, (long)syscall(SYS_gettid));
 }
 
 void *monitor_pre_fork(void)

