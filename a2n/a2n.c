@@ -68,6 +68,7 @@ A2N_API void a2n_close(struct a2n *a)
     if (!a)
         return;
     a2n_modules_free(a);
+    a2n_perfmap_free(a);
     a2n_strings_free(&a->strings);
     free(a);
 }
@@ -110,6 +111,8 @@ static struct a2n_module *locate(struct a2n *a, uint64_t addr, const char **anon
 
 static int fill_fallback(struct a2n *a, uint64_t addr, const char *anon, struct a2n_result *out)
 {
+    if (anon && a2n_perfmap_lookup(a, addr, out) == 0)
+        return 0;               /* JIT-compiled code, named by its runtime */
     if (anon) {
         out->module = "[anon]";
         out->module_path = anon;

@@ -125,6 +125,7 @@ struct a2n {
     unsigned generation;        /* incremented by every reload */
     uint64_t last_auto_reload_ns;
     int last_auto_reload_useless;
+    struct a2n_perfmap *perfmap;    /* perfmap.c: JIT code names, read on first need */
 };
 
 int a2n_modules_load(struct a2n *a);   /* (re)read the maps */
@@ -138,6 +139,11 @@ struct a2n_module *a2n_unmapped_find(struct a2n *a, uint64_t addr);
 /* The vdso image mapped at [start, end) in a->pid: *owned says whether it
  * must be freed.  NULL when it cannot be read. */
 void *a2n_vdso_image(struct a2n *a, uint64_t start, uint64_t end, int *owned);
+
+/* ---- perfmap.c ---- */
+/* addr in JIT-compiled code named by /tmp/perf-PID.map: fills *out, 0; else -1. */
+int a2n_perfmap_lookup(struct a2n *a, uint64_t addr, struct a2n_result *out);
+void a2n_perfmap_free(struct a2n *a);
 
 /* ---- maps.c ---- */
 /* Calls fn for every well-formed line of /proc/PID/maps; 0 or -1 (errno). */

@@ -12,7 +12,10 @@
  *
  * Fallback names, so every address gets a name:
  *   vdso:       module "[vdso]",    function "[vdso]+0xOFF" (or the vdso symbol)
- *   anonymous:  module "[anon]",    function "[anon]+0xADDR"
+ *   anonymous:  module "[anon]",    function "[anon]+0xADDR"; but JIT-compiled
+ *               code named in /tmp/perf-PID.map (perf's format, written by
+ *               hookit's JVMTI agent and other JIT runtimes): module "[jit]",
+ *               the name from the map (A2N_FOUND_SYMBOL)
  *   no module:  module "[unknown]", function "0xADDR"
  *   in a module but no symbol covers it: function "MODULE+0xOFF"
  *

@@ -428,3 +428,52 @@ def test_agent_perf_map(tmp):
         cleanup_perfmap(r)
     r2 = java(tmp, ["Pure"], agent="noperfmap")
     assert not os.path.exists(f"/tmp/perf-{r2.pid}.map")
+
+
+def test_a2n_names_jit_code_from_perf_map(tmp):
+    """A2N names addresses in the JVM's generated code (anonymous
+    executable memory) from the agent's /tmp/perf-PID.map."""
+    d = built()
+    resolve = os.path.join(tmp, "resolve")
+    p = subprocess.run(["gcc", "-O1", "-I" + hk.INCLUDE, "-I" + hk.ROOT, "-o", resolve,
+                        os.path.join(hk.ROOT, "tests", "a2n", "resolve.c"),
+                        os.path.join(hk.LIB, "liba2n.a"), "-lbfd", "-lz", "-ldl"],
+                       capture_output=True, text=True)
+    assert p.returncode == 0, p.stderr
+    e = hk.test_env(HOOKIT_OUTPUT=tmp)
+    jvm = subprocess.Popen(["java", "-cp", d, "-Djava.library.path=" + d,
+                            "-agentpath:" + AGENT + "=include=App", "App", "term"],
+                           cwd=tmp, env=e, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    path = f"/tmp/perf-{jvm.pid}.map"
+    try:
+        assert jvm.stdout.readline() == "ready\n"
+        entries = []
+        for line in open(path).read().splitlines():
+            start, size, name = line.split(" ", 2)
+            entries.append((int(start, 16), int(size, 16), name))
+        # A few of the VM's stubs and the interpreter: the last line for an
+        # address wins, as in perf.
+        picks = {}
+        for start, size, name in entries:
+            if size > 2:
+                picks[start + size // 2] = name
+        for start, size, _ in entries:
+            for a in list(picks):
+                if start <= a < start + size:
+                    picks[a] = [n for s, z, n in entries if s <= a < s + z][-1]
+        sample = sorted(picks.items())[:40]
+        assert sample, entries[:5]
+        out = subprocess.run([resolve, "-p", str(jvm.pid), "-"], input="".join(f"{a:x}\n" for a, _ in sample),
+                             capture_output=True, text=True).stdout.splitlines()
+        assert len(out) == len(sample), out
+        for (addr, name), row in zip(sample, out):
+            f = row.split("\t")
+            assert f[3] == "[jit]" and f[4] == path and f[5] == name, (hex(addr), name, row)
+            assert f[1] == "0", row
+    finally:
+        jvm.send_signal(signal.SIGTERM)
+        jvm.communicate(timeout=60)
+        try:
+            os.unlink(path)
+        except FileNotFoundError:
+            pass
