@@ -15,6 +15,7 @@ static LC_TLS void *lc_atfork_data; /* pre_fork's data for a libc-internal fork 
 void lc_after_fork_child(void *fork_data)
 {
     lc_pid = getpid();
+    lc_signal_after_fork_child();
     lc_threads_after_fork_child();
     atomic_store(&lc_proc_state, LC_PROC_RUNNING);
     int saved = errno;

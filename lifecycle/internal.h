@@ -117,6 +117,7 @@ extern int lc_shootdown_signo;
 void lc_signal_init(void);
 void lc_signal_before_exec(void);
 void lc_signal_after_failed_exec(void);
+void lc_signal_after_fork_child(void);
 /* Remove the layer's own signal from a mask the application asks for. */
 const sigset_t *lc_signal_filter_mask(int how, const sigset_t *set, sigset_t *copy);
 

@@ -400,6 +400,12 @@ static void lc_signal_entry(int sig, siginfo_t *info, void *context)
     errno = saved_errno;
 }
 
+/* Another thread may have held the lock when the process forked. */
+void lc_signal_after_fork_child(void)
+{
+    atomic_flag_clear(&lc_sig_lock.flag);
+}
+
 /* ---- exec ------------------------------------------------------------------------------ */
 /* What the kernel keeps across exec is SIG_IGN: put it back where only our
  * handler stands for the application's SIG_IGN. */

@@ -124,7 +124,7 @@ sc("exec_echo", expect=[("^fini_process how=3", 1), ("^init_process argc=2 argv0
 sc("exec_self", expect=[("^init_process argc=1 argv0=exec_self", 1),
                         ("^init_process argc=2 argv0=exec_self", 1),
                         ("^fini_process how=3", 1), ("^fini_process how=1", 1)])
-sc("exec_fail", how=1, expect=[("^fini_process how=3", 4), ("^init_process", 5)])
+sc("exec_fail", how=1, expect=[("^fini_process how=3", 5), ("^init_process", 6)])
 sc("exec_nopath", expect=[("^fini_process how=3", 1), ("^init_process argc=2 argv0=echo", 1)])
 sc("exec_env", expect=[("^init_process", 4), ("^fini_process how=3", 3)])
 sc("exec_env_nofollow", src="exec_env.c", env={"HOOKIT_FOLLOW": "0"},

@@ -7,8 +7,11 @@
 #include <unistd.h>
 int main(void) {
     char *args[] = { "x", NULL };
+    extern char **environ;
     execv("/nonexistent/program", args);
     printf("missing: %s\n", strerror(errno));
+    execve("/nonexistent/other", args, environ);
+    printf("execve missing: %s\n", strerror(errno));
     int fd = open("noexec.txt", O_CREAT | O_WRONLY | O_TRUNC, 0644); write(fd, "data\n", 5); close(fd);
     execv("./noexec.txt", args);
     printf("not executable: %s\n", strerror(errno));

@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <unistd.h>
 extern __sighandler_t bsd_signal(int, __sighandler_t);
+extern __sighandler_t __sysv_signal(int, __sighandler_t);
 static volatile int n1, n2;
 static void h1(int s) { n1++; }
 static void h2(int s) { n2++; }
@@ -17,6 +18,9 @@ int main(void) {
     printf("held: n2=%d\n", n2);
     __sighandler_t prev = sigset(SIGUSR2, h2);
     printf("released: n2=%d prev=%s\n", n2, prev == SIG_HOLD ? "SIG_HOLD" : "other");
+    n1 = 0; __sysv_signal(SIGUSR1, h1); raise(SIGUSR1);
+    sigaction(SIGUSR1, 0, &a);
+    printf("__sysv: n1=%d now=%s\n", n1, a.sa_handler == SIG_DFL ? "dfl" : "handler");
     sigignore(SIGUSR1); raise(SIGUSR1);
     printf("ignored ok\n");
     __sighandler_t old = signal(SIGUSR2, SIG_DFL);
