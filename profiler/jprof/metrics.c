@@ -82,12 +82,52 @@ struct interval {
 static struct interval *series;
 static uint32_t last_interval;          /* highest index used */
 
+/* The live heap is one number for the process (its peak is exact). */
 static struct {
-    uint64_t io_calls, bytes_read, bytes_written, io_ticks;
-    uint64_t allocs, alloc_bytes, frees, free_bytes, untracked_frees;
     int64_t live;
     uint64_t peak;
 } total;
+
+/* Everything else is counted per thread, without atomics, and summed when
+ * a profile is written: the hot path takes one lock (the file's) for I/O,
+ * one (the block table stripe's) and one atomic add for memory. */
+struct mthread {
+    struct mthread *next;
+    uint64_t io_calls, bytes_read, bytes_written, io_ticks;
+    uint64_t allocs, alloc_bytes, frees, free_bytes, untracked_frees;
+    /* the I/O interval this thread is adding to, and what it added */
+    uint32_t io_idx;
+    uint64_t io_end;                    /* first tick after it (0: none yet) */
+    uint64_t io_read, io_written;
+    /* the heap interval: the highest live size already recorded in it */
+    uint32_t mem_idx, nallocs;
+    uint64_t mem_end, mem_max;
+};
+#define MAX_MTHREADS (1u << 16)
+static struct mthread *mthreads;        /* reserved slab */
+static uint32_t nmthreads;
+static struct mthread *mthread_list;
+static __thread struct mthread *mt_self __attribute__((tls_model("initial-exec")));
+
+JP_NOINSTR static struct mthread *mthread_new(void)
+{
+    uint32_t i = __atomic_fetch_add(&nmthreads, 1, __ATOMIC_RELAXED);
+    if (!mthreads || i >= MAX_MTHREADS)
+        return NULL;
+    struct mthread *m = &mthreads[i];
+    struct mthread *head = __atomic_load_n(&mthread_list, __ATOMIC_RELAXED);
+    do
+        m->next = head;
+    while (!__atomic_compare_exchange_n(&mthread_list, &head, m, 1, __ATOMIC_RELEASE,
+                                        __ATOMIC_RELAXED));
+    return mt_self = m;
+}
+
+JP_NOINSTR static inline struct mthread *mthread(void)
+{
+    struct mthread *m = mt_self;
+    return JP_LIKELY(m) ? m : mthread_new();
+}
 
 /* The per-context numbers: one arena slot per node that did I/O or allocated. */
 struct node_ext {
@@ -142,12 +182,34 @@ JP_NOINSTR static void ensure_rate(void)
     rate = r;
 }
 
-JP_NOINSTR static uint32_t interval_of(uint64_t tick)
+JP_NOINSTR static uint32_t interval_of(uint64_t tick, uint64_t *end)
 {
     uint64_t i = tick > start_tick ? (tick - start_tick) / interval_ticks : 0;
     uint32_t idx = i >= MAX_INTERVALS ? MAX_INTERVALS - 1 : (uint32_t)i;
     atomic_max32(&last_interval, idx);
+    *end = start_tick + (i + 1) * interval_ticks;
     return idx;
+}
+
+/* The thread's pending bytes go into the shared series. */
+JP_NOINSTR static void io_interval_flush(struct mthread *m)
+{
+    if (!series || (!m->io_read && !m->io_written))
+        return;
+    ADD(series[m->io_idx].bytes_read, m->io_read);
+    ADD(series[m->io_idx].bytes_written, m->io_written);
+    m->io_read = m->io_written = 0;
+}
+
+JP_NOINSTR static inline void io_interval_add(struct mthread *m, uint64_t tick, uint64_t rd,
+                                              uint64_t wr)
+{
+    if (JP_UNLIKELY(tick >= m->io_end)) {
+        io_interval_flush(m);
+        m->io_idx = interval_of(tick, &m->io_end);
+    }
+    m->io_read += rd;
+    m->io_written += wr;
 }
 
 /* The calling thread's current node's extension block, made on first use. */
@@ -211,14 +273,14 @@ JP_NOINSTR static void on_io(const struct hookit_io *io)
         x->io_bytes_written += wr;
         x->io_ticks += dt;
     }
-    ADD(total.io_calls, 1);
-    ADD(total.bytes_read, rd);
-    ADD(total.bytes_written, wr);
-    ADD(total.io_ticks, dt);
-    if (series && (rd || wr)) {
-        struct interval *iv = &series[interval_of(io->t1)];
-        ADD(iv->bytes_read, rd);
-        ADD(iv->bytes_written, wr);
+    struct mthread *m = mthread();
+    if (m) {
+        m->io_calls++;
+        m->bytes_read += rd;
+        m->bytes_written += wr;
+        m->io_ticks += dt;
+        if (rd || wr)
+            io_interval_add(m, io->t1, rd, wr);
     }
     account_file(io);
 }
@@ -343,21 +405,36 @@ JP_NOINSTR static void on_alloc(const struct hookit_mem *m)
         x->allocs++;
         x->alloc_bytes += m->size;
     }
-    ADD(total.allocs, 1);
-    ADD(total.alloc_bytes, m->size);
     int64_t live = ADD(total.live, (int64_t)m->size) + (int64_t)m->size;
-    if (live > 0) {
+    if (live > 0 && (uint64_t)live > __atomic_load_n(&total.peak, __ATOMIC_RELAXED))
         atomic_max(&total.peak, (uint64_t)live);
-        if (series)
-            atomic_max(&series[interval_of(host->io_now())].live_max, (uint64_t)live + 1);
+    struct mthread *mt = mthread();
+    if (!mt)
+        return;
+    mt->allocs++;
+    mt->alloc_bytes += m->size;
+    /* The heap series: the clock is read on a new high for this thread's
+     * interval, or every 32 allocations (to notice a new interval). */
+    if (series && live > 0 && ((uint64_t)live > mt->mem_max || (++mt->nallocs & 31) == 0)) {
+        uint64_t tick = host->io_now();
+        if (tick >= mt->mem_end) {
+            mt->mem_idx = interval_of(tick, &mt->mem_end);
+            mt->mem_max = 0;
+        }
+        if ((uint64_t)live > mt->mem_max) {
+            mt->mem_max = (uint64_t)live;
+            atomic_max(&series[mt->mem_idx].live_max, (uint64_t)live + 1);
+        }
     }
 }
 
 JP_NOINSTR static void on_free(const struct hookit_mem *m)
 {
     struct block b;
+    struct mthread *mt = mthread();
     if (block_remove((uintptr_t)m->ptr, &b) != 0) {
-        ADD(total.untracked_frees, 1);
+        if (mt)
+            mt->untracked_frees++;
         return;
     }
     struct node_ext *x = current_ext();
@@ -365,8 +442,10 @@ JP_NOINSTR static void on_free(const struct hookit_mem *m)
         x->frees++;
         x->free_bytes += b.size;
     }
-    ADD(total.frees, 1);
-    ADD(total.free_bytes, b.size);
+    if (mt) {
+        mt->frees++;
+        mt->free_bytes += b.size;
+    }
     ADD(total.live, -(int64_t)b.size);
 }
 
@@ -383,6 +462,7 @@ JP_NOINSTR uint32_t jp_metrics_start(const struct hookit_host *h)
         files = reserve((size_t)MAX_FILES * sizeof *files);
         pool = reserve(POOL_BYTES);
         series = reserve((size_t)MAX_INTERVALS * sizeof *series);
+        mthreads = reserve((size_t)MAX_MTHREADS * sizeof *mthreads);
         if (!pool)
             files = NULL;
     }
@@ -421,10 +501,12 @@ JP_NOINSTR void jp_metrics_fork_child(void)
     if (series)
         memset(series, 0, (size_t)(last_interval + 1) * sizeof *series);
     max_file = last_interval = 0;
-    int64_t live = total.live;
-    memset(&total, 0, sizeof total);
-    total.live = live;
-    total.peak = live > 0 ? (uint64_t)live : 0;
+    for (struct mthread *m = mthread_list; m; m = m->next) {
+        struct mthread *next = m->next;
+        memset(m, 0, sizeof *m);
+        m->next = next;
+    }
+    total.peak = total.live > 0 ? (uint64_t)total.live : 0;
     for (int i = 0; i < STRIPES; i++)
         stripes[i].lock = 0;
 }
@@ -615,6 +697,27 @@ JP_NOINSTR static int set_files(struct profile *p, double r)
     return rc;
 }
 
+/* Every thread's counters added up (pending interval bytes flushed:
+ * the other threads have ended or are not in the middle of an update that
+ * matters for a snapshot). */
+JP_NOINSTR static struct mthread sum_threads(void)
+{
+    struct mthread sum = { 0 };
+    for (struct mthread *m = __atomic_load_n(&mthread_list, __ATOMIC_ACQUIRE); m; m = m->next) {
+        io_interval_flush(m);
+        sum.io_calls += m->io_calls;
+        sum.bytes_read += m->bytes_read;
+        sum.bytes_written += m->bytes_written;
+        sum.io_ticks += m->io_ticks;
+        sum.allocs += m->allocs;
+        sum.alloc_bytes += m->alloc_bytes;
+        sum.frees += m->frees;
+        sum.free_bytes += m->free_bytes;
+        sum.untracked_frees += m->untracked_frees;
+    }
+    return sum;
+}
+
 JP_NOINSTR int jp_metrics_process(struct profile *p)
 {
     if (!host || !(mopt.io || mopt.alloc) || host->size < sizeof *host || !host->io_now)
@@ -622,12 +725,13 @@ JP_NOINSTR int jp_metrics_process(struct profile *p)
     double r = host->io_ticks_per_ns();
     if (rate <= 0)
         ensure_rate();
+    struct mthread sum = sum_threads();
     int rc = set_u64(p, "io_interval_ns", mopt.interval_ns);
     if (mopt.io) {
-        rc |= set_u64(p, "io_calls", total.io_calls);
-        rc |= set_u64(p, "io_bytes_read", total.bytes_read);
-        rc |= set_u64(p, "io_bytes_written", total.bytes_written);
-        rc |= set_u64(p, "io_ns", (uint64_t)((double)total.io_ticks / r + 0.5));
+        rc |= set_u64(p, "io_calls", sum.io_calls);
+        rc |= set_u64(p, "io_bytes_read", sum.bytes_read);
+        rc |= set_u64(p, "io_bytes_written", sum.bytes_written);
+        rc |= set_u64(p, "io_ns", (uint64_t)((double)sum.io_ticks / r + 0.5));
         rc |= set_files(p, r);
         rc |= set_series(p, 0);
     }
@@ -639,11 +743,11 @@ JP_NOINSTR int jp_metrics_process(struct profile *p)
             leak_count += leaks[i].count;
             leak_bytes += leaks[i].bytes;
         }
-        rc |= set_u64(p, "alloc_calls", total.allocs);
-        rc |= set_u64(p, "alloc_bytes", total.alloc_bytes);
-        rc |= set_u64(p, "free_calls", total.frees);
-        rc |= set_u64(p, "free_bytes", total.free_bytes);
-        rc |= set_u64(p, "free_untracked", total.untracked_frees);
+        rc |= set_u64(p, "alloc_calls", sum.allocs);
+        rc |= set_u64(p, "alloc_bytes", sum.alloc_bytes);
+        rc |= set_u64(p, "free_calls", sum.frees);
+        rc |= set_u64(p, "free_bytes", sum.free_bytes);
+        rc |= set_u64(p, "free_untracked", sum.untracked_frees);
         rc |= set_u64(p, "alloc_peak_bytes", total.peak);
         rc |= set_u64(p, "alloc_live_bytes", total.live > 0 ? (uint64_t)total.live : 0);
         rc |= set_u64(p, "leak_count", leak_count);

@@ -1,0 +1,90 @@
+/* The per-call cost of libhookit's I/O and malloc wrappers (bench/io).
+ * Each loop is one instrumented function (so I/O is charged to a calling
+ * context, as in a real program) making N calls; prints NAME=NS_PER_CALL.
+ *   write1   write(fd on /dev/null, 1 byte)       a cheap system call
+ *   read1    read(fd on /dev/zero, 1 byte)
+ *   fputc    fputc to a fully buffered /dev/null stream (no system call)
+ *   malloc   malloc(64) + free: one pair
+ *   clock2   two reads of the TSC, what every timed I/O call adds at least
+ *            (the cost of rdtsc varies a lot between machines and VMs) */
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
+#include <unistd.h>
+
+static long n = 2000000;
+void *volatile sink;
+
+static double now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec * 1e9 + ts.tv_nsec;
+}
+
+double bench_write1(int fd)
+{
+    char c = 0;
+    double t = now();
+    for (long i = 0; i < n; i++)
+        if (write(fd, &c, 1) != 1)
+            abort();
+    return (now() - t) / n;
+}
+
+double bench_read1(int fd)
+{
+    char c;
+    double t = now();
+    for (long i = 0; i < n; i++)
+        if (read(fd, &c, 1) != 1)
+            abort();
+    return (now() - t) / n;
+}
+
+double bench_fputc(FILE *f)
+{
+    double t = now();
+    for (long i = 0; i < n * 5; i++)
+        fputc('x', f);
+    return (now() - t) / (n * 5);
+}
+
+double bench_malloc(void)
+{
+    double t = now();
+    for (long i = 0; i < n * 5; i++) {
+        sink = malloc(64);
+        free(sink);
+    }
+    return (now() - t) / (n * 5);
+}
+
+volatile unsigned long long tsc_sink;
+
+double bench_clock2(void)
+{
+    double t = now();
+#if defined(__x86_64__) || defined(__i386__)
+    for (long i = 0; i < n; i++) {
+        unsigned long long a = __builtin_ia32_rdtsc();
+        tsc_sink = __builtin_ia32_rdtsc() - a;
+    }
+#endif
+    return (now() - t) / n;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc > 1)
+        n = atol(argv[1]);
+    int null = open("/dev/null", O_WRONLY), zero = open("/dev/zero", O_RDONLY);
+    FILE *f = fopen("/dev/null", "w");
+    static char fbuf[1 << 16];
+    setvbuf(f, fbuf, _IOFBF, sizeof fbuf);
+    printf("write1=%.2f read1=%.2f fputc=%.2f malloc=%.2f clock2=%.2f\n", bench_write1(null),
+           bench_read1(zero), bench_fputc(f), bench_malloc(), bench_clock2());
+    fclose(f);
+    return 0;
+}
