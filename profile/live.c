@@ -46,6 +46,7 @@ struct live {
     ino_t ino;
     struct arena_view view;
     char exe[4096];
+    uint32_t seq_tries;                 /* torn copies before asking the thread */
 };
 
 static uint64_t mono_ns(void)
@@ -209,6 +210,10 @@ struct live *live_attach(pid_t pid, int flags, char *err, size_t errlen)
         return NULL;
     }
     l->pid = pid;
+    /* HOOKIT_LIVE_TRIES: how many torn copies before a thread is asked
+     * for its own (tests set 0 to exercise that path). */
+    const char *tries = getenv("HOOKIT_LIVE_TRIES");
+    l->seq_tries = tries && *tries ? (uint32_t)strtoul(tries, NULL, 10) : SEQ_TRIES;
     registry_file(l->path, sizeof l->path, dir, pid, ".arena");
     int fd = open(l->path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
     if (fd < 0) {
@@ -404,7 +409,7 @@ static int copy_thread(struct live *l, const struct arena_thread *rec, struct li
     if (reserve(t, 256, 64, &cap, &fcap) != 0)
         goto oom;
     int rc = 0;
-    for (uint32_t i = 0; i < SEQ_TRIES && rc == 0; i++) {
+    for (uint32_t i = 0; i < l->seq_tries && rc == 0; i++) {
         rc = copy_under_seq(l, rec, t, &cap, &fcap);
         t->retries += rc == 0;
     }

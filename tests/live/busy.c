@@ -1,12 +1,16 @@
 /* A program to watch live: THREADS worker threads (argv[1], default 2) and
  * the main thread call small functions in a loop for SECONDS (argv[2],
  * default 3; 0 = until killed).  With a third argument "pause", main
- * sleeps in a function that stays open (a blocked thread).  Prints
- * "ready" once every thread runs. */
+ * sleeps in a function that stays open (a blocked thread); "wide": main
+ * builds a tree of 2^13 calling contexts and runs it over and over (a
+ * thread always mid-update for a reader); "fork": main forks a child that
+ * spins too, and waits for it; "execfail": an exec that fails, then spin;
+ * "exec": main execs this program again (without "exec"). */
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 static volatile unsigned long sink;
@@ -54,6 +58,30 @@ static void *worker(void *arg)
  * `ctl zerobase`. */
 __attribute__((noinline)) void warmup(void) { inner(5); }
 
+void wide_b(int d);
+__attribute__((noinline)) void wide_a(int d)
+{
+    if (d) {
+        wide_a(d - 1);
+        wide_b(d - 1);
+    }
+}
+
+__attribute__((noinline)) void wide_b(int d)
+{
+    if (d) {
+        wide_b(d - 1);
+        wide_a(d - 1);
+    }
+}
+
+__attribute__((noinline)) void wide(void)
+{
+    double end = now() + seconds;
+    while (seconds == 0 || now() < end)
+        wide_a(12);
+}
+
 __attribute__((noinline)) void blocked(void)
 {
     sleep((unsigned)(seconds > 0 ? seconds : 1000000));
@@ -68,10 +96,29 @@ int main(int argc, char **argv)
     warmup();
     for (int i = 0; i < threads && i < 64; i++)
         pthread_create(&t[i], NULL, worker, NULL);
-    if (argc > 3 && !strcmp(argv[3], "pause"))
+    const char *mode = argc > 3 ? argv[3] : "";
+    if (!strcmp(mode, "pause")) {
         blocked();
-    else
+    } else if (!strcmp(mode, "wide")) {
+        wide();
+    } else if (!strcmp(mode, "fork")) {
+        pid_t child = fork();
         spin();
+        if (child == 0)
+            return 0;
+        waitpid(child, NULL, 0);
+    } else if (!strcmp(mode, "execfail")) {
+        char *args[] = { "/nonexistent/program", NULL };
+        execv(args[0], args);
+        spin();
+    } else if (!strcmp(mode, "exec")) {
+        spin();
+        char *args[] = { argv[0], argv[1], argv[2], NULL };
+        execv("/proc/self/exe", args);
+        return 1;
+    } else {
+        spin();
+    }
     for (int i = 0; i < threads && i < 64; i++)
         pthread_join(t[i], NULL);
     return 0;

@@ -393,3 +393,81 @@ def test_file_size_limit_means_no_live_view(tmp):
     assert any("RLIMIT_FSIZE" in l and "no live view" in l for l in hk.hookit_lines(r.stderr)), r.stderr
     assert not os.path.exists(rt) or os.listdir(rt) == []
     hk.one_profile(tmp, "busy")
+
+
+def test_thread_copies_its_own_tree(tmp):
+    """A thread whose big tree changes during every copy is asked to copy
+    it itself (HOOKIT_LIVE_TRIES=0 makes the reader ask at once)."""
+    p, rt = start(tmp, 0, 0, "wide")
+    try:
+        docs = []
+        for i in range(5):
+            out = os.path.join(tmp, f"w{i}.prof")
+            r = hk.hookit(tmp, "snapshot", "-o", out, str(p.pid),
+                          env={"HOOKIT_RUNTIME_DIR": rt, "HOOKIT_LIVE_TRIES": 0})
+            docs.append(hk.export_json(tmp, out))
+    finally:
+        stop(p)
+    assert any(int(meta(d)["live_threads_self_copied"]) == 1 for d in docs), [meta(d) for d in docs]
+    prev = None
+    for d in docs:
+        main = hk.thread_of(d, 0)
+        hk.check_tree_consistent(main)
+        assert len(list(hk.walk(main["roots"]))) >= 8191 + 2       # wide_a/wide_b to depth 12
+        cur = totals(d)
+        if prev:
+            assert all(cur.get(k, -1) >= c for k, c in prev.items())
+        prev = cur
+
+
+def test_fork_child_has_its_own_arena(tmp):
+    p, rt = start(tmp, 0, 0, "fork")
+    try:
+        deadline = time.monotonic() + 10
+        while len(os.listdir(rt)) < 4 and time.monotonic() < deadline:
+            time.sleep(0.01)
+        arenas = sorted(f for f in os.listdir(rt) if f.endswith(".arena"))
+        assert len(arenas) == 2, os.listdir(rt)
+        child = int([a for a in arenas if a != f"{p.pid}.arena"][0].split(".")[0])
+        time.sleep(0.2)
+        parent_doc = snapshot(tmp, rt, p.pid, "parent.prof")
+        child_doc = snapshot(tmp, rt, child, "child.prof")
+        assert child_doc["process"]["pid"] == child and parent_doc["process"]["pid"] == p.pid
+        assert child_doc["process"]["ppid"] == p.pid
+        # the child's tree restarts at the fork: main -> spin, counted once
+        spin = hk.node(hk.thread_of(child_doc, 0), "main", "spin")
+        assert spin["calls"] == 1
+        hk.node(hk.thread_of(child_doc, 0), "main", "spin", "outer")
+        os.kill(child, signal.SIGTERM)
+    finally:
+        stop(p)
+    assert os.listdir(rt) == [], os.listdir(rt)
+
+
+def test_exec_failed_keeps_live_view_exec_replaces_it(tmp):
+    p, rt = start(tmp, 0, 0, "execfail")
+    try:
+        time.sleep(0.2)
+        doc = snapshot(tmp, rt, p.pid, "after_failed_exec.prof")
+        hk.node(hk.thread_of(doc, 0), "main", "spin")
+        assert sorted(os.listdir(rt)) == [f"{p.pid}.arena", f"{p.pid}.maps"]
+    finally:
+        stop(p)
+    # exec: the old image's files go, the new image registers under the same pid
+    exe = os.path.join(tmp, "busy")
+    q = subprocess.Popen([exe, "0", "0.5", "exec"], cwd=tmp, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                         env=hk.test_env(HOOKIT_OUTPUT=tmp, HOOKIT_RUNTIME_DIR=rt), text=True)
+    new_image = None
+    deadline = time.monotonic() + 20
+    while new_image is None and time.monotonic() < deadline and q.poll() is None:
+        r = hookit(tmp, rt, "snapshot", "-o", os.path.join(tmp, "e.prof"), str(q.pid), check=False)
+        if r.returncode == 0:
+            doc = hk.export_json(tmp, os.path.join(tmp, "e.prof"))
+            if doc["process"]["argv"][1:] == ["0", "0.5"]:
+                new_image = doc
+                names = sorted(os.listdir(rt))
+        time.sleep(0.05)
+    q.communicate(timeout=30)
+    assert new_image, "the exec'ed image is readable live under the same pid"
+    assert names == [f"{q.pid}.arena", f"{q.pid}.maps"], names   # the old image's files are gone
+    assert os.listdir(rt) == []
