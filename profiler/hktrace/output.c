@@ -145,8 +145,12 @@ HT_NOINSTR static void write_thread(struct out *o, struct ht_thread *t)
         if (k > HT_CHUNK_RECS)
             k = HT_CHUNK_RECS;
         /* Records are stored in the host's order; the file is little-endian. */
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+        out_bytes(o, ch->rec, (size_t)k * sizeof *ch->rec);
+#else
         for (uint32_t i = 0; i < k; i++)
             out_u64(o, ch->rec[i]);
+#endif
         n += k;
     }
     patch_u64(o, at + TR_SECTION_HDR + TR_TH_NRECORDS, n);
