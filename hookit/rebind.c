@@ -15,11 +15,20 @@
  * rewrite fails, the module is named once on stderr with the fix.
  *
  * Modules whose hooks bound to some other definition (a program's own
- * __cyg_profile_func_enter, another profiler) are left alone. */
+ * __cyg_profile_func_enter, another profiler) are left alone.
+ *
+ * When libhookit was not preloaded (it came in as a dependency of a
+ * dlopen'ed library), the program's own dlopen and dlclose calls bind to
+ * glibc and the lifecycle layer never sees a later library being loaded,
+ * so it could not be connected.  The same rewrite then points other
+ * modules' dlopen/dlclose slots to the lifecycle layer's wrappers (what
+ * preloading would have given): every later dlopen is reported, scanned
+ * and connected. */
 #include "hookit/internal.h"
 
 #include <dlfcn.h>
 #include <elf.h>
+#include <errno.h>
 #include <link.h>
 #include <pthread.h>
 #include <stdlib.h>
@@ -49,7 +58,11 @@ extern void hk_func_exit(void *fn, void *site) __attribute__((visibility("hidden
 #define REL_TYPE(info) ELF32_R_TYPE(info)
 #endif
 
-static const char *const hook_names[2] = { "__cyg_profile_func_enter", "__cyg_profile_func_exit" };
+/* The symbols whose slots we rewrite: the two hooks, then dlopen/dlclose. */
+enum { HOOK_ENTER, HOOK_EXIT, DL_OPEN, DL_CLOSE, NSYMS };
+static const char *const sym_names[NSYMS] = {
+    "__cyg_profile_func_enter", "__cyg_profile_func_exit", "dlopen", "dlclose",
+};
 
 static int connect_mode = -1;           /* HOOKIT_CONNECT: 1 rewrite (default), 0 warn only */
 static pthread_mutex_t scan_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -73,9 +86,10 @@ struct module {
 
 /* One pass: what it found. */
 struct scan {
-    void *ours[2];                      /* libhookit's hooks */
-    void *lazy_target[2];               /* what an unresolved slot would bind to */
-    int connected, left;                /* slots rewritten, slots left unconnected */
+    void *ours[NSYMS];                  /* libhookit's definitions (NULL: leave that symbol) */
+    void *lazy_target[NSYMS];           /* what an unresolved slot would bind to */
+    int connected, left;                /* hook slots rewritten, hook slots left unconnected */
+    int redirected;                     /* dlopen/dlclose slots pointed to the lifecycle layer */
 };
 
 HK_NOINSTR static void read_connect_mode(void)
@@ -108,15 +122,17 @@ HK_NOINSTR static int in_module(const struct module *m, uintptr_t addr)
     return 0;
 }
 
-/* glibc's no-op: a definition in libc.so itself. */
-HK_NOINSTR static int is_glibc_noop(void *addr)
+/* A definition in glibc itself: libc.so (the hooks' no-ops, dlopen since
+ * glibc 2.34), or libdl.so (dlopen before that). */
+HK_NOINSTR static int in_glibc(void *addr)
 {
     Dl_info info;
     if (!addr || !dladdr(addr, &info) || !info.dli_fname)
         return 0;
     const char *base = strrchr(info.dli_fname, '/');
     base = base ? base + 1 : info.dli_fname;
-    return !strncmp(base, "libc.so", 7) || !strncmp(base, "libc-", 5);
+    return !strncmp(base, "libc.so", 7) || !strncmp(base, "libc-", 5) ||
+           !strncmp(base, "libdl.so", 8) || !strncmp(base, "libdl-", 6);
 }
 
 /* Write one slot, making a RELRO page writable for the moment. */
@@ -142,8 +158,12 @@ HK_NOINSTR static void check_slot(const struct module *m, struct scan *s, ElfW(A
     if (type != R_JUMP_SLOT && type != R_GLOB_DAT)
         return;
     const char *name = m->strtab + m->symtab[REL_SYM(info)].st_name;
-    int which = !strcmp(name, hook_names[0]) ? 0 : !strcmp(name, hook_names[1]) ? 1 : -1;
-    if (which < 0)
+    if (name[0] != '_' && name[0] != 'd')
+        return;                 /* the common case, cheaply */
+    int which = 0;
+    while (which < NSYMS && strcmp(name, sym_names[which]) != 0)
+        which++;
+    if (which == NSYMS || !s->ours[which])
         return;
     void **slot = (void **)(m->base + offset);
     void *now = *slot;
@@ -151,11 +171,12 @@ HK_NOINSTR static void check_slot(const struct module *m, struct scan *s, ElfW(A
         return;
     /* An unresolved lazy slot points back into the module's own PLT. */
     void *target = in_module(m, (uintptr_t)now) ? s->lazy_target[which] : now;
-    if (!is_glibc_noop(target))
+    if (!in_glibc(target))
         return;
+    int hook = which == HOOK_ENTER || which == HOOK_EXIT;
     if (connect_mode == 1 && write_slot(m, slot, s->ours[which]) == 0)
-        s->connected++;
-    else
+        hook ? s->connected++ : s->redirected++;
+    else if (hook)
         s->left++;
 }
 
@@ -225,7 +246,7 @@ HK_NOINSTR static void scan_module(struct module *m, struct scan *s)
     }
     if (!m->symtab || !m->strtab)
         return;
-    int before_left = s->left, before_connected = s->connected;
+    int before_left = s->left, before_connected = s->connected, before_redirected = s->redirected;
     if (jmprel)
         (pltrel == DT_REL ? walk_rel : walk_rela)(m, s, jmprel, pltrelsz);
     if (rela)
@@ -234,6 +255,9 @@ HK_NOINSTR static void scan_module(struct module *m, struct scan *s)
         walk_rel(m, s, rel, relsz);
     if (s->connected > before_connected)
         hk_debug("connected %s: its hooks were bound to glibc's no-op, now to hookit's",
+                 m->name);
+    if (s->redirected > before_redirected)
+        hk_debug("%s: its dlopen/dlclose calls now go through hookit's (libhookit was not preloaded)",
                  m->name);
     if (s->left > before_left)
         warn_once(m);
@@ -248,11 +272,81 @@ HK_NOINSTR static int scan_one(struct dl_phdr_info *info, size_t size, void *arg
         .phdr = info->dlpi_phdr,
         .phnum = info->dlpi_phnum,
     };
-    /* Our own module defines the hooks and calls them through hidden aliases. */
-    if (in_module(&m, (uintptr_t)&hk_func_enter))
+    /* Our own module defines the hooks and calls them through hidden
+     * aliases; glibc's own objects are what we point away from. */
+    if (in_module(&m, (uintptr_t)&hk_func_enter) || in_glibc((void *)(m.base + m.phdr[0].p_vaddr)))
         return 0;
     scan_module(&m, arg);
     return 0;
+}
+
+/* Number of dynamic symbols, from the GNU hash table (no DT_HASH on
+ * modern toolchains): past the largest bucket, the chain ends on a set low bit. */
+HK_NOINSTR static uint32_t gnu_hash_nsyms(const uint32_t *h)
+{
+    uint32_t nbuckets = h[0], symoffset = h[1], bloom_words = h[2];
+    const uint32_t *buckets = h + 4 + bloom_words * (sizeof(ElfW(Addr)) / 4);
+    const uint32_t *chain = buckets + nbuckets;
+    uint32_t last = 0;
+    for (uint32_t i = 0; i < nbuckets; i++)
+        if (buckets[i] > last)
+            last = buckets[i];
+    if (last < symoffset)
+        return symoffset;
+    while (!(chain[last - symoffset] & 1))
+        last++;
+    return last + 1;
+}
+
+/* A function libhookit itself defines and exports, read from its own
+ * dynamic symbol table (dlsym with our link map as handle is not safe
+ * while we are a dependency still being loaded). */
+HK_NOINSTR static void *own_export(const struct link_map *self, const char *name)
+{
+    const ElfW(Sym) *symtab = NULL;
+    const char *strtab = NULL;
+    const uint32_t *gnu_hash = NULL;
+    uintptr_t base = self->l_addr;
+    for (const ElfW(Dyn) *d = self->l_ld; d->d_tag != DT_NULL; d++) {
+        uintptr_t p = d->d_un.d_ptr < base ? base + d->d_un.d_ptr : d->d_un.d_ptr;
+        if (d->d_tag == DT_SYMTAB)
+            symtab = (const ElfW(Sym) *)p;
+        else if (d->d_tag == DT_STRTAB)
+            strtab = (const char *)p;
+        else if (d->d_tag == DT_GNU_HASH)
+            gnu_hash = (const uint32_t *)p;
+    }
+    if (!symtab || !strtab || !gnu_hash)
+        return NULL;
+    uint32_t n = gnu_hash_nsyms(gnu_hash);
+    for (uint32_t i = 1; i < n; i++) {
+        const ElfW(Sym) *sym = &symtab[i];
+        if (sym->st_shndx != SHN_UNDEF && ELF64_ST_TYPE(sym->st_info) == STT_FUNC &&
+            !strcmp(strtab + sym->st_name, name))
+            return (void *)(base + sym->st_value);
+    }
+    return NULL;
+}
+
+/* The lifecycle layer's dlopen/dlclose wrappers, when they are ours to
+ * give: libhookit's own definitions, and only when the program's lookups
+ * do not already find them first (libhookit preloaded). */
+HK_NOINSTR static void find_dl_wrappers(struct scan *s)
+{
+    Dl_info info;
+    struct link_map *self = NULL;
+    if (!dladdr1((void *)&hk_func_enter, &info, (void **)&self, RTLD_DL_LINKMAP) || !self)
+        return;
+    for (int i = DL_OPEN; i <= DL_CLOSE; i++) {
+        void *ours = own_export(self, sym_names[i]);
+        if (!ours)
+            continue;           /* no wrapper in this build (the static variant) */
+        void *first = dlsym(RTLD_DEFAULT, sym_names[i]);
+        if (first == ours)
+            continue;           /* preloaded: every module binds to it already */
+        s->ours[i] = ours;
+        s->lazy_target[i] = first;
+    }
 }
 
 /* Look at every loaded module (at start, and after each dlopen: one dlopen
@@ -260,14 +354,19 @@ HK_NOINSTR static int scan_one(struct dl_phdr_info *info, size_t size, void *arg
 HK_NOINSTR void hk_rebind_scan(void)
 {
 #if defined(R_JUMP_SLOT)
+    int saved = errno;
     pthread_mutex_lock(&scan_lock);
     if (connect_mode < 0)
         read_connect_mode();
     struct scan s = {
         .ours = { (void *)&hk_func_enter, (void *)&hk_func_exit },
-        .lazy_target = { dlsym(RTLD_DEFAULT, hook_names[0]), dlsym(RTLD_DEFAULT, hook_names[1]) },
+        .lazy_target = { dlsym(RTLD_DEFAULT, sym_names[HOOK_ENTER]),
+                         dlsym(RTLD_DEFAULT, sym_names[HOOK_EXIT]) },
     };
+    if (connect_mode == 1)
+        find_dl_wrappers(&s);
     dl_iterate_phdr(scan_one, &s);
     pthread_mutex_unlock(&scan_lock);
+    errno = saved;
 #endif
 }

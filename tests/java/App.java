@@ -1,6 +1,7 @@
 // A Java program with native methods (libNative.so, native.c), for tests/java.
 //   App run N       Worker.run N times, then once in a thread named worker-1
 //   App callback N  native code that calls back into Java that calls native code
+//   App later N     a native call, then a second library (libLater.so) loaded and called N times
 //   App exit3       System.exit(3) after a native call
 //   App npe [R]     R*1000 NullPointerExceptions raised and caught (the JVM's SIGSEGV
 //                   handling once the loop is compiled; R=10), then a native call
@@ -40,6 +41,14 @@ public class App {
                 w.bounce(i);
             System.out.println("bounced " + n);
             break;
+        case "later": {
+            w.run(1);
+            int s = 0;
+            for (int i = 0; i < n; i++)
+                s += Later.compute(i);
+            System.out.println("later " + s);
+            break;
+        }
         case "exit3":
             w.run(1);
             System.out.println("exiting with 3");
@@ -82,4 +91,10 @@ class Worker {
 
     int run(int x) { return compute(x); }
     int up(int x) { return compute(x) + 1; }
+}
+
+class Later {
+    static { System.loadLibrary("Later"); }
+
+    static native int compute(int x);
 }

@@ -44,8 +44,9 @@ def built():
                             os.path.join(HERE, "Pure.java")], capture_output=True, text=True)
         assert p.returncode == 0, p.stderr
         inc = jdk_include()
-        hk.cc(d, [os.path.join(HERE, "native.c")], "libNative.so", shared=True,
-              flags=["-I" + inc, "-I" + os.path.join(inc, "linux")])
+        for src, lib in (("native.c", "libNative.so"), ("later.c", "libLater.so")):
+            hk.cc(d, [os.path.join(HERE, src)], lib, shared=True,
+                  flags=["-I" + inc, "-I" + os.path.join(inc, "linux")])
         _cache["dir"] = d
         return d
 
@@ -192,6 +193,20 @@ def test_automatic_connection_without_preload(tmp):
     assert r.rc == 0 and r.out == "sum 50\n", (r.rc, r.err)
     assert r.lines() == [], r.err
     check_native_counts(profile(tmp), "java")
+
+
+def test_automatic_connection_of_a_later_library(tmp):
+    """libhookit came in with the first JNI library; the JVM's later
+    dlopen of a second one is seen too (its dlopen calls are connected to
+    the lifecycle layer's) and the second library is connected."""
+    r = java(tmp, ["App", "later", "3"])
+    assert r.rc == 0 and r.out == "later 6\n", (r.rc, r.err)
+    assert r.lines() == [], r.err
+    t = threads_named(profile(tmp), "java")[0]
+    hk.assert_tree(t, {("Java_Worker_compute",): 1, ("Java_Worker_compute", "helper"): 1,
+                       ("Java_Worker_compute", "helper", "kernel"): 2,
+                       ("Java_Later_compute",): 3, ("Java_Later_compute", "twice"): 3})
+    assert hk.node(t, "Java_Later_compute")["module"] == "libLater.so"
 
 
 def test_automatic_connection_debug_line(tmp):
