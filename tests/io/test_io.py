@@ -402,3 +402,47 @@ def test_jprofopts_help_lists_io_options(tmp):
     for opt in ("io ", "noio", "alloc", "io_interval="):
         assert opt in p.stderr, p.stderr
     assert "bad value in JPROFOPTS option 'io_interval=0'" in p.stderr, p.stderr
+
+
+def test_threads_and_fork(tmp):
+    exe = hk.cc(tmp, [src("threads_io.c")], "threads_io", flags=["-pthread"])
+    rc, out, err, pid = hk.popen_run(tmp, [exe, tmp])
+    assert rc == 0 and out == "parent done 0\n", (rc, out, err)
+    profs = hk.profiles(tmp, "threads_io")
+    assert len(profs) == 2, profs
+    docs = [hk.export_json(tmp, p) for p in profs]
+    parent = [d for d in docs if d["process"]["pid"] == pid][0]
+    child = [d for d in docs if d["process"]["pid"] != pid][0]
+    shared = files_table(parent)[os.path.join(tmp, "shared.dat")]
+    assert (shared["writes"], shared["bytes_written"], shared["opens"]) == (20, 2000, 1), shared
+    assert shared["max_byte_written"] == 1999, shared
+    workers = [t for t in parent["threads"] if t["index"] > 0]
+    assert len(workers) == 2, parent["threads"]
+    for t in workers:
+        w = hk.node(t, "worker")
+        assert (w["io_calls"], w["io_bytes_written"]) == (10, 1000), w
+    assert os.path.join(tmp, "child.dat") not in files_table(parent)
+    # The child's profile holds the child's I/O only.
+    cf = files_table(child)
+    assert list(cf) == [os.path.join(tmp, "child.dat")], list(cf)
+    assert cf[os.path.join(tmp, "child.dat")]["bytes_written"] == 50
+    assert hk.node(hk.thread_of(child, 0), "child_io")["io_bytes_written"] == 50
+
+
+def test_ioprof_fork_writes_two_logs(tmp):
+    exe = hk.cc(tmp, [src("threads_io.c")], "threads_io", flags=["-pthread"],
+                link_hookit=False, instrument=False)
+    rc, out, err, pid = hk.popen_run(tmp, [hk.BIN, "run", "-p", "libioprof.so", "--", exe, tmp])
+    assert rc == 0 and out == "parent done 0\n", (rc, out, err)
+    logs = sorted(glob.glob(os.path.join(tmp, "ioprof.threads_io.*.log")))
+    assert len(logs) == 2 and not glob.glob(os.path.join(tmp, "*.part")), os.listdir(tmp)
+    heads = [dict(l.split(" ", 1) for l in log_lines(p)[1:8]) for p in logs]
+    parent = [h for h in heads if int(h["ppid"]) != int(heads[0]["pid"]) and
+              int(h["ppid"]) != int(heads[1]["pid"])][0]
+    child = [h for h in heads if h is not parent][0]
+    assert child["ppid"] == parent["pid"], heads
+    for p in logs:
+        assert log_lines(p)[-1].startswith("# end exit"), p
+    r = hk.hookit(tmp, "io", *logs).stdout
+    rows = [l.split() for l in r.splitlines() if l.endswith("/shared.dat")]
+    assert rows and rows[0][:4] == ["0", "2000", "22", "0"], r     # open, 20 pwrite, close
