@@ -446,3 +446,20 @@ def test_ioprof_fork_writes_two_logs(tmp):
     r = hk.hookit(tmp, "io", *logs).stdout
     rows = [l.split() for l in r.splitlines() if l.endswith("/shared.dat")]
     assert rows and rows[0][:4] == ["0", "2000", "22", "0"], r     # open, 20 pwrite, close
+
+
+def test_alloc_threads_exact(tmp):
+    exe = hk.cc(tmp, [src("alloc_threads.c")], "alloc_threads", flags=["-pthread"])
+    p = hk.run(tmp, [exe], env={"JPROFOPTS": "alloc"})
+    assert p.stdout == "done\n", p.stdout
+    doc = hk.export_json(tmp, hk.one_profile(tmp, "alloc_threads"))
+    per_thread = sum(24 + i % 40 for i in range(20000))
+    for t in doc["threads"]:
+        if t["index"] == 0:
+            continue
+        h = hk.node(t, "hammer")
+        assert (h["alloc_calls"], h["alloc_bytes"]) == (20001, per_thread + 777), h
+        assert (h["free_calls"], h["free_bytes"]) == (20000, per_thread), h
+        assert (h["leak_count"], h["leak_bytes"]) == (1, 777), h
+    meta = doc["process"]["meta"]
+    assert int(meta["leak_bytes"]) >= 4 * 777 and int(meta["free_untracked"]) == 0, meta
