@@ -147,30 +147,63 @@ static int add_thread(struct cg *c, const struct prof_thread *th, uint32_t root)
 /* ---- writing, with callgrind's name compression ------------------------------ */
 
 struct names {
-    const char **seen;          /* per kind: strings already given an id */
-    uint32_t n, cap;
+    const char **keys;          /* open addressing by content: id = vals[i] */
+    uint32_t *vals;
+    uint32_t n, cap;            /* cap: a power of two, or 0 */
 };
 
-/* Print "(id) name" the first time a string is seen, "(id)" afterwards.
- * Interned strings: pointer equality is string equality. */
+static uint64_t hash_str(const char *s)
+{
+    uint64_t h = 1469598103934665603ull;
+    for (; *s; s++)
+        h = (h ^ (unsigned char)*s) * 1099511628211ull;
+    return h;
+}
+
+static int names_grow(struct names *ns)
+{
+    uint32_t cap = ns->cap ? ns->cap * 2 : 256;
+    const char **keys = calloc(cap, sizeof *keys);
+    uint32_t *vals = calloc(cap, sizeof *vals);
+    if (!keys || !vals) {
+        free(keys);
+        free(vals);
+        return -1;
+    }
+    for (uint32_t i = 0; i < ns->cap; i++) {
+        if (!ns->keys[i])
+            continue;
+        uint32_t j = (uint32_t)hash_str(ns->keys[i]) & (cap - 1);
+        while (keys[j])
+            j = (j + 1) & (cap - 1);
+        keys[j] = ns->keys[i];
+        vals[j] = ns->vals[i];
+    }
+    free(ns->keys);
+    free(ns->vals);
+    ns->keys = keys;
+    ns->vals = vals;
+    ns->cap = cap;
+    return 0;
+}
+
+/* Print "(id) name" the first time a name is seen, "(id)" afterwards:
+ * callgrind's name compression. */
 static void put_name(FILE *out, struct names *ns, const char *s)
 {
-    for (uint32_t i = 0; i < ns->n; i++)
-        if (ns->seen[i] == s) {
-            fprintf(out, "(%u)\n", i + 1);
-            return;
-        }
-    if (ns->n == ns->cap) {
-        uint32_t cap = ns->cap ? ns->cap * 2 : 64;
-        const char **a = realloc(ns->seen, cap * sizeof *a);
-        if (!a) {               /* no compression then: the full name is always valid */
-            fprintf(out, "%s\n", s);
-            return;
-        }
-        ns->seen = a;
-        ns->cap = cap;
+    if ((ns->n + 1) * 2 > ns->cap && names_grow(ns) != 0) {
+        fprintf(out, "%s\n", s);  /* no compression then: the full name is always valid */
+        return;
     }
-    ns->seen[ns->n++] = s;
+    uint32_t j = (uint32_t)hash_str(s) & (ns->cap - 1);
+    while (ns->keys[j] && strcmp(ns->keys[j], s))
+        j = (j + 1) & (ns->cap - 1);
+    if (ns->keys[j]) {
+        fprintf(out, "(%u)\n", ns->vals[j]);
+        return;
+    }
+    ns->keys[j] = s;
+    ns->vals[j] = ++ns->n;
     fprintf(out, "(%u) ", ns->n);
     for (const char *q = s; *q; q++)  /* one line per name */
         fputc(*q == '\n' || *q == '\r' ? ' ' : *q, out);
@@ -315,9 +348,12 @@ static int write_profile(FILE *out, const struct profile *p)
     free(c.keys);
     free(c.vals);
     free(w.root_names);
-    free(w.ob.seen);
-    free(w.fl.seen);
-    free(w.fn.seen);
+    free(w.ob.keys);
+    free(w.ob.vals);
+    free(w.fl.keys);
+    free(w.fl.vals);
+    free(w.fn.keys);
+    free(w.fn.vals);
     profile_free(strings);
     return rc;
 }

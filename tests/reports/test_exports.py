@@ -202,3 +202,21 @@ def test_chrome_needs_a_trace(tmp):
     a, _ = fixed.fixed_profiles(tmp)
     p = hk.hookit(tmp, "export", "--format=chrome", a, check=False)
     assert p.returncode == 1 and "needs a call-flow trace" in p.stderr, p.stderr
+
+
+def test_export_golden(tmp):
+    """folded and callgrind of the fixed profile, byte for byte."""
+    a, b = fixed.fixed_profiles(tmp)
+    errors = []
+    for name, args in [("folded.txt", ["--format=folded", a]),
+                       ("folded_calls_merged.txt", ["--format=folded", "--weight", "calls",
+                                                    "--merge-threads", a]),
+                       ("callgrind.txt", ["--format=callgrind", a]),
+                       ("callgrind_two.txt", ["--format=callgrind", "--thread", "1001", a])]:
+        out = hk.hookit(tmp, "export", *args).stdout
+        out = re.sub(r"creator: hookit \S+", "creator: hookit VERSION", out)
+        try:
+            fixed.check_golden(name, out)
+        except AssertionError as e:
+            errors.append(str(e))
+    assert not errors, "\n\n".join(errors)
