@@ -240,3 +240,14 @@ def test_chrome_and_folded_of_fork_family(tmp):
     assert len(pids) == 2
     merged = hk.hookit(tmp, "report", "--merge", *files).stdout
     assert re.search(r"\s0\s+2\s+\S+\s+\S+\s+F:flow\.main\(\)", merged), merged
+
+
+def test_unwritable_output_one_line_status_kept(tmp):
+    exe = build(tmp)
+    missing = os.path.join(tmp, "no", "such", "dir")
+    rc, out, err, pid = hk.popen_run(tmp, [exe], env={"HOOKIT_PROFILER": "libhktrace.so",
+                                                      "HOOKIT_OUTPUT": missing})
+    assert rc == 0 and out.strip() == "14", (rc, out, err)
+    lines = hk.hookit_lines(err, pid)
+    assert len(lines) == 1 and "hktrace" in lines[0] and missing in lines[0], err
+    assert traces(tmp) == []
