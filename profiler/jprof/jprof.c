@@ -14,6 +14,7 @@ extern int jp_death_signal;
 void jp_process_start(void);
 void jp_names_start(void);
 void jp_names_reload(void);
+void jp_output_fork_child(void);
 
 JP_EXPORT JP_NOINSTR int HookitStart(const struct hookit_host *host, struct hookit_plugin *plugin)
 {
@@ -72,6 +73,7 @@ JP_EXPORT JP_NOINSTR void HookitEvent(const struct hookit_event *ev)
             jp_host->log("jprof: cannot copy the call trees in the forked child");
         jp_thread_fork_child();
         jp_process_start();
+        jp_output_fork_child();
         jp_sampler_fork_child();
         jp_metrics_fork_child();
         break;

@@ -44,6 +44,15 @@ JP_NOINSTR static void file_name(char *out, size_t size, const char *exe, int at
     snprintf(out, size, "hookit.%s%s.%d%s.prof", exe, rank, pid, extra);
 }
 
+/* Profiles this process wrote: a flush's file and the final one are
+ * numbered on from the last, without comment. */
+static int profiles_written;
+
+JP_NOINSTR void jp_output_fork_child(void)
+{
+    profiles_written = 0;
+}
+
 JP_NOINSTR int jp_write_profile(int how)
 {
     int saved = errno;
@@ -55,20 +64,22 @@ JP_NOINSTR int jp_write_profile(int how)
     }
     char exe[256], name[600], err[512];
     exe_name(exe, sizeof exe);
-    int rc = -1, attempt;
-    for (attempt = 0; attempt < MAX_TRIES; attempt++) {
+    int rc = -1, attempt, first = profiles_written;
+    for (attempt = first; attempt < first + MAX_TRIES; attempt++) {
         file_name(name, sizeof name, exe, attempt);
         rc = profile_write_file(p, jp_host->output_dir, name, err, sizeof err);
         if (rc == 0 || errno != EEXIST)
             break;
     }
+    if (rc == 0)
+        profiles_written = attempt + 1;
     if (rc != 0) {
         jp_host->log("jprof: cannot write profile to %s: %s", jp_host->output_dir, err);
-    } else if (attempt > 0) {
+    } else if (attempt > first) {
         /* The usual name was taken (a file or a symlink someone put there):
          * say where the profile went instead. */
         char usual[600];
-        file_name(usual, sizeof usual, exe, 0);
+        file_name(usual, sizeof usual, exe, first);
         jp_host->log("jprof: %s/%s already exists (left alone): wrote %s instead",
                      jp_host->output_dir, usual, name);
     } else {

@@ -267,6 +267,12 @@ JP_NOINSTR void jp_thread_end(void)
     struct jp_thread *t = jp_self;
     if (!t || t == &ended_thread || t->rec->state == ARENA_THREAD_ENDED)
         return;
+    /* Called from a signal handler (the lifecycle's shoot-down at exit) that
+     * interrupted this thread inside an entry or exit: its tree is mid-update
+     * and must not be touched here.  The thread stays "running"; the profile
+     * counts its open frames up to the end like any live thread's. */
+    if (t->busy)
+        return;
     t->busy = 1;
     jp_sampler_thread_end();
     uint64_t now = jp_now();

@@ -21,15 +21,39 @@
 
 #define barrier() __asm__ volatile("" ::: "memory")
 
-JP_NOINSTR static inline uintptr_t current_sp(void)
+/* The instrumented function's canonical frame address (its caller's stack
+ * pointer before the call): the slot just above its return address, which
+ * the compiler passes to the hook as call_site.  Frame sizes differ between
+ * siblings (clang keeps fn and call_site in callee-saved registers), so only
+ * the CFA orders frames exactly: a caller's CFA is above its callee's,
+ * siblings share one.  The search starts at our own CFA (the hook reaches
+ * us by a tail jump, so that is the function's stack pointer at the hook
+ * call) and is short: the function's saved registers.  When the return
+ * address is not found nearby (a huge frame, a synthetic frame without a
+ * call site) our own CFA stands in. */
+#define CFA_SEARCH_SLOTS 32
+
+JP_NOINSTR __attribute__((noinline)) static uintptr_t caller_cfa_far(const uintptr_t *from, uintptr_t site)
 {
-#if defined(__x86_64__)
-    uintptr_t sp;
-    __asm__ volatile("mov %%rsp, %0" : "=r"(sp));
-    return sp;
-#else
-    return (uintptr_t)__builtin_frame_address(0);
-#endif
+    for (int i = 4; i < CFA_SEARCH_SLOTS; i++)
+        if (from[i] == site)
+            return (uintptr_t)&from[i + 1];
+    return (uintptr_t)from;
+}
+
+/* Unrolled for the usual case: one to three saved registers. */
+JP_NOINSTR static inline uintptr_t caller_cfa(const uintptr_t *from, void *call_site)
+{
+    uintptr_t site = (uintptr_t)call_site;
+    if (from[1] == site)
+        return (uintptr_t)&from[2];
+    if (from[2] == site)
+        return (uintptr_t)&from[3];
+    if (from[3] == site)
+        return (uintptr_t)&from[4];
+    if (from[0] == site)
+        return (uintptr_t)&from[1];
+    return caller_cfa_far(from, site);
 }
 
 JP_NOINSTR uint64_t jp_now(void)
@@ -46,9 +70,10 @@ JP_NOINSTR static inline void close_top(struct jp_thread *t, uint64_t now)
 {
     struct arena_frame *f = &t->stack[t->depth];
     struct arena_node *n = jp_node(f->node);
-    n->incl += now - f->t0;
     t->depth--;
     t->cur = t->stack[t->depth].node;
+    barrier();                  /* see leave() */
+    n->incl += now - f->t0;
 }
 
 /* Frames the new entry at sp proves abandoned (see the file comment).  A
@@ -86,11 +111,25 @@ JP_NOINSTR __attribute__((noinline)) static arena_ref find_child(struct jp_threa
     return c;
 }
 
-/* Entry.  timed: the clock was read (default mode); untimed entries (the
- * sampling mode) only count, and samples charge the current node.
+/* Which clock an entry or exit reads: each mode gets its own copy of the
+ * code, with the clock read inline. */
+enum { CLOCK_TSC, CLOCK_MONO, CLOCK_NONE };
+
+JP_NOINSTR static inline uint64_t read_clock(int clock)
+{
+    return clock == CLOCK_TSC ? jp_tsc() : clock == CLOCK_MONO ? jp_now_mono() : 0;
+}
+
+/* Entry.  Untimed entries (CLOCK_NONE, the sampling mode) only count;
+ * samples charge the current node.  The clock is read inside the busy
+ * section: a signal handler that runs instrumented code just before it then
+ * lies wholly before this frame's start, never inside it as well as beside
+ * it.  synthetic: a frame that is not machine code (a Java method, see
+ * jp_enter_synthetic), which has no stack pointer of its own.
  * Written with locals throughout: every store to the arena could alias the
  * thread state for the compiler, which would reload it after each one. */
-JP_NOINSTR __attribute__((always_inline)) static inline void enter(uint64_t now, void *fn, int timed)
+JP_NOINSTR __attribute__((always_inline)) static inline void enter(int clock, void *fn, void *site,
+                                                                  int synthetic)
 {
     struct jp_thread *t = jp_self;
     if (JP_UNLIKELY(!t) && !(t = jp_thread_attach()))
@@ -102,15 +141,23 @@ JP_NOINSTR __attribute__((always_inline)) static inline void enter(uint64_t now,
     }
     t->busy = 1;
     barrier();
+    uint64_t now = read_clock(clock);
     uint32_t seq = rec->seq;
     rec->seq = seq + 1;
     __atomic_thread_fence(__ATOMIC_RELEASE);
 
     uint32_t depth = t->depth;
-    uintptr_t sp = current_sp();
-    if (JP_UNLIKELY(t->stack[depth].sp <= sp)) {
-        cut_back(t, sp, now);
-        depth = t->depth;
+    uintptr_t sp;
+    if (synthetic) {
+        /* The top of the thread's stack: the longjmp check never takes it
+         * for an abandoned frame, and never cuts it for a native entry. */
+        sp = t->stack_hi ? t->stack_hi - 1 : UINTPTR_MAX;
+    } else {
+        sp = site ? caller_cfa(__builtin_dwarf_cfa(), site) : (uintptr_t)__builtin_dwarf_cfa();
+        if (JP_UNLIKELY(t->stack[depth].sp <= sp)) {
+            cut_back(t, sp, now);
+            depth = t->depth;
+        }
     }
     arena_ref cur = t->cur;
     arena_ref c = (arena_ref)jp_node(cur)->last_child;
@@ -119,10 +166,10 @@ JP_NOINSTR __attribute__((always_inline)) static inline void enter(uint64_t now,
     if (JP_LIKELY(c) && (JP_LIKELY(depth + 1 < t->capacity) || jp_grow_stack(t) == 0)) {
         jp_node(c)->calls++;
         struct arena_frame *f = &t->stack[++depth];
-        if (timed)
-            f->t0 = now;
+        f->t0 = now;
         f->sp = sp;
         f->node = c;
+        barrier();              /* the frame is complete before it counts */
         t->cur = c;
         t->depth = depth;
     } else {
@@ -149,7 +196,7 @@ JP_NOINSTR __attribute__((noinline)) static void exit_unmatched(struct jp_thread
         close_top(t, now);
 }
 
-JP_NOINSTR __attribute__((always_inline)) static inline void leave(uint64_t now, void *fn, int timed)
+JP_NOINSTR __attribute__((always_inline)) static inline void leave(int clock, void *fn)
 {
     struct jp_thread *t = jp_self;
     if (JP_UNLIKELY(!t))
@@ -161,6 +208,7 @@ JP_NOINSTR __attribute__((always_inline)) static inline void leave(uint64_t now,
     }
     t->busy = 1;
     barrier();
+    uint64_t now = read_clock(clock);
     uint32_t seq = rec->seq;
     rec->seq = seq + 1;
     __atomic_thread_fence(__ATOMIC_RELEASE);
@@ -169,11 +217,15 @@ JP_NOINSTR __attribute__((always_inline)) static inline void leave(uint64_t now,
     struct arena_frame *f = &t->stack[depth];
     struct arena_node *n = jp_node(f->node);
     if (JP_LIKELY(depth > 0 && n->fn == (uint64_t)fn)) {
-        if (timed)
-            n->incl += now - f->t0;
+        /* Pop first, then add the time: a profile written by a signal
+         * handler that interrupted us here (exit() in a handler) sees the
+         * frame either open or closed with its time, never both. */
         depth--;
         t->depth = depth;
         t->cur = f[-1].node;
+        barrier();
+        if (clock != CLOCK_NONE)
+            n->incl += now - f->t0;
     } else {
         exit_unmatched(t, (uint64_t)fn, now);
         depth = t->depth;
@@ -186,92 +238,28 @@ JP_NOINSTR __attribute__((always_inline)) static inline void leave(uint64_t now,
         jp_attend(t);
 }
 
-JP_NOINSTR void jp_enter_tsc(void *fn, void *site)
-{
-    (void)site;
-    enter(jp_tsc(), fn, 1);
-}
+JP_NOINSTR void jp_enter_tsc(void *fn, void *site) { enter(CLOCK_TSC, fn, site, 0); }
+JP_NOINSTR void jp_exit_tsc(void *fn, void *site) { (void)site; leave(CLOCK_TSC, fn); }
+JP_NOINSTR void jp_enter_mono(void *fn, void *site) { enter(CLOCK_MONO, fn, site, 0); }
+JP_NOINSTR void jp_exit_mono(void *fn, void *site) { (void)site; leave(CLOCK_MONO, fn); }
+JP_NOINSTR void jp_enter_counted(void *fn, void *site) { enter(CLOCK_NONE, fn, site, 0); }
+JP_NOINSTR void jp_exit_counted(void *fn, void *site) { (void)site; leave(CLOCK_NONE, fn); }
 
-JP_NOINSTR void jp_exit_tsc(void *fn, void *site)
+JP_NOINSTR static int clock_in_use(void)
 {
-    (void)site;
-    leave(jp_tsc(), fn, 1);
-}
-
-JP_NOINSTR void jp_enter_mono(void *fn, void *site)
-{
-    (void)site;
-    enter(jp_now_mono(), fn, 1);
-}
-
-JP_NOINSTR void jp_exit_mono(void *fn, void *site)
-{
-    (void)site;
-    leave(jp_now_mono(), fn, 1);
-}
-
-JP_NOINSTR void jp_enter_counted(void *fn, void *site)
-{
-    (void)site;
-    enter(0, fn, 0);
-}
-
-JP_NOINSTR void jp_exit_counted(void *fn, void *site)
-{
-    (void)site;
-    leave(0, fn, 0);
+    return jp_opt.sample ? CLOCK_NONE : jp_clock_is_tsc() ? CLOCK_TSC : CLOCK_MONO;
 }
 
 /* Frames that are not machine code (Java methods from the JVMTI agent),
  * keyed by jp_synthetic_key().  A JVMTI callback's stack pointer does not
- * nest with the native frames around it, so these frames carry the top of
- * the thread's stack instead of theirs: the longjmp check never takes them
- * for abandoned frames, and a native entry above them never cuts them.
- * They end by key, like any exit. */
+ * nest with the native frames around it (see enter()).  They end by key,
+ * like any exit. */
 JP_NOINSTR void jp_enter_synthetic(uint64_t key)
 {
-    int timed = !jp_opt.sample;
-    uint64_t now = timed ? jp_now() : 0;
-    struct jp_thread *t = jp_self;
-    if (JP_UNLIKELY(!t) && !(t = jp_thread_attach()))
-        return;
-    struct arena_thread *rec = t->rec;
-    if (t->busy) {
-        rec->dropped++;
-        return;
-    }
-    t->busy = 1;
-    barrier();
-    uint32_t seq = rec->seq;
-    rec->seq = seq + 1;
-    __atomic_thread_fence(__ATOMIC_RELEASE);
-
-    uint32_t depth = t->depth;
-    arena_ref cur = t->cur;
-    arena_ref c = (arena_ref)jp_node(cur)->last_child;
-    if (!c || jp_node(c)->fn != key)
-        c = find_child(t, cur, key);
-    if (c && (depth + 1 < t->capacity || jp_grow_stack(t) == 0)) {
-        jp_node(c)->calls++;
-        struct arena_frame *f = &t->stack[++depth];
-        f->t0 = now;
-        f->sp = t->stack_hi ? t->stack_hi - 1 : UINTPTR_MAX;
-        f->node = c;
-        t->cur = c;
-        t->depth = depth;
-    } else {
-        rec->dropped++;
-    }
-    rec->depth = depth;
-    __atomic_store_n(&rec->seq, seq + 2, __ATOMIC_RELEASE);
-    barrier();
-    t->busy = 0;
+    enter(clock_in_use(), (void *)(uintptr_t)key, NULL, 1);
 }
 
 JP_NOINSTR void jp_exit_synthetic(uint64_t key)
 {
-    if (jp_opt.sample)
-        leave(0, (void *)(uintptr_t)key, 0);
-    else
-        leave(jp_now(), (void *)(uintptr_t)key, 1);
+    leave(clock_in_use(), (void *)(uintptr_t)key);
 }
