@@ -226,7 +226,7 @@ def test_tcmalloc_before_hookit(tmp):
 
 def test_static_link(tmp):
     out = os.path.join(tmp, "static_io")
-    cmd = [hk.BIN, "link", "--", "gcc", "-static", "-g", "-O1", "-I" + hk.INCLUDE,
+    cmd = [hk.BIN, "link", "-p", "none", "--", "gcc", "-static", "-g", "-O1", "-I" + hk.INCLUDE,
            "-o", out, src("static_io.c"), src("static_plugin.c")]
     c = subprocess.run(cmd, capture_output=True, text=True, cwd=tmp)
     if c.returncode != 0 and "cannot find -lc" in c.stderr:
@@ -236,6 +236,20 @@ def test_static_link(tmp):
     assert p.stdout == "ok\n", p.stdout
     # open, 3 writes, close, fopen, fread, fclose: all through __wrap_*
     assert "ioevents calls=8 read=300 written=300 opens=2 allocs123=1 frees=1" in p.stderr, p.stderr
+
+
+def test_static_link_jprof(tmp):
+    """Fully static, libjprof linked in: the same numbers as the dynamic run."""
+    out = os.path.join(tmp, "known_io")
+    cmd = [hk.BIN, "link", "--", "gcc", "-static", "-g", "-O1", "-finstrument-functions",
+           "-o", out, src("known_io.c")]
+    c = subprocess.run(cmd, capture_output=True, text=True, cwd=tmp)
+    if c.returncode != 0 and "cannot find -l" in c.stderr:
+        hk.skip("static libraries missing: " + c.stderr.strip().splitlines()[-1])
+    assert c.returncode == 0, c.stderr
+    p = hk.run(tmp, [out, tmp])
+    assert p.stdout.endswith("all checks passed\n"), p.stdout
+    check_known_io(tmp, hk.export_json(tmp, hk.one_profile(tmp, "known_io")))
 
 
 def log_lines(path):
