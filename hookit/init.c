@@ -101,6 +101,7 @@ HK_NOINSTR void hk_init(void)
     hk_io_resolve();
     hk_io_clock_init();
     hk_config_read();
+    hk_collecting = -1;         /* unset: HookitStart may turn it off (JPROFOPTS=nostart) */
     int loaded = hk_plugin_load() == 0;
     hk_io_guard--;
     if (lifecycle_register)
@@ -110,8 +111,8 @@ HK_NOINSTR void hk_init(void)
     hk_rebind_scan();           /* modules loaded before us (we may be a dlopen'ed library's dependency) */
     __atomic_store_n(&hk_initialized, 1, __ATOMIC_RELEASE);
     __atomic_store_n(&init_state, 2, __ATOMIC_RELEASE);
-    if (loaded && hk_config.start_on)
-        hk_collecting = 1;
+    if (hk_collecting == -1)
+        hk_collecting = loaded && hk_config.start_on;
 }
 
 HK_NOINSTR void hk_finish(int how)

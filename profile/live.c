@@ -599,7 +599,7 @@ int live_snapshot(struct live *l, enum live_consistency c, struct live_snapshot 
         t_post = mono_ns();
         gather(l, recs, n, s);
     }
-    process_now(l, &s->ticks_per_ns);
+    s->now = process_now(l, &s->ticks_per_ns);
     int rc = 0;
     for (uint32_t i = 0; i < n && rc == 0; i++) {
         struct live_thread *t = &s->threads[i];
