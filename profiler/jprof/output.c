@@ -56,7 +56,15 @@ JP_NOINSTR void jp_output_fork_child(void)
 JP_NOINSTR int jp_write_profile(int how)
 {
     int saved = errno;
+    uint64_t t0 = jp_now_mono();
     struct profile *p = jp_build_profile(how);
+    if (p) {
+        /* What building the profile (tree walk and names) cost; the write
+         * itself follows and is reported with HOOKIT_DEBUG=1. */
+        char ns[24];
+        snprintf(ns, sizeof ns, "%llu", (unsigned long long)(jp_now_mono() - t0));
+        profile_set_meta(p, "build_ns", ns);
+    }
     if (!p) {
         jp_host->log("jprof: out of memory building the profile; none written");
         errno = saved;
@@ -83,7 +91,8 @@ JP_NOINSTR int jp_write_profile(int how)
         jp_host->log("jprof: %s/%s already exists (left alone): wrote %s instead",
                      jp_host->output_dir, usual, name);
     } else {
-        jp_host->debug_log("jprof: wrote %s/%s", jp_host->output_dir, name);
+        jp_host->debug_log("jprof: wrote %s/%s in %.3f ms (names and tree walk included)",
+                           jp_host->output_dir, name, (double)(jp_now_mono() - t0) / 1e6);
     }
     profile_free(p);
     errno = saved;
