@@ -1,5 +1,5 @@
 /* Record buffers: one mapping of size= bytes reserved at start (pages are
- * only touched as records fill them), cut into 64 KiB chunks that threads
+ * only touched as records fill them), cut into 16 KiB chunks that threads
  * take with one atomic add.  When none is left the cap is reached: one line
  * on stderr, and every thread stops writing (its lost events are counted). */
 #include "hktrace.h"

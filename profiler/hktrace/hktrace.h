@@ -44,7 +44,9 @@ uint64_t ht_now(void);
 /* ---- record buffers (buffer.c) ------------------------------------------------
  * One reserved mapping of size_bytes, cut into chunks that threads take with
  * an atomic bump; no syscall and no lock on the hot path. */
-#define HT_CHUNK_BYTES (64u * 1024u)
+/* Small enough that thousands of short threads fit in the cap, large
+ * enough that taking a chunk (one atomic add) is rare. */
+#define HT_CHUNK_BYTES (16u * 1024u)
 struct ht_chunk {
     uint32_t next;              /* next chunk of the same thread, number + 1; 0 = none */
     uint32_t nrec;              /* records in use */

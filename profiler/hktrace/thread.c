@@ -96,9 +96,14 @@ HT_NOINSTR void ht_thread_end(void)
     if (!t || t->ended)
         return;
     int saved = errno;
-    t->busy = 1;
+    t->busy = 1;                /* for good: later events are counted as lost */
     ht_close_all(t, ht_now());
     read_name(t);               /* a name set after the thread started */
+    /* The records and this structure stay for the writer; the shadow stack
+     * is no longer needed (many short threads should not keep theirs). */
+    munmap(t->stack, (size_t)t->capacity * sizeof *t->stack);
+    t->stack = NULL;
+    t->capacity = 0;
     __atomic_store_n(&t->ended, 1, __ATOMIC_RELEASE);
     errno = saved;
 }
