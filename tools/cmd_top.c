@@ -277,7 +277,7 @@ static int refresh(struct top *tp, int show, int clear)
     if (!p)
         return EXIT_FAIL;
     if (tp->thread >= (int)p->nthreads)
-        tp->thread = p->nthreads ? (int)p->nthreads - 1 : -1;
+        tp->thread = p->nthreads ? 0 : -1;      /* t past the last thread wraps */
     if (show) {
         if (clear)
             fputs("\033[H\033[2J", stdout);

@@ -204,7 +204,22 @@ def test_process_pause_bounded_with_a_blocked_thread(tmp):
 # ---- control -----------------------------------------------------------------------------
 
 def test_ctl_start_stop_flush(tmp):
+    ctl_start_stop_flush(tmp, {"JPROFOPTS": "nostart"})
+
+
+def test_ctl_start_with_profiling_off(tmp):
     p, rt = start(tmp, 1, 0, env={"HOOKIT_PROFILING": 0})
+    try:
+        assert sum(totals(snapshot(tmp, rt, p.pid, "off.prof")).values()) == 0
+        hookit(tmp, rt, "ctl", str(p.pid), "start")
+        time.sleep(0.2)
+        assert sum(totals(snapshot(tmp, rt, p.pid, "on.prof")).values()) > 0
+    finally:
+        stop(p)
+
+
+def ctl_start_stop_flush(tmp, env):
+    p, rt = start(tmp, 1, 0, env=env)
     try:
         before = snapshot(tmp, rt, p.pid, "off.prof")
         assert sum(totals(before).values()) == 0, "collection is off: nothing counted"
@@ -471,3 +486,50 @@ def test_exec_failed_keeps_live_view_exec_replaces_it(tmp):
     assert new_image, "the exec'ed image is readable live under the same pid"
     assert names == [f"{q.pid}.arena", f"{q.pid}.maps"], names   # the old image's files are gone
     assert os.listdir(rt) == []
+
+
+def test_top_keys_on_a_terminal(tmp):
+    """On a terminal top refreshes, switches view and thread with keys, and
+    quits with q."""
+    import pty, select
+    p, rt = start(tmp, 1, 0)
+    pid, fd = pty.fork()
+    if pid == 0:
+        os.environ["HOOKIT_RUNTIME_DIR"] = rt
+        os.execv(hk.BIN, [hk.BIN, "top", "--interval", "0.2", str(p.pid)])
+    out = b""
+
+    def read_for(seconds):
+        nonlocal out
+        end = time.monotonic() + seconds
+        while time.monotonic() < end:
+            r, _, _ = select.select([fd], [], [], 0.05)
+            if r:
+                try:
+                    out += os.read(fd, 65536)
+                except OSError:
+                    return
+
+    try:
+        read_for(0.8)
+        assert b"view all" in out, out[-2000:]
+        os.write(fd, b"v")
+        read_for(0.5)
+        assert b"view functions" in out
+        os.write(fd, b"t")              # from all threads to thread 0
+        read_for(0.5)
+        assert b"== thread 1" not in out.split(b"\033[H\033[2J")[-1]
+        os.write(fd, b"t")              # thread 1
+        read_for(0.5)
+        os.write(fd, b"q")
+        read_for(1.0)
+        _, status = os.waitpid(pid, 0)
+        assert os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0, status
+    finally:
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        stop(p)
+    last = out.split(b"\033[H\033[2J")[-1]
+    assert b"== thread 0" not in last and b"== thread 1 (busy)" in last, last[-1500:]
