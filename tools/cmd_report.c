@@ -40,6 +40,7 @@ static const char *const report_usage =
     "               FN's line in --flat)\n"
     "  --callees FN every function FN calls, with their calls and times\n"
     "  --tree       the call tree of a trace (instead of its listing)\n"
+    "  --interleave a trace's listing with all threads merged in time order\n"
     "  --io         the call tree with each context's own I/O: calls, bytes read\n"
     "               and written, time in I/O (JPROFOPTS=io, the default)\n"
     "  --alloc      the call tree with each context's allocations and frees\n"
@@ -385,7 +386,7 @@ static int parse_sort(const char *s, enum report_sort *out)
 }
 
 enum { OPT_CALLERS = 256, OPT_CALLEES, OPT_COLOR, OPT_NO_COLOR, OPT_NO_PAGER, OPT_TREE,
-       OPT_IO, OPT_ALLOC, OPT_LEAKS };
+       OPT_IO, OPT_ALLOC, OPT_LEAKS, OPT_INTERLEAVE };
 
 int cmd_report(int argc, char **argv)
 {
@@ -395,6 +396,7 @@ int cmd_report(int argc, char **argv)
         { "callers", required_argument, NULL, OPT_CALLERS },
         { "callees", required_argument, NULL, OPT_CALLEES },
         { "tree", no_argument, NULL, OPT_TREE },
+        { "interleave", no_argument, NULL, OPT_INTERLEAVE },
         { "io", no_argument, NULL, OPT_IO },
         { "alloc", no_argument, NULL, OPT_ALLOC },
         { "leaks", no_argument, NULL, OPT_LEAKS },
@@ -437,6 +439,9 @@ int cmd_report(int argc, char **argv)
             break;
         case OPT_TREE:
             o.tree = 1;
+            break;
+        case OPT_INTERLEAVE:
+            o.interleave = 1;
             break;
         case OPT_IO:
             o.io_view = REPORT_IO;

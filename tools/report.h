@@ -15,6 +15,7 @@ enum report_sort { SORT_DEFAULT, SORT_CALLS, SORT_INCL, SORT_EXCL, SORT_NAME };
 struct report_opts {
     int flat;
     int tree;                   /* --tree: the tree of a trace instead of its listing */
+    int interleave;             /* --interleave: a trace's threads merged in time order */
     int has_tid;
     long tid;
     const char *callers;        /* --callers FN */

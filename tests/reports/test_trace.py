@@ -63,7 +63,9 @@ def listing(tmp, trace, *args):
                 m = re.fullmatch(r"([\d.]+)(ns|us|ms|s)", dur)
                 assert m, line
                 ns = float(m.group(1)) * UNITS[m.group(2)]
-            threads[-1][1].append((float(line[:15]), ns, line[28:].replace("F:flow.", "")))
+            tid = int(line[27:34])
+            assert f"tid {tid} " in threads[-1][0] or "call flow in time order" in threads[-1][0]
+            threads[-1][1].append((float(line[:15]), ns, line[36:].replace("F:flow.", "")))
     return threads
 
 
@@ -103,6 +105,13 @@ def test_threads(tmp):
     worker = "\n".join(text for _, _, text in threads[1][1])
     assert worker == "worker() {\n  mid() {\n    leaf();\n    leaf();\n    leaf();\n  } mid()\n} worker()"
     assert "thread 1" in threads[1][0]
+    # --interleave: one listing in time order with both threads' lines
+    (header, lines), = listing(tmp, trace, "--interleave")
+    assert "2 threads" in header
+    texts = [text for _, _, text in lines]
+    assert sorted(texts) == sorted([t for _, ls in threads for _, _, t in ls])
+    times = [t for t, _, _ in lines]
+    assert times == sorted(times)
 
 
 def test_tree_from_trace_matches_jprof(tmp):
