@@ -17,6 +17,9 @@ chromium            /usr/bin/chromium
 libjemalloc2        /usr/lib/x86_64-linux-gnu/libjemalloc.so.2
 libtcmalloc-minimal4 /usr/lib/x86_64-linux-gnu/libtcmalloc_minimal.so.4
 default-jdk-headless /usr/bin/javac
+openmpi-bin         /usr/bin/mpirun
+libopenmpi-dev      /usr/bin/mpicc
+gfortran            /usr/bin/gfortran
 "
 # Extra packages asked for by later parts of the test suite are appended
 # here, one "package file" pair per line.
