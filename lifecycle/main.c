@@ -8,6 +8,7 @@
 #include "lifecycle/internal.h"
 
 #include <fcntl.h>
+#include <link.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -47,6 +48,8 @@ void lc_resolve_reals(void)
 void lc_resolve_reals(void) {}
 #endif
 
+static void lc_find_libc_start_funcs(void);
+
 static void lc_do_init(void)
 {
     lc_pid = getpid();
@@ -57,6 +60,7 @@ static void lc_do_init(void)
     lc_follow_capture();
     lc_signal_init();
     lc_fork_init();
+    lc_find_libc_start_funcs();
 }
 
 void lc_ensure_init(void)
@@ -308,19 +312,33 @@ LC_API int monitor_in_start_func_narrow(void *addr)
     return (char *)addr >= __start_hookit_lc_start && (char *)addr < __stop_hookit_lc_start;
 }
 
+/* libc's own start functions (below our frames), found once at start so
+ * the check is async-signal-safe (samplers call it from handlers). */
+static struct { char *lo, *hi; } lc_libc_start[3];
+
+static void lc_find_libc_start_funcs(void)
+{
+#ifndef HOOKIT_STATIC
+    static const char *const names[] = { "__libc_start_main", "clone", "clone3" };
+    for (int i = 0; i < 3; i++) {
+        void *fn = dlsym(RTLD_NEXT, names[i]);
+        Dl_info info;
+        const ElfW(Sym) *sym = NULL;
+        if (fn && dladdr1(fn, &info, (void **)&sym, RTLD_DL_SYMENT) && sym && sym->st_size) {
+            lc_libc_start[i].lo = (char *)fn;
+            lc_libc_start[i].hi = (char *)fn + sym->st_size;
+        }
+    }
+#endif
+}
+
 LC_API int monitor_in_start_func_wide(void *addr)
 {
     if (monitor_in_start_func_narrow(addr))
         return 1;
-#ifndef HOOKIT_STATIC
-    /* libc's own start frames below ours. */
-    Dl_info info;
-    if (dladdr(addr, &info) && info.dli_sname)
-        return !strcmp(info.dli_sname, "__libc_start_main") ||
-               !strcmp(info.dli_sname, "__libc_start_call_main") ||
-               !strcmp(info.dli_sname, "start_thread") || !strcmp(info.dli_sname, "clone3") ||
-               !strcmp(info.dli_sname, "_start");
-#endif
+    for (int i = 0; i < 3; i++)
+        if ((char *)addr >= lc_libc_start[i].lo && (char *)addr < lc_libc_start[i].hi)
+            return 1;
     return 0;
 }
 

@@ -108,3 +108,13 @@ def test_monitor_h_is_complete(tmp):
                             "-o", out, src], capture_output=True, text=True)
         assert p.returncode == 0, p.stderr
         assert subprocess.run([out]).returncode == 0
+
+
+def test_support_functions_linked(tmp):
+    """A program linked with -lhookit (no preload) calls the support
+    functions: start-function ranges, stack bottom, main, thread numbers."""
+    exe = hk.cc(tmp, [os.path.join(lcscen.PROGS, "support_funcs.c")], "support_funcs",
+                instrument=False, flags=["-O0", "-pthread"])
+    p = hk.run(tmp, [exe])
+    assert p.stdout == ("main: narrow=1 wide=1 here=0 bottom=1\naddr_main=1 num=0\n"
+                        "thread: narrow=1 wide=1\n"), p.stdout
