@@ -204,6 +204,17 @@ static char *slurp(const char *path, size_t *len)
     return buf;
 }
 
+/* A double (a time scaled from ticks) as u64, saturating: a damaged log's
+ * tick values or clock rate must not make the conversion undefined. */
+static uint64_t sat_u64(double x)
+{
+    if (!(x > 0))
+        return 0;
+    if (x >= 18446744073709549568.0)
+        return UINT64_MAX;
+    return (uint64_t)x;
+}
+
 static void scale_times(struct iostats *s, double tpn)
 {
     uint64_t *t[] = { &s->first, &s->last, &s->read_time, &s->write_time, &s->meta_time,
@@ -211,7 +222,7 @@ static void scale_times(struct iostats *s, double tpn)
     if (s->first == UINT64_MAX)
         s->first = 0;
     for (size_t i = 0; i < sizeof t / sizeof *t; i++)
-        *t[i] = (uint64_t)((double)*t[i] / tpn + 0.5);
+        *t[i] = sat_u64((double)*t[i] / tpn + 0.5);
 }
 
 static int load_log(struct io_input *in, uint64_t interval_ns, char *err, size_t errlen)
@@ -248,8 +259,11 @@ static int load_log(struct io_input *in, uint64_t interval_ns, char *err, size_t
         if (in_header) {
             if (!strncmp(line, "start_ticks ", 12))
                 start = strtoull(line + 12, NULL, 10);
-            else if (!strncmp(line, "ticks_per_sec ", 14))
-                tps = strtod(line + 14, NULL);
+            else if (!strncmp(line, "ticks_per_sec ", 14)) {
+                double r = strtod(line + 14, NULL);
+                if (r >= 1e3 && r <= 1e13)      /* else damaged: keep ns */
+                    tps = r;
+            }
             else if (!strncmp(line, "pid ", 4))
                 in->pid = strtol(line + 4, NULL, 10);
             else if (!strncmp(line, "exe ", 4)) {
@@ -267,7 +281,7 @@ static int load_log(struct io_input *in, uint64_t interval_ns, char *err, size_t
             double r;
             if (sscanf(line, "# end %31s %llu ticks_per_sec %lf", how, &end_ticks, &r) == 3) {
                 in->complete = 1;
-                if (r > 0)
+                if (r >= 1e3 && r <= 1e13)
                     tps = r;
             }
             continue;
@@ -295,15 +309,23 @@ static int load_log(struct io_input *in, uint64_t interval_ns, char *err, size_t
         }
         fr->calls++;
         fr->bytes += failed ? 0 : (o == HOOKIT_IO_READ || o == HOOKIT_IO_WRITE) ? bytes : 0;
-        fr->time_ns += (uint64_t)((double)(t1 - t0) / tpn + 0.5);
+        fr->time_ns += sat_u64((double)(t1 - t0) / tpn + 0.5);
         if (!failed && (o == HOOKIT_IO_READ || o == HOOKIT_IO_WRITE) && bytes) {
-            uint64_t iv = (uint64_t)((double)interval_ns * tpn);
+            uint64_t iv = sat_u64((double)interval_ns * tpn);
             size_t idx = t1 > start && iv ? (size_t)((t1 - start) / iv) : 0;
             if (series_add(in, idx, o == HOOKIT_IO_READ ? bytes : 0, o == HOOKIT_IO_WRITE ? bytes : 0))
                 rc = -1;
         }
         if (!file)
             continue;
+        /* ioprof numbers files from 1 as it meets them, so an id far beyond
+         * the events read so far is damage, not a reason to allocate
+         * gigabytes. */
+        if (file > in->events + 65536) {
+            snprintf(err, errlen, "%s: line %zu: file id %u out of range", in->path, lineno, file);
+            rc = -1;
+            break;
+        }
         if (file >= nfiles) {
             size_t n = (size_t)file + 64;
             struct log_file *f = realloc(files, n * sizeof *f);
@@ -407,7 +429,8 @@ static void print_path(FILE *out, const char *p)
 
 static void print_files(FILE *out, struct io_input *in, enum io_sort sort, size_t top)
 {
-    qsort_r(in->files, in->nfiles, sizeof *in->files, file_cmp, &sort);
+    if (in->nfiles > 1)         /* files is NULL for a log without files */
+        qsort_r(in->files, in->nfiles, sizeof *in->files, file_cmp, &sort);
     size_t n = top && top < in->nfiles ? top : in->nfiles;
     fprintf(out, "files (%zu, by %s):\n", in->nfiles,
             sort == BY_TIME ? "time" : sort == BY_CALLS ? "calls" : "bytes");
@@ -503,7 +526,8 @@ static int print_contexts(FILE *out, const struct io_input *in, enum io_sort sor
                                           ns ? ns[i] : 0 };
         }
     }
-    qsort_r(rows, n, sizeof *rows, ctx_cmp, &sort);
+    if (n > 1)
+        qsort_r(rows, n, sizeof *rows, ctx_cmp, &sort);
     size_t shown = top ? (top < n ? top : n) : (n < 10 ? n : 10);
     fprintf(out, "\ncontexts with the most I/O (%zu of %zu, by %s):\n", shown, n,
             sort == BY_TIME ? "time" : sort == BY_CALLS ? "calls" : "bytes");
@@ -533,7 +557,8 @@ static int func_cmp(const void *a, const void *b, void *ctx)
 
 static void print_funcs(FILE *out, struct io_input *in, enum io_sort sort)
 {
-    qsort_r(in->funcs, in->nfuncs, sizeof *in->funcs, func_cmp, &sort);
+    if (in->nfuncs > 1)
+        qsort_r(in->funcs, in->nfuncs, sizeof *in->funcs, func_cmp, &sort);
     fprintf(out, "\nfunctions (%zu):\n%14s %8s %10s  %s\n", in->nfuncs, "BYTES", "CALLS", "TIME",
             "FUNCTION");
     for (size_t i = 0; i < in->nfuncs; i++) {
