@@ -18,5 +18,5 @@ def test_fuzz_targets_smoke(tmp):
     summary = [l for l in p.stdout.splitlines() if l.startswith("fuzz")]
     assert p.returncode == 0, "\n".join(summary) + "\n" + p.stderr[-3000:]
     targets = [l for l in summary if l.startswith("fuzz ") and ": ok," in l]
-    assert len(targets) >= 9, summary
+    assert len(targets) >= 8, summary
     assert all(" 0 executions" not in l for l in targets), summary
