@@ -62,12 +62,19 @@ static char *set_vars(const uint8_t *data, size_t size, const char *const *vars,
     return copy;
 }
 
-/* Run parse() with fd 2 captured, then check what it wrote. */
+#include <sanitizer/common_interface_defs.h>
+
+/* Run parse() with fd 2 captured, then check what it wrote.  Sanitizer
+ * reports go to a copy of the real stderr, so a crash inside parse() is
+ * never hidden in the capture. */
 static void capture_stderr(void (*parse)(void))
 {
     static int fd = -1;
-    if (fd < 0 && (fd = memfd_create("fuzz-env-stderr", 0)) < 0)
-        abort();
+    if (fd < 0) {
+        __sanitizer_set_report_fd((void *)(intptr_t)dup(2));
+        if ((fd = memfd_create("fuzz-env-stderr", 0)) < 0)
+            abort();
+    }
     if (ftruncate(fd, 0) || lseek(fd, 0, SEEK_SET) != 0)
         abort();
     int saved = dup(2);
