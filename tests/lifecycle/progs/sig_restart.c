@@ -15,7 +15,7 @@ static void try_read(const char *what, int flags) {
     sigaction(SIGALRM, &sa, 0);
     int fds[2]; pipe(fds);
     pid_t writer = fork();
-    if (writer == 0) { close(fds[0]); usleep(300000); write(fds[1], "x", 1); _exit(0); }
+    if (writer == 0) { close(fds[0]); usleep(600000); write(fds[1], "x", 1); _exit(0); }
     close(fds[1]);
     struct itimerval it = { {0, 0}, {0, 50000} };
     setitimer(ITIMER_REAL, &it, 0);
