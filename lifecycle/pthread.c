@@ -66,9 +66,24 @@ void lc_thread_fini(struct lc_thread *t)
 }
 
 /* ---- creation --------------------------------------------------------------------- */
+/* The thread ends: fini, then leave the registry (a long-running program
+ * may create millions of threads). */
 static void lc_thread_cleanup(void *arg)
 {
-    lc_thread_fini((struct lc_thread *)arg);
+    struct lc_thread *t = arg;
+    lc_thread_fini(t);
+    if (atomic_load(&t->state) != LC_T_DONE)
+        return;             /* a fini in progress elsewhere: keep it */
+    sigset_t saved;
+    lc_lock(&lc_threads_lock, &saved);
+    for (struct lc_thread **p = &lc_threads; *p; p = &(*p)->next)
+        if (*p == t) {
+            *p = t->next;
+            break;
+        }
+    lc_unlock(&lc_threads_lock, &saved);
+    lc_self = NULL;
+    free(t);
 }
 
 LC_START_FUNC static void *lc_thread_start(void *arg)
@@ -90,7 +105,8 @@ LC_START_FUNC static void *lc_thread_start(void *arg)
     }
     lc_unlock(&lc_threads_lock, &saved);
     if (!live) {
-        atomic_store(&t->state, LC_T_DONE);
+        lc_self = NULL;
+        free(t);
         return start.fn(start.arg);
     }
 
