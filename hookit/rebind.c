@@ -30,6 +30,7 @@
 #include <elf.h>
 #include <errno.h>
 #include <link.h>
+#include <stddef.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -90,7 +91,13 @@ struct scan {
     void *lazy_target[NSYMS];           /* what an unresolved slot would bind to */
     int connected, left;                /* hook slots rewritten, hook slots left unconnected */
     int redirected;                     /* dlopen/dlclose slots pointed to the lifecycle layer */
+    int first_seen;                     /* the loader's counters were looked at */
 };
+
+/* The loader's load and unload counters at the last scan: a dlopen of a
+ * library already loaded (or dlopen(NULL)) changes neither, and costs no
+ * scan. */
+static unsigned long long last_adds, last_subs;
 
 HK_NOINSTR static void read_connect_mode(void)
 {
@@ -265,7 +272,16 @@ HK_NOINSTR static void scan_module(struct module *m, struct scan *s)
 
 HK_NOINSTR static int scan_one(struct dl_phdr_info *info, size_t size, void *arg)
 {
-    (void)size;
+    struct scan *s = arg;
+    if (!s->first_seen) {
+        s->first_seen = 1;
+        if (size >= offsetof(struct dl_phdr_info, dlpi_subs) + sizeof info->dlpi_subs) {
+            if (info->dlpi_adds == last_adds && info->dlpi_subs == last_subs)
+                return 1;       /* nothing loaded or unloaded since */
+            last_adds = info->dlpi_adds;
+            last_subs = info->dlpi_subs;
+        }
+    }
     struct module m = {
         .name = info->dlpi_name && *info->dlpi_name ? info->dlpi_name : "the program",
         .base = info->dlpi_addr,
@@ -276,7 +292,7 @@ HK_NOINSTR static int scan_one(struct dl_phdr_info *info, size_t size, void *arg
      * aliases; glibc's own objects are what we point away from. */
     if (in_module(&m, (uintptr_t)&hk_func_enter) || in_glibc((void *)(m.base + m.phdr[0].p_vaddr)))
         return 0;
-    scan_module(&m, arg);
+    scan_module(&m, s);
     return 0;
 }
 

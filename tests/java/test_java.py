@@ -242,13 +242,15 @@ def plain(tmp, args, **kw):
 
 WAYS = {
     "preload": dict(preload="LIBNATIVE"),
+    "hookit-run": dict(prefix=(hk.BIN, "run", "--")),   # libhookit preloaded: the lifecycle layer in full
     "connect": dict(),
     "agent": dict(agent="mode=native,noperfmap"),
 }
 
 
 def ways(tmp, args, agent_args=None, **kw):
-    """Run args each way (LD_PRELOAD, automatic connection, agent), each in its own dir."""
+    """Run args each way (LD_PRELOAD of the library, `hookit run`, automatic
+    connection, agent), each in its own dir."""
     out = {}
     for name, how in WAYS.items():
         d = os.path.join(tmp, name)
