@@ -494,3 +494,24 @@ def test_a2n_names_jit_code_from_perf_map(tmp):
             os.unlink(path)
         except FileNotFoundError:
             pass
+
+
+def test_agent_other_copy_than_libhookits_profiler(tmp):
+    """libhookit preloaded with its own libjprof; an agent from another
+    file would be a second profiler writing the same profile: it says so
+    and stays out."""
+    other = os.path.join(tmp, "copy", "libjprof.so")
+    os.makedirs(os.path.dirname(other))
+    shutil.copy(AGENT, other)
+    d = built()
+    e = hk.test_env(HOOKIT_OUTPUT=tmp, LD_PRELOAD=hk.LIBHOOKIT)
+    p = subprocess.run(["java", "-cp", d, "-Djava.library.path=" + d,
+                        "-agentpath:" + other + "=noperfmap", "App", "run", "2"],
+                       cwd=tmp, env=e, capture_output=True, text=True, timeout=120)
+    assert p.returncode == 0 and p.stdout == "sum 8\n", p.stderr
+    lines = hk.hookit_lines(p.stderr)
+    assert len(lines) == 1 and "libhookit is loaded but did not start this libjprof" in lines[0] \
+        and other in lines[0], p.stderr
+    doc = profile(tmp)
+    assert not any(n["name"].startswith("J:") for t in doc["threads"] for _, n in hk.walk(t["roots"]))
+    check_native_counts(doc, "java", n=2)
