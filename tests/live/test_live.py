@@ -416,7 +416,7 @@ def test_thread_copies_its_own_tree(tmp):
     p, rt = start(tmp, 0, 0, "wide")
     try:
         docs = []
-        for i in range(5):
+        for i in range(3):
             out = os.path.join(tmp, f"w{i}.prof")
             r = hk.hookit(tmp, "snapshot", "-o", out, str(p.pid),
                           env={"HOOKIT_RUNTIME_DIR": rt, "HOOKIT_LIVE_TRIES": 0})
