@@ -131,6 +131,29 @@ static const char *user_name(uid_t uid, char *buf, size_t size)
     return buf;
 }
 
+/* A reader without HOOKIT_RUNTIME_DIR looks where the process registered:
+ * its own HOOKIT_RUNTIME_DIR, from /proc/PID/environ (readable by its user
+ * and root only, like the rest). */
+static void follow_process_runtime_dir(pid_t pid)
+{
+    const char *mine = getenv("HOOKIT_RUNTIME_DIR");
+    if (mine && *mine)
+        return;
+    char path[64], buf[65536];
+    snprintf(path, sizeof path, "/proc/%d/environ", (int)pid);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    ssize_t n = fd >= 0 ? read(fd, buf, sizeof buf - 1) : -1;
+    if (fd >= 0)
+        close(fd);
+    if (n <= 0)
+        return;
+    buf[n] = 0;
+    static const char key[] = "HOOKIT_RUNTIME_DIR=";
+    for (ssize_t i = 0; i < n; i += (ssize_t)strlen(buf + i) + 1)
+        if (!strncmp(buf + i, key, sizeof key - 1) && buf[i + sizeof key - 1])
+            setenv("HOOKIT_RUNTIME_DIR", buf + i + sizeof key - 1, 1);
+}
+
 int live_registry_for(pid_t pid, char *dir, size_t size, char *err, size_t errlen)
 {
     int alive;
@@ -141,6 +164,8 @@ int live_registry_for(pid_t pid, char *dir, size_t size, char *err, size_t errle
                  "may read or control it)", (int)pid, user_name(owner, who, sizeof who));
         return -1;
     }
+    if (alive)
+        follow_process_runtime_dir(pid);
     return registry_dir(owner, 0, dir, size, err, errlen);
 }
 

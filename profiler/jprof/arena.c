@@ -29,6 +29,7 @@
 #include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -132,7 +133,8 @@ JP_NOINSTR static void save_maps(void)
         return;
     int saved = errno;
     char tmp[REGISTRY_PATH_MAX + 64], path[REGISTRY_PATH_MAX + 64], buf[16384];
-    snprintf(tmp, sizeof tmp, "%s/.%d.maps.tmp", registry, (int)registered_pid);
+    /* One temporary name per thread: two threads may dlopen at once. */
+    snprintf(tmp, sizeof tmp, "%s/.%d.%ld.maps.tmp", registry, (int)registered_pid, (long)syscall(SYS_gettid));
     registry_file(path, sizeof path, registry, registered_pid, ".maps");
     int in = open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
     unlink(tmp);

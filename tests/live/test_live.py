@@ -125,7 +125,8 @@ def test_snapshot_open_frames_count_up_to_now(tmp):
 def test_top_once(tmp):
     p, rt = start(tmp, 1, 0)
     try:
-        r = hookit(tmp, rt, "top", "--once", "--interval", "0.3", "--rows", "5", str(p.pid))
+        # no HOOKIT_RUNTIME_DIR here: the reader finds the process's own
+        r = hk.hookit(tmp, "top", "--once", "--interval", "0.3", "--rows", "5", str(p.pid))
     finally:
         stop(p)
     out = r.stdout
