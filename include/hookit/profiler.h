@@ -86,6 +86,8 @@ enum hookit_event_type {
     HOOKIT_EV_IO,               /* an I/O call completed: io (HOOKIT_CAP_IO) */
     HOOKIT_EV_ALLOC,            /* malloc family: mem (HOOKIT_CAP_ALLOC) */
     HOOKIT_EV_FREE,             /* free: mem (HOOKIT_CAP_ALLOC) */
+    HOOKIT_EV_MPI_ENTER,        /* an MPI call starts: mpi (HOOKIT_CAP_MPI) */
+    HOOKIT_EV_MPI_EXIT,         /* the same MPI call returned: mpi (HOOKIT_CAP_MPI) */
 };
 
 /* What an I/O call did (hookit_io.op). */
@@ -137,6 +139,34 @@ struct hookit_mem {
  * block, an ALLOC of n bytes with old_ptr = p.  FREE never carries a size:
  * a plugin that wants bytes freed remembers the sizes it saw. */
 
+/* An MPI call seen by libhookit's PMPI wrappers (HOOKIT_EV_MPI_ENTER and
+ * _EXIT, docs/mpi.md), in the thread that made it.  ENTER comes before the
+ * real call, EXIT after it with the same id; calls made from inside an MPI
+ * call (a Fortran binding calling the C one) are not reported.  Like the I/O
+ * events, they come only while collection is on (an EXIT always follows an
+ * ENTER that was delivered), with libhookit's per-thread guard held. */
+struct hookit_mpi {
+    uint32_t id;                /* small integer per MPI function and binding, stable
+                                 * for the process's life (cache per-id data on it) */
+    uint32_t kind;              /* HOOKIT_MPI_* */
+    const char *func;           /* "MPI_Send", "MPI_Allreduce", ... (the C name also
+                                 * for a Fortran call) */
+    const char *module;         /* base name of the library with the real function
+                                 * ("libmpi.so.40"), "" if unknown */
+    uint64_t bytes;             /* EXIT: bytes of the call's data on this rank, 0 if none */
+    int32_t fortran;            /* 1 when called through a Fortran binding */
+    int32_t result;             /* EXIT: the call's return value (ierr for Fortran) */
+};
+
+/* hookit_mpi.kind */
+enum hookit_mpi_kind {
+    HOOKIT_MPI_P2P = 1,         /* send and receive, blocking or not, probe */
+    HOOKIT_MPI_COLL,            /* collectives, blocking or not */
+    HOOKIT_MPI_WAIT,            /* wait and test */
+    HOOKIT_MPI_IO,              /* MPI-IO (MPI_File_*) */
+    HOOKIT_MPI_RMA,             /* one-sided */
+};
+
 /* How the process ended, passed to HookitFinish. */
 enum hookit_end_how {
     HOOKIT_END_EXIT = 1,        /* exit, return from main, _exit ... */
@@ -155,6 +185,7 @@ struct hookit_event {
     int32_t  rank, size;        /* MPI_RANK */
     const struct hookit_io *io; /* IO */
     const struct hookit_mem *mem; /* ALLOC, FREE */
+    const struct hookit_mpi *mpi; /* MPI_ENTER, MPI_EXIT */
 };
 
 /* What libhookit offers the plugin. */
@@ -185,6 +216,7 @@ struct hookit_host {
 #define HOOKIT_CAP_CONTROL 0x10u /* handles FLUSH/RESET/ZEROBASE */
 #define HOOKIT_CAP_IO      0x20u /* wants IO events (the I/O wrappers time and report calls) */
 #define HOOKIT_CAP_ALLOC   0x40u /* wants ALLOC/FREE events */
+#define HOOKIT_CAP_MPI     0x80u /* wants MPI_ENTER/EXIT events (the PMPI wrappers) */
 
 typedef void (*hookit_fast_fn)(void *fn, void *call_site);
 

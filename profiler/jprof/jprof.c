@@ -40,7 +40,7 @@ JP_EXPORT JP_NOINSTR int HookitStart(const struct hookit_host *host, struct hook
         *host->collecting = 0;
     plugin->abi_version = HOOKIT_ABI_VERSION;
     plugin->caps = HOOKIT_CAP_CALLS | HOOKIT_CAP_THREADS | HOOKIT_CAP_FORK |
-                   HOOKIT_CAP_DLOPEN | HOOKIT_CAP_CONTROL | jp_metrics_start(host);
+                   HOOKIT_CAP_DLOPEN | HOOKIT_CAP_CONTROL | HOOKIT_CAP_MPI | jp_metrics_start(host);
     plugin->name = "jprof";
     plugin->enter = jp_opt.sample ? jp_enter_counted : jp_clock_is_tsc() ? jp_enter_tsc : jp_enter_mono;
     plugin->exit = jp_opt.sample ? jp_exit_counted : jp_clock_is_tsc() ? jp_exit_tsc : jp_exit_mono;
@@ -81,6 +81,10 @@ JP_EXPORT JP_NOINSTR void HookitEvent(const struct hookit_event *ev)
     case HOOKIT_EV_ALLOC:
     case HOOKIT_EV_FREE:
         jp_metrics_event(ev);
+        break;
+    case HOOKIT_EV_MPI_ENTER:
+    case HOOKIT_EV_MPI_EXIT:
+        jp_mpi_event(ev);
         break;
     case HOOKIT_EV_EXEC:
         jp_write_profile(HOOKIT_END_EXEC);

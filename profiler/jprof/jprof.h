@@ -103,6 +103,14 @@ uint64_t jp_synthetic_key(const char *name, const char *module);
 int jp_is_synthetic(uint64_t key);
 int jp_synthetic_name(uint64_t key, const char **name, const char **module);
 
+/* ---- MPI calls as frames (mpi.c, docs/mpi.md) ------------------------------ */
+void jp_mpi_event(const struct hookit_event *ev);
+struct profile;
+struct prof_thread;
+/* build.c: the mpi_bytes column, once an MPI call was seen. */
+int jp_mpi_thread(struct profile *p, struct prof_thread *th, const struct arena_copy_node *nodes,
+                  uint32_t n);
+
 /* ---- timer=sample (sampler.c) --------------------------------------------- */
 int jp_sampler_start(void);
 int jp_sampling(void);
