@@ -7,12 +7,21 @@
  * a trivial body, and with -finstrument-functions, of one enter and one
  * exit hook on top.
  *
- * Prints `calls=<N> ns=<elapsed ns> cpu_ns=<CPU ns>` of the recursion alone
- * (CPU time is what a busy machine disturbs least); start-up and the
- * profiler's work at exit are measured apart by bench/run.
+ * With THREADS > 1, every thread computes the same fib(n) (the same work
+ * per thread), all released at once by a barrier: the scaling variant.
+ * Each thread has its own tree in hookit, so nothing should be shared on
+ * the hot path and N threads on N idle CPUs should take the time of one.
  *
- * Usage: recurse [n]   (default 36)
+ * Prints one line
+ *     calls=<N> ns=<wall ns> cpu_ns=<process CPU ns> end_ns=<CLOCK_MONOTONIC>
+ * calls: fib calls of all threads; ns and cpu_ns: the recursion alone
+ * (CPU time is what a busy machine disturbs least); end_ns: the monotonic
+ * clock when main returns, so bench/run can time what happens after it
+ * (the profiler writing its profile) from the moment the process ends.
+ *
+ * Usage: recurse [n [threads]]   (default 36 1)
  */
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
@@ -22,13 +31,14 @@
 #else
 #define KEEP __attribute__((noipa))     /* no clones, no partial inlining */
 #endif
+#define NOINSTR __attribute__((no_instrument_function))
 
 KEEP long fib(int n)
 {
     return n < 2 ? n : fib(n - 1) + fib(n - 2);
 }
 
-__attribute__((no_instrument_function)) static long long now_ns(clockid_t clock)
+NOINSTR static long long now_ns(clockid_t clock)
 {
     struct timespec ts;
     clock_gettime(clock, &ts);
@@ -36,7 +46,7 @@ __attribute__((no_instrument_function)) static long long now_ns(clockid_t clock)
 }
 
 /* The number of calls fib(n) makes, computed without calling it. */
-__attribute__((no_instrument_function)) static long long calls_of(int n)
+NOINSTR static long long calls_of(int n)
 {
     long long a = 0, b = 1;              /* F(0), F(1) */
     for (int i = 0; i < n + 1; i++) {    /* -> b = F(n+2), a = F(n+1) */
@@ -47,13 +57,52 @@ __attribute__((no_instrument_function)) static long long calls_of(int n)
     return 2 * a - 1;
 }
 
+static int depth;
+static pthread_barrier_t start_line;
+
+/* A worker thread: waits for the others, then does one thread's work.
+ * Instrumented like fib, so the profiler sees a root per thread. */
+static void *worker(void *arg)
+{
+    pthread_barrier_wait(&start_line);
+    volatile long r = fib(depth);
+    (void)r;
+    return arg;
+}
+
+/* Runs fib(depth) in `threads` threads at once (the main thread is one). */
+NOINSTR static void run_threads(int threads)
+{
+    pthread_t tids[64];
+    pthread_barrier_init(&start_line, NULL, (unsigned)threads);
+    for (int i = 1; i < threads; i++)
+        if (pthread_create(&tids[i], NULL, worker, NULL) != 0) {
+            perror("recurse: pthread_create");
+            exit(1);
+        }
+    worker(NULL);
+    for (int i = 1; i < threads; i++)
+        pthread_join(tids[i], NULL);
+}
+
 int main(int argc, char **argv)
 {
-    int n = argc > 1 ? atoi(argv[1]) : 36;
+    depth = argc > 1 ? atoi(argv[1]) : 36;
+    int threads = argc > 2 ? atoi(argv[2]) : 1;
+    if (threads < 1 || threads > 64) {
+        fprintf(stderr, "recurse: threads must be 1..64\n");
+        return 2;
+    }
     long long t0 = now_ns(CLOCK_MONOTONIC), c0 = now_ns(CLOCK_PROCESS_CPUTIME_ID);
-    volatile long r = fib(n);
+    if (threads == 1) {
+        volatile long r = fib(depth);
+        (void)r;
+    } else {
+        run_threads(threads);
+    }
     long long c1 = now_ns(CLOCK_PROCESS_CPUTIME_ID), t1 = now_ns(CLOCK_MONOTONIC);
-    (void)r;
-    printf("calls=%lld ns=%lld cpu_ns=%lld\n", calls_of(n), t1 - t0, c1 - c0);
+    printf("calls=%lld ns=%lld cpu_ns=%lld", calls_of(depth) * threads, t1 - t0, c1 - c0);
+    printf(" end_ns=%lld\n", now_ns(CLOCK_MONOTONIC));
+    fflush(stdout);
     return 0;
 }

@@ -1,0 +1,36 @@
+"""Runs the rows of one table alternately, several rounds, so a slow moment
+of the (shared) machine hits every row alike; each run in a fresh directory
+that is removed once measured (uftrace writes ~32 bytes per call)."""
+import os
+import shutil
+import sys
+import tempfile
+
+from .measure import run_once
+
+
+def progress(text):
+    """Where the bench is, on a terminal only (never in logs or tests)."""
+    if sys.stderr.isatty():
+        print(f"{text:100}", end="\r", file=sys.stderr, flush=True)
+
+
+def run_alternating(rows, args_of, reps, label):
+    """rows: Row list; args_of(row) -> the program's arguments;
+    returns {row.key: [run, ...]}.  The order rotates every round so no row
+    always runs right after the same neighbour."""
+    runs = {r.key: [] for r in rows}
+    work_root = tempfile.mkdtemp(prefix="hookit-bench-")
+    try:
+        for rep in range(reps):
+            order = rows[rep % len(rows):] + rows[:rep % len(rows)]
+            for row in order:
+                work = os.path.join(work_root, f"{row.key}-{rep}")
+                os.mkdir(work)
+                progress(f"  {label}: round {rep + 1}/{reps}: {row.label}")
+                runs[row.key].append(run_once(row, args_of(row), work))
+                shutil.rmtree(work, ignore_errors=True)
+    finally:
+        progress("")
+        shutil.rmtree(work_root, ignore_errors=True)
+    return runs

@@ -1,0 +1,43 @@
+"""Building the three variants of a workload: uninstrumented, instrumented
+with glibc's no-op hooks, instrumented and linked with libhookit."""
+import os
+import subprocess
+
+from . import config
+
+INSTRUMENT = ["-finstrument-functions"]
+LINK_HOOKIT = ["-L" + config.LIB, "-lhookit", "-Wl,-rpath," + config.LIB]
+
+
+def compile_exe(name, sources, flags, libs=()):
+    """gcc -O2 -g ... -o OUT/name, rebuilt only when a source is newer."""
+    exe = os.path.join(config.OUT, name)
+    deps = [s for s in sources if os.path.exists(s)] + [os.path.join(config.LIB, "libhookit.so")]
+    if os.path.exists(exe) and all(os.path.getmtime(d) <= os.path.getmtime(exe)
+                                   for d in deps if os.path.exists(d)):
+        return exe
+    cmd = [config.CC, "-O2", "-g", "-o", exe] + list(sources) + list(flags) + list(libs)
+    subprocess.run(cmd, check=True)
+    return exe
+
+
+def three_builds(stem, sources, libs=(), extra_flags=()):
+    """(plain, noop, hooked) executables of the same sources."""
+    os.makedirs(config.OUT, exist_ok=True)
+    flags = list(extra_flags)
+    plain = compile_exe(stem + "-plain", sources, flags, libs)
+    noop = compile_exe(stem + "-noop", sources, flags + INSTRUMENT, libs)
+    hooked = compile_exe(stem + "-hookit", sources, flags + INSTRUMENT + LINK_HOOKIT, libs)
+    return plain, noop, hooked
+
+
+def node_size():
+    """sizeof(struct arena_node), the tree node (profile/arena.h)."""
+    src = '#include <stdio.h>\n#include "arena.h"\nint main(void){printf("%zu\\n", sizeof(struct arena_node));return 0;}\n'
+    exe = os.path.join(config.OUT, "node-size")
+    p = subprocess.run([config.CC, "-x", "c", "-", "-I", os.path.join(config.ROOT, "profile"),
+                        "-I", os.path.join(config.ROOT, "include"), "-o", exe],
+                       input=src, text=True, capture_output=True)
+    if p.returncode != 0:
+        return None
+    return int(subprocess.run([exe], capture_output=True, text=True).stdout)

@@ -1,0 +1,39 @@
+"""Settings of `make bench`, all from the environment (see docs/performance.md)."""
+import os
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+BUILD = os.path.abspath(os.environ.get("HOOKIT_BUILD_DIR") or os.path.join(ROOT, "build"))
+LIB = os.path.join(BUILD, "lib")
+HOOKIT = os.path.join(BUILD, "bin", "hookit")
+COUNT_PLUGIN = os.path.join(BUILD, "examples", "libcount.so")
+# Binaries and the SQLite download live here (kept between runs as a cache).
+OUT = os.path.abspath(os.environ.get("BENCH_OUT") or os.path.join(BUILD, "bench"))
+CC = os.environ.get("CC") or "gcc"
+if CC == "cc":                      # make's default CC: say which compiler it is
+    CC = "gcc"
+
+QUICK = os.environ.get("BENCH_QUICK", "") not in ("", "0")
+
+
+def _int(name, full, quick):
+    return int(os.environ.get(name) or (quick if QUICK else full))
+
+
+# fib(N): 2*F(N+1)-1 calls (36: 48,315,633; 30: 2,692,537).
+N = _int("BENCH_N", 36, 30)
+# The thread variant: fib(THREAD_N) in each of 1, 2 and 4 threads.
+THREAD_N = _int("BENCH_THREAD_N", 34, 28)
+REPS = _int("BENCH_REPS", 5, 3)
+# Extra repetitions when the load average exceeds the CPUs at the start.
+LOADED_EXTRA_REPS = _int("BENCH_LOADED_EXTRA_REPS", 2, 0)
+# Orders of the SQLite session (customers = orders / 20).
+SQLITE_ORDERS = _int("BENCH_SQLITE_ORDERS", 32000, 3000)
+SQLITE_REPS = _int("BENCH_SQLITE_REPS", 3, 1)
+SQLITE_PACKAGE = os.environ.get("BENCH_SQLITE_PACKAGE") or "better-sqlite3@12"
+# Workloads to run (comma separated): micro, threads, sqlite.
+WORKLOADS = [w for w in (os.environ.get("BENCH_WORKLOADS") or
+                         ("micro,threads" if QUICK else "micro,sqlite,threads")).split(",") if w]
+# Comparison rows (uftrace, callgrind): off in the quick mode.
+WITH_OTHERS = os.environ.get("BENCH_OTHERS", "0" if QUICK else "1") not in ("", "0")
+# Write every number as JSON here too (tests read it).
+JSON_OUT = os.environ.get("BENCH_JSON")

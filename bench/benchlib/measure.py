@@ -1,0 +1,127 @@
+"""One measured run of one row: the process's wall and CPU time, peak RSS,
+the program's own numbers, what it wrote, and how long it took to end."""
+import json
+import os
+import subprocess
+import time
+
+from . import config
+
+
+class RunFailed(Exception):
+    pass
+
+
+def clean_env(extra):
+    """The caller's environment without hookit's or uftrace's settings, plus extra."""
+    env = {k: v for k, v in os.environ.items()
+           if not k.startswith(("HOOKIT_", "BENCH_")) and k not in ("JPROFOPTS", "LD_PRELOAD")}
+    env.update(extra)
+    return env
+
+
+def tree_size(path):
+    """Bytes of a file, or of every file under a directory."""
+    if os.path.isfile(path):
+        return os.path.getsize(path)
+    total = 0
+    for top, _, files in os.walk(path):
+        for f in files:
+            try:
+                total += os.path.getsize(os.path.join(top, f))
+            except OSError:
+                pass
+    return total
+
+
+def parse_fields(stdout):
+    """The program's last line: key=value pairs (numbers where they are)."""
+    lines = [l for l in stdout.splitlines() if "=" in l]
+    if not lines:
+        return None
+    fields = {}
+    for kv in lines[-1].split():
+        k, _, v = kv.partition("=")
+        try:
+            fields[k] = int(v)
+        except ValueError:
+            fields[k] = v
+    return fields
+
+
+def run_once(row, args, work):
+    """Runs row's command with args in the fresh directory work.
+
+    wait4 gives the rusage of the process and of the children it waited
+    for (uftrace's recorder and its target both count), so cpu is all the
+    CPU time the row cost, start-up and exit included."""
+    argv = row.command(work) + [str(a) for a in args]
+    env = clean_env(dict(row.env, HOOKIT_OUTPUT=work))
+    out_path, err_path = os.path.join(work, ".stdout"), os.path.join(work, ".stderr")
+    with open(out_path, "w") as out_f, open(err_path, "w") as err_f:
+        t0 = time.monotonic_ns()
+        p = subprocess.Popen(argv, env=env, cwd=work, stdout=out_f, stderr=err_f)
+        # wait4 ourselves (Popen.wait would reap the child and lose its rusage).
+        _, status, usage = os.wait4(p.pid, 0)
+        t1 = time.monotonic_ns()
+        p.returncode = os.waitstatus_to_exitcode(status)
+    with open(out_path, errors="replace") as f:
+        out = f.read()
+    with open(err_path, errors="replace") as f:
+        err = f.read()
+    os.unlink(out_path)
+    os.unlink(err_path)
+    code = os.waitstatus_to_exitcode(status)
+    fields = parse_fields(out)
+    if code != 0 or not fields or "ns" not in fields:
+        raise RunFailed(f"{' '.join(argv)} failed (exit {code}):\n{out[-2000:]}{err[-2000:]}")
+    run = {
+        "wall_ns": t1 - t0,
+        "cpu_ns": int((usage.ru_utime + usage.ru_stime) * 1e9),
+        "maxrss_kb": usage.ru_maxrss,
+        "loop_ns": fields["ns"],
+        "loop_cpu_ns": fields["cpu_ns"],
+        "exit_ns": max(0, t1 - fields["end_ns"]) if "end_ns" in fields else None,
+        "fields": fields,
+        "stderr": err.strip(),
+    }
+    run["output_bytes"] = sum(tree_size(os.path.join(work, f)) for f in row.outputs(work))
+    if row.kind == "hookit":
+        run.update(read_profile(work))
+    return run
+
+
+def profiles_in(work):
+    return sorted(f for f in os.listdir(work) if f.endswith(".prof"))
+
+
+def sum_calls(nodes):
+    total = 0
+    for n in nodes:
+        total += n["calls"] + sum_calls(n.get("children", []))
+    return total
+
+
+def read_profile(work):
+    """From hookit's profile: metadata, the main thread's `main` inclusive
+    time, and the calls of all nodes of all threads."""
+    profs = profiles_in(work)
+    if not profs:
+        return {"profile": None}
+    p = subprocess.run([config.HOOKIT, "export", "--format=json", os.path.join(work, profs[0])],
+                       capture_output=True, text=True)
+    if p.returncode != 0:
+        raise RunFailed(f"hookit export failed: {p.stderr.strip()}")
+    doc = json.loads(p.stdout)
+    meta = doc["process"].get("meta", {})
+    main_incl = None
+    for t in doc["threads"]:
+        for r in t["roots"]:
+            if r["name"] == "main" and main_incl is None:
+                main_incl = r["incl_ns"]
+    return {
+        "profile": profs[0],
+        "meta": meta,
+        "main_incl_ns": main_incl,
+        "profile_calls": sum(sum_calls(t["roots"]) for t in doc["threads"]),
+    }

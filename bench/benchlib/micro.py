@@ -1,0 +1,91 @@
+"""Workload 1: the recursive microbenchmark (bench/recurse.c, fib(N))."""
+import os
+
+from . import config
+from .alternate import run_alternating
+from .build import node_size, three_builds
+from .rows import Row, standard_rows
+from .table import LEGEND, print_table, summarize, target_line
+
+SRC = os.path.join(config.ROOT, "bench", "recurse.c")
+
+
+def fib_calls(n):
+    a, b = 0, 1
+    for _ in range(n + 1):
+        a, b = b, a + b
+    return 2 * a - 1
+
+
+def builds():
+    return three_builds("recurse", [SRC], libs=["-pthread"])
+
+
+def run(reps):
+    plain, noop, hooked = builds()
+    rows = standard_rows(plain, noop, hooked, config.WITH_OTHERS, with_off=True)
+    calls = fib_calls(config.N)
+    runs = run_alternating(rows, lambda row: [config.N], reps, "micro")
+    for key, rs in runs.items():
+        for r in rs:
+            if r["fields"]["calls"] != calls:
+                raise SystemExit(f"bench: {key} made {r['fields']['calls']} calls, not {calls}")
+    summary = summarize(rows, runs, calls)
+    print(f"== 1. recursive microbenchmark: fib({config.N}) = {calls:,} calls per run, "
+          f"{reps} alternating rounds ==")
+    print_table(rows, summary)
+    print()
+    targets = check_targets(summary, calls)
+    return {"calls": calls, "n": config.N, "reps": reps, "rows": summary, "targets": targets}
+
+
+def check_targets(s, calls):
+    """Issue 5's targets on this workload, printed and returned."""
+    results = []
+    print("targets (issue 5):")
+
+    def add(key, text, value, ok, unit="", note=""):
+        print(target_line(text, value, ok, unit, note))
+        results.append({"target": key, "value": value, "ok": ok, "note": note})
+
+    hk, base, noop = s["hookit"], s["uninstrumented"], s["noop"]
+    add("default_ns_per_call", "default mode, ns per call in total (loop CPU) <= 25",
+        hk["loop_ns_per_call"], hk["loop_ns_per_call"] <= 25, " ns")
+    if "uftrace" in s:
+        uf = s["uftrace"]
+        ratio = (uf["cpu_s"] - base["cpu_s"]) / max(hk["cpu_s"] - base["cpu_s"], 1e-9)
+        add("vs_uftrace", "default vs uftrace record: uftrace's added CPU / ours >= 4",
+            ratio, ratio >= 4, "x", f"(total CPU ratio {uf['cpu_s'] / hk['cpu_s']:.2f}x)")
+    sm = s["sample"]
+    hooks = noop["loop_ns_per_call"] - base["loop_ns_per_call"]
+    ratio = (sm["loop_ns_per_call"] - base["loop_ns_per_call"]) / max(hooks, 1e-9)
+    add("sample_vs_noop", "timer=sample cost / no-op hooks' cost (over uninstr.) <= 2",
+        ratio, ratio <= 2, "x",
+        f"(total {sm['loop_ns_per_call']:.2f} vs {noop['loop_ns_per_call']:.2f} ns/call)")
+    size = node_size()
+    if size is not None:
+        add("node_bytes", "tree node (struct arena_node) <= 64 bytes", size, size <= 64, " B")
+    comp = s.get("compensate")
+    if comp and comp.get("main_incl_ns"):
+        # The profile's times are wall-clock: on a busy machine they include
+        # the time the process waited for a CPU, which compensation (calls x
+        # measured overhead) does not remove.  cpu_equiv swaps the run's wall
+        # time for its CPU time and keeps what compensation subtracted.
+        equiv = comp["compensated_cpu_equiv_ns"]
+        ratio = equiv / base["loop_cpu_ns"]
+        wall_ratio = comp["main_incl_ns"] / base["loop_wall_ns"]
+        raw = hk["main_incl_ns"] / base["loop_wall_ns"] if hk.get("main_incl_ns") else None
+        add("compensate", "compensate: main's incl. time / uninstrumented time",
+            ratio, 0.8 <= ratio <= 1.25, "x",
+            f"(CPU-equivalent {equiv / 1e6:.1f} ms vs {base['loop_cpu_ns'] / 1e6:.1f} ms;"
+            f" wall: {comp['main_incl_ns'] / 1e6:.1f} vs {base['loop_wall_ns'] / 1e6:.1f} ms ="
+            f" {wall_ratio:.2f}x" + (f", uncompensated {raw:.2f}x" if raw else "")
+            + f"; the profile's overhead_ns_per_call: {comp.get('meta_overhead_ns_per_call')})")
+        print("  (compensate PASS = 0.8-1.25x; CPU-equivalent = main's compensated time with")
+        print("   the run's wall time replaced by its CPU time, i.e. without waiting for a CPU)")
+    print()
+    return results
+
+
+def legend():
+    print(LEGEND)

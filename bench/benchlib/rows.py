@@ -1,0 +1,75 @@
+"""The rows of a table: how one variant of a workload is run.
+
+Every workload is built three ways (uninstrumented, instrumented with
+glibc's no-op hooks, instrumented and linked with libhookit), and the rows
+run those binaries plainly, with hookit's options, or under uftrace and
+callgrind."""
+import os
+import shutil
+
+KINDS = ("plain", "hookit", "uftrace", "callgrind")
+
+
+class Row:
+    def __init__(self, key, label, argv, kind="plain", env=None):
+        self.key = key          # short stable id (JSON, targets)
+        self.label = label
+        self.argv = argv        # the binary (and the tool before it)
+        self.kind = kind
+        self.env = env or {}
+
+    def command(self, work):
+        if self.kind == "uftrace":
+            return ["uftrace", "record", "-d", os.path.join(work, "uftrace.data")] + self.argv
+        if self.kind == "callgrind":
+            return ["valgrind", "--tool=callgrind", "-q",
+                    "--callgrind-out-file=" + os.path.join(work, "callgrind.out")] + self.argv
+        return list(self.argv)
+
+    def outputs(self, work):
+        """What this row wrote: the profile, the trace directory, callgrind.out."""
+        if self.kind == "hookit":
+            return [f for f in os.listdir(work) if f.endswith(".prof")]
+        if self.kind == "uftrace":
+            return ["uftrace.data"] if os.path.exists(os.path.join(work, "uftrace.data")) else []
+        if self.kind == "callgrind":
+            return [f for f in os.listdir(work) if f.startswith("callgrind.out")]
+        return []
+
+
+def missing_tool_notes(want_others):
+    """Which comparison tools are missing, with how to install them."""
+    notes = []
+    if not want_others:
+        return notes
+    if not shutil.which("uftrace"):
+        notes.append("uftrace is not installed: no `uftrace record` row "
+                     "(Debian/Ubuntu: apt-get install uftrace)")
+    if not shutil.which("valgrind"):
+        notes.append("valgrind is not installed: no callgrind row "
+                     "(Debian/Ubuntu: apt-get install valgrind)")
+    return notes
+
+
+def standard_rows(plain, noop, hooked, want_others, extra=(), with_compensate=True,
+                  with_off=False):
+    """The rows of issue 5, in table order.  plain, noop, hooked: the three builds."""
+    rows = [Row("uninstrumented", "uninstrumented", [plain]),
+            Row("noop", "glibc no-op hooks", [noop])]
+    if with_off:
+        rows.append(Row("off", "hookit off (HOOKIT_PROFILING=0)", [hooked],
+                        env={"HOOKIT_PROFILING": "0"}))
+    rows += [Row("hookit", "hookit default (linked)", [hooked], "hookit"),
+             Row("sample", "hookit JPROFOPTS=timer=sample", [hooked], "hookit",
+                 {"JPROFOPTS": "timer=sample"})]
+    if with_compensate:
+        rows.append(Row("compensate", "hookit JPROFOPTS=compensate", [hooked], "hookit",
+                        {"JPROFOPTS": "compensate"}))
+    rows.append(Row("alloc", "hookit I/O + JPROFOPTS=alloc", [hooked], "hookit",
+                    {"JPROFOPTS": "alloc"}))
+    rows += list(extra)
+    if want_others and shutil.which("uftrace"):
+        rows.append(Row("uftrace", "uftrace record (no-op build)", [noop], "uftrace"))
+    if want_others and shutil.which("valgrind"):
+        rows.append(Row("callgrind", "callgrind (uninstrumented)", [plain], "callgrind"))
+    return rows

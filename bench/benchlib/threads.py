@@ -1,0 +1,76 @@
+"""Workload 3: the microbenchmark in 1, 2 and 4 threads, the same work per
+thread (fib(THREAD_N) each): scaling.
+
+Throughput = calls of all threads / the loop's wall time.  On an idle
+machine with 2 CPUs, 2 threads should reach 2x the throughput of 1; any
+cache line shared on the hot path shows as less (and as more CPU per call,
+which a busy machine does not hide: the CPU column is the steady one)."""
+from . import config
+from .alternate import run_alternating
+from .micro import builds, fib_calls
+from .rows import Row
+from .table import med, span, target_line
+
+THREADS = (1, 2, 4)
+
+
+def rows_for(plain, noop, hooked):
+    variants = [("uninstrumented", "uninstrumented", [plain], "plain", {}),
+                ("noop", "glibc no-op hooks", [noop], "plain", {}),
+                ("hookit", "hookit default (linked)", [hooked], "hookit", {}),
+                ("sample", "hookit timer=sample", [hooked], "hookit",
+                 {"JPROFOPTS": "timer=sample"})]
+    rows = []
+    for key, label, argv, kind, env in variants:
+        for t in THREADS:
+            r = Row(f"{key}-{t}", label, argv, kind, env)
+            r.variant, r.threads = key, t
+            rows.append(r)
+    return rows
+
+
+def run(reps):
+    plain, noop, hooked = builds()
+    rows = rows_for(plain, noop, hooked)
+    per_thread = fib_calls(config.THREAD_N)
+    runs = run_alternating(rows, lambda row: [config.THREAD_N, row.threads], reps, "threads")
+    print(f"== 3. threads: fib({config.THREAD_N}) = {per_thread:,} calls in each of 1, 2, 4 "
+          f"threads, {reps} alternating rounds ==")
+    head = (f"{'variant':26} {'thr':>3} {'loop wall ms':>12} {'(min-max)':>15} {'CPU ms':>8} "
+            f"{'CPU ns/call':>11} {'Mcalls/s':>9} {'x 1 thread':>10} {'CPU/call x 1':>12}")
+    print(head)
+    print("-" * len(head))
+    summary = {}
+    for row in rows:
+        rs = runs[row.key]
+        calls = per_thread * row.threads
+        wall, cpu = med(rs, "loop_ns"), med(rs, "loop_cpu_ns")
+        lo, hi = span(rs, "loop_ns")
+        one = summary.get(f"{row.variant}-1")
+        s = {"label": row.label, "threads": row.threads, "reps": len(rs),
+             "loop_wall_ms": wall / 1e6, "loop_wall_ms_range": [lo / 1e6, hi / 1e6],
+             "cpu_ms": cpu / 1e6, "cpu_ns_per_call": cpu / calls,
+             "mcalls_per_s": calls / wall * 1e3}
+        s["throughput_x_1"] = s["mcalls_per_s"] / one["mcalls_per_s"] if one else 1.0
+        s["cpu_per_call_x_1"] = s["cpu_ns_per_call"] / one["cpu_ns_per_call"] if one else 1.0
+        summary[row.key] = s
+        print(f"{row.label:26} {row.threads:3d} {s['loop_wall_ms']:12.1f} "
+              f"{lo / 1e6:7.1f}-{hi / 1e6:<7.1f} {s['cpu_ms']:8.1f} {s['cpu_ns_per_call']:11.2f} "
+              f"{s['mcalls_per_s']:9.1f} {s['throughput_x_1']:10.2f} {s['cpu_per_call_x_1']:12.2f}")
+    print()
+    print("loop wall ms, CPU ms: the program's own times of the threads' work (barrier to")
+    print("last join), median (min-max); Mcalls/s: calls of all threads / loop wall time;")
+    print("x 1 thread: that throughput / the same variant's with 1 thread; CPU/call x 1:")
+    print("CPU per call / the 1-thread run's (1.00 = no contention between threads).")
+    print()
+    print("targets (issue 5):")
+    t2 = summary["hookit-2"]
+    targets = [{"target": "threads2_throughput", "value": t2["throughput_x_1"],
+                "ok": t2["throughput_x_1"] >= 1.9}]
+    print(target_line("2 threads >= 1.9x the throughput of 1 (hookit default)",
+                      t2["throughput_x_1"], t2["throughput_x_1"] >= 1.9, "x",
+                      f"(CPU per call {t2['cpu_per_call_x_1']:.2f}x of 1 thread)"))
+    print("  (wall-clock throughput: needs 2 idle CPUs; see the load average above)")
+    print()
+    return {"per_thread_calls": per_thread, "n": config.THREAD_N, "reps": reps,
+            "rows": summary, "targets": targets}

@@ -1,0 +1,94 @@
+"""make bench's quick mode (BENCH_QUICK=1): the tables come out and the
+numbers are sane.  Only the quick mode, and without the SQLite workload,
+uftrace and callgrind: timings are never asserted beyond orderings that
+hold by a wide margin (a no-op hook pair costs ~6x a bare call; hookit's
+tree costs several times the no-op hooks)."""
+import json
+import os
+import subprocess
+
+import hk
+
+NOT_UNDER = {s: "timings of sanitized libraries mean nothing, and bench/run does not "
+                "preload the sanitizer runtime" for s in ("address", "thread", "undefined")}
+
+MICRO_ROWS = ("uninstrumented", "noop", "off", "hookit", "sample", "compensate", "alloc")
+HOOKIT_ROWS = ("hookit", "sample", "compensate", "alloc")
+
+
+def run_quick(tmp):
+    out = os.path.join(tmp, "bench.json")
+    env = hk.test_env(BENCH_QUICK="1", BENCH_OUT=os.path.join(tmp, "build"), BENCH_JSON=out,
+                      HOOKIT_BUILD_DIR=hk.BUILD)
+    for k in [k for k in env if k.startswith("BENCH_") and k not in
+              ("BENCH_QUICK", "BENCH_OUT", "BENCH_JSON")]:
+        del env[k]
+    p = subprocess.run([os.path.join(hk.ROOT, "bench", "run")], cwd=tmp, env=env,
+                       capture_output=True, text=True, timeout=300)
+    assert p.returncode == 0, f"bench/run failed ({p.returncode}):\n{p.stdout}\n{p.stderr}"
+    with open(out) as f:
+        return p.stdout, json.load(f)
+
+
+def positive(summary, *keys):
+    for k in keys:
+        assert summary[k] is not None and summary[k] > 0, f"{summary['label']}: {k} = {summary[k]}"
+
+
+def test_quick_bench(tmp):
+    """One quick run (about 15 s on 2 busy CPUs), both tables checked."""
+    text, doc = run_quick(tmp)
+    check_micro(text, doc)
+    check_threads(doc)
+
+
+def check_micro(text, doc):
+    assert doc["quick"] is True
+    # The two quick workloads and their tables; no SQLite, uftrace or callgrind.
+    assert "== 1. recursive microbenchmark: fib(30) = 2,692,537 calls" in text, text
+    assert "== 3. threads:" in text, text
+    assert "sqlite" not in doc and "== 2. SQLite" not in text
+    assert "targets (issue 5):" in text and "targets missed:" in text
+    micro = doc["micro"]
+    assert micro["calls"] == 2692537
+    rows = micro["rows"]
+    assert sorted(rows) == sorted(MICRO_ROWS), sorted(rows)
+    for key in MICRO_ROWS:
+        assert rows[key]["label"] in text, rows[key]["label"]
+        positive(rows[key], "wall_s", "cpu_s", "ns_per_call", "loop_ns_per_call",
+                 "x_uninstrumented", "maxrss_mb")
+        assert rows[key]["reps"] == 3
+        lo, hi = rows[key]["cpu_s_range"]
+        assert lo <= rows[key]["cpu_s"] <= hi
+    # Orderings that hold by a wide margin even on a busy machine (CPU time).
+    cpu = {k: rows[k]["loop_ns_per_call"] for k in MICRO_ROWS}
+    assert cpu["uninstrumented"] < cpu["noop"] < cpu["hookit"], cpu
+    assert cpu["sample"] < cpu["hookit"], cpu
+    assert rows["uninstrumented"]["x_uninstrumented"] == 1.0
+    assert rows["noop"]["added_ns_per_call_over_noop"] == 0.0
+    # Every hookit row wrote a profile that counted every fib call (and main).
+    for key in HOOKIT_ROWS:
+        assert rows[key]["profile_written"], key
+        assert rows[key]["output_bytes"] > 0, key
+        assert rows[key]["profile_calls"] == micro["calls"] + 1, (key, rows[key]["profile_calls"])
+        assert rows[key]["exit_ms"] is not None and rows[key]["exit_ms"] >= 0
+    for key in ("uninstrumented", "noop", "off"):
+        assert rows[key]["output_bytes"] == 0, key
+    # The profile tells its measured overhead; compensation is reported.
+    assert rows["hookit"]["meta_overhead_ns_per_call"] > 0
+    targets = {t["target"] for t in micro["targets"]}
+    assert {"default_ns_per_call", "sample_vs_noop", "node_bytes", "compensate"} <= targets
+
+
+def check_threads(doc):
+    th = doc["threads"]
+    assert th["per_thread_calls"] == 1028457          # fib(28)
+    for variant in ("uninstrumented", "noop", "hookit", "sample"):
+        one, two, four = (th["rows"][f"{variant}-{t}"] for t in (1, 2, 4))
+        for s in (one, two, four):
+            positive(s, "loop_wall_ms", "cpu_ms", "cpu_ns_per_call", "mcalls_per_s")
+        assert one["throughput_x_1"] == 1.0
+        # Twice and four times the work: more CPU time in all (by a wide margin).
+        assert one["cpu_ms"] < four["cpu_ms"], (variant, one, four)
+    assert th["rows"]["noop-1"]["cpu_ns_per_call"] < th["rows"]["hookit-1"]["cpu_ns_per_call"]
+    assert any(t["target"] == "threads2_throughput" for t in th["targets"])
