@@ -501,7 +501,6 @@ JP_NOINSTR static void apply_name(struct agent_thread *a)
         return;                     /* the first Java name stays (see learn_thread_name) */
     memcpy(t->rec->name, a->name, sizeof t->rec->name);
     t->named = 1;
-    a->name_applied = 1;
 }
 
 JP_NOINSTR static void learn_thread_name(jthread thread)
