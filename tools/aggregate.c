@@ -16,6 +16,7 @@ struct anode {
     uint64_t min_calls, max_calls, min_incl, max_incl, min_excl, max_excl;
     uint32_t min_incl_in, max_incl_in;
     uint64_t *per_input;        /* AGG_PER_INPUT: calls, incl, excl per input */
+    uint64_t msum[AGG_MAX_SUMS];/* AGG_STATS: the inputs' own metric columns, summed */
 };
 
 struct athread {
@@ -41,6 +42,8 @@ struct agg {
     size_t fmask;
     struct athread *threads;
     uint32_t nthreads, thread_cap;
+    const char *sum_names[AGG_MAX_SUMS]; /* metric columns of the inputs, summed (interned) */
+    uint32_t nsums;
 };
 
 static uint64_t mix(uint64_t x)
@@ -272,6 +275,36 @@ static void fold(struct agg *a, struct anode *n, uint32_t input, const struct pr
     }
 }
 
+/* A metric column of an input that is summed: one the profiler wrote
+ * (mpi_bytes, io_bytes_read, ...), not one a merge derived. */
+static int summed_metric(const char *name)
+{
+    static const char *const derived[] = { "inputs", "min_", "mean_", "max_", "imbalance" };
+    for (size_t i = 0; i < sizeof derived / sizeof *derived; i++)
+        if (!strncmp(name, derived[i], strlen(derived[i])))
+            return 0;
+    return 1;
+}
+
+/* Column c of src -> index into the sums, or -1 (not summed, or too many). */
+static void sum_columns(struct agg *a, const struct prof_thread *src, int *idx)
+{
+    for (uint32_t c = 0; c < src->nmetrics; c++) {
+        idx[c] = -1;
+        const char *name = src->metrics[c].name;
+        if (!(a->flags & AGG_STATS) || !name || !src->metrics[c].values || !summed_metric(name))
+            continue;
+        const char *in = profile_intern(a->out, name);
+        for (uint32_t k = 0; in && k < a->nsums && idx[c] < 0; k++)
+            if (a->sum_names[k] == in)
+                idx[c] = (int)k;
+        if (in && idx[c] < 0 && a->nsums < AGG_MAX_SUMS) {
+            a->sum_names[a->nsums] = in;
+            idx[c] = (int)a->nsums++;
+        }
+    }
+}
+
 static struct athread *thread_for(struct agg *a, const struct prof_thread *src)
 {
     uint32_t index = (a->flags & AGG_MERGE_THREADS) ? 0 : src->index;
@@ -346,11 +379,14 @@ int agg_add(struct agg *a, const struct profile *p, const char *label)
         const struct prof_thread *src = &p->threads[k];
         struct athread *t = thread_for(a, src);
         uint32_t *map = malloc(((size_t)src->nnodes + 1) * sizeof *map);
-        if (!t || !map) {
+        int *sums = malloc(((size_t)src->nmetrics + 1) * sizeof *sums);
+        if (!t || !map || !sums) {
             free(map);
+            free(sums);
             rc = -1;
             break;
         }
+        sum_columns(a, src, sums);
         for (uint32_t i = 0; i < src->nnodes; i++) {
             const struct prof_node *sn = &src->nodes[i];
             uint32_t parent = PROF_NONE;
@@ -364,8 +400,12 @@ int agg_add(struct agg *a, const struct profile *p, const char *label)
             }
             map[i] = n;
             fold(a, &t->nodes[n], input, sn);
+            for (uint32_t c = 0; c < src->nmetrics; c++)
+                if (sums[c] >= 0)
+                    t->nodes[n].msum[sums[c]] += src->metrics[c].values[i];
         }
         free(map);
+        free(sums);
     }
     free(fmap);
     return rc;
@@ -428,16 +468,17 @@ static const char *const metric_names[NMETRICS] = {
 
 static int emit_stats(struct agg *a, struct athread *t, struct prof_thread *th)
 {
-    th->metrics = profile_alloc(a->out, NMETRICS * sizeof *th->metrics);
+    uint32_t ncols = NMETRICS + a->nsums;
+    th->metrics = profile_alloc(a->out, ncols * sizeof *th->metrics);
     if (!th->metrics)
         return -1;
-    for (int m = 0; m < NMETRICS; m++) {
-        th->metrics[m].name = profile_intern(a->out, metric_names[m]);
+    for (uint32_t m = 0; m < ncols; m++) {
+        th->metrics[m].name = m < NMETRICS ? profile_intern(a->out, metric_names[m]) : a->sum_names[m - NMETRICS];
         th->metrics[m].values = profile_alloc(a->out, (size_t)th->nnodes * sizeof(uint64_t) + 1);
         if (!th->metrics[m].name || !th->metrics[m].values)
             return -1;
     }
-    th->nmetrics = NMETRICS;
+    th->nmetrics = ncols;
     uint64_t n_in = a->ninputs ? a->ninputs : 1;
     for (uint32_t k = 0; k < th->nnodes; k++) {
         struct anode *an = &t->nodes[t->order[k]];
@@ -459,6 +500,8 @@ static int emit_stats(struct agg *a, struct athread *t, struct prof_thread *th)
         v[M_MEAN_EXCL] = an->excl / n_in;
         for (int m = 0; m < NMETRICS; m++)
             th->metrics[m].values[k] = v[m];
+        for (uint32_t m = 0; m < a->nsums; m++)
+            th->metrics[NMETRICS + m].values[k] = an->msum[m];
     }
     return 0;
 }

@@ -18,7 +18,10 @@
  *   min_excl_ns mean_excl_ns max_excl_ns
  *
  * (mean rounded down; input numbers count from 0 in the order of agg_add,
- * listed in the metadata as input.N).  With AGG_PER_INPUT the per-input
+ * listed in the metadata as input.N).  With AGG_STATS, the inputs' own
+ * metric columns (mpi_bytes, io_bytes_read, ...; up to AGG_MAX_SUMS of
+ * them, those not derived by a merge) are summed per node, under their
+ * names.  With AGG_PER_INPUT the per-input
  * values stay available through agg_value() instead (hookit diff).
  */
 #ifndef HOOKIT_TOOLS_AGGREGATE_H
@@ -31,6 +34,7 @@
 #define AGG_MERGE_THREADS 0x1   /* all threads into one tree (else matched by thread index) */
 #define AGG_STATS         0x2   /* min/mean/max metric columns */
 #define AGG_PER_INPUT     0x4   /* keep each input's numbers (few inputs) */
+#define AGG_MAX_SUMS      16    /* metric columns summed with AGG_STATS */
 
 struct agg;
 

@@ -8,6 +8,7 @@
  */
 #include "tools/cli.h"
 #include "tools/aggregate.h"
+#include "tools/merge_ranks.h"
 #include "profile/trace.h"
 
 #include <errno.h>
@@ -25,7 +26,11 @@ static const char *const merge_usage =
     "the metric columns inputs, min_/mean_/max_calls, min_/mean_/max_incl_ns,\n"
     "min_/max_incl_input, min_/mean_/max_excl_ns over the inputs (an input\n"
     "without the node counts as 0; inputs are numbered from 0 in the order\n"
-    "given and listed in the metadata as input.N).\n"
+    "given and listed in the metadata as input.N).  The profiler's own metric\n"
+    "columns (mpi_bytes, io_bytes_read, ...) are summed.  Across the ranks of\n"
+    "a job (docs/mpi.md): min_incl_rank, max_incl_rank and imbalance_pct\n"
+    "(100 x max / mean) per call path, and the metadata tables \"ranks\" (time\n"
+    "and MPI time per rank) and \"functions\" (per function over ranks).\n"
     "\n"
     "Options:\n"
     "  -o, --output OUT      the merged profile (required; - for standard output)\n"
@@ -74,23 +79,36 @@ int cmd_merge(int argc, char **argv)
     if (strcmp(output, "-") == 0 && isatty(STDOUT_FILENO))
         return cli_usage_error("merge", "not writing a binary profile to a terminal");
     struct agg *a = agg_new(flags, (uint32_t)(argc - optind));
-    if (!a)
+    struct rank_merge *rm = rank_merge_new();
+    if (!a || !rm) {
+        agg_free(a);
+        rank_merge_free(rm);
         return cli_fail("out of memory");
+    }
     for (int i = optind; i < argc; i++) {
         char err[1024];
         struct profile *p = profile_or_trace_read_file(argv[i], err, sizeof err);
         if (!p) {
             agg_free(a);
+            rank_merge_free(rm);
             return cli_fail("%s", err);
         }
         int rc = agg_add(a, p, argv[i]);
+        if (rc == 0)
+            rc = rank_merge_add(rm, p, argv[i]);
         profile_free(p);
         if (rc != 0) {
             agg_free(a);
+            rank_merge_free(rm);
             return cli_fail("out of memory merging %s", argv[i]);
         }
     }
     struct profile *merged = agg_finish(a);
+    if (merged && rank_merge_finish(rm, merged) != 0) {
+        profile_free(merged);
+        merged = NULL;
+    }
+    rank_merge_free(rm);
     int rc = merged ? cli_write_output(output, write_profile, merged) : cli_fail("out of memory");
     profile_free(merged);
     agg_free(a);
