@@ -515,3 +515,26 @@ def test_agent_other_copy_than_libhookits_profiler(tmp):
     doc = profile(tmp)
     assert not any(n["name"].startswith("J:") for t in doc["threads"] for _, n in hk.walk(t["roots"]))
     check_native_counts(doc, "java", n=2)
+
+
+def test_automatic_connection_full_relro_and_no_plt(tmp):
+    """The hooks' slots in RELRO pages (-z now: the GOT is read-only after
+    relocation) and as GLOB_DAT relocations (-fno-plt) are connected too."""
+    if os.uname().machine != "x86_64":
+        hk.skip("relocation names checked are x86-64's")
+    d = built()
+    inc = jdk_include()
+    for sub, flags in (("now", ["-Wl,-z,relro,-z,now"]), ("noplt", ["-fno-plt", "-Wl,-z,relro,-z,now"])):
+        lib = os.path.join(tmp, sub)
+        os.mkdir(lib)
+        so = hk.cc(lib, [os.path.join(HERE, "native.c")], "libNative.so", shared=True,
+                   flags=["-I" + inc, "-I" + os.path.join(inc, "linux")] + flags)
+        relocs = subprocess.run(["readelf", "-rW", so], capture_output=True, text=True).stdout
+        kind = "R_X86_64_GLOB_DAT" if sub == "noplt" else "R_X86_64_JUMP_SLO"
+        assert any(kind in l and "__cyg_profile_func_enter" in l for l in relocs.splitlines()), relocs
+        e = hk.test_env(HOOKIT_OUTPUT=lib)
+        p = subprocess.run(["java", "-cp", d, "-Djava.library.path=" + lib, "App", "run", "5"],
+                           cwd=lib, env=e, capture_output=True, text=True, timeout=120)
+        assert p.returncode == 0 and p.stdout == "sum 50\n", (sub, p.stderr)
+        assert hk.hookit_lines(p.stderr) == [], (sub, p.stderr)
+        check_native_counts(profile(lib), "java")
