@@ -328,7 +328,8 @@ static int report_profile(FILE *out, const struct profile *p, const struct repor
             fputc('\n', out);
         thread_header(out, p, th, o);
         int rc = o->io_view ? report_io_view(out, p, th, o) :
-                 o->flat ? report_flat(out, p, th, o) : report_tree(out, p, th, o);
+                 o->flat ? report_flat(out, p, th, o) :
+                 report_ranks_is(p) ? report_ranks_tree(out, p, th, o) : report_tree(out, p, th, o);
         if (rc)
             return rc;
     }
@@ -529,6 +530,8 @@ int cmd_report(int argc, char **argv)
             rc = report_profile(stdout, ps[i].prof, &o, &printed, &fn_found);
         if (!rc && o.io_view)
             report_io_summary(stdout, ps[i].prof, o.io_view == REPORT_IO ? REPORT_IO : REPORT_ALLOC);
+        else if (!rc && !o.callers && !o.callees && report_ranks_is(ps[i].prof))
+            report_ranks_summary(stdout, ps[i].prof, &o);
     }
     threads_shown += printed;
     cli_free_profiles(ps, n);

@@ -63,4 +63,13 @@ int report_name_matches(const struct prof_func *f, const char *fn);
 /* A thread's total: the sum of its roots' inclusive times. */
 uint64_t report_thread_total(const struct prof_thread *th);
 
+/* ---- a profile merged across ranks (report_ranks.c, docs/mpi.md) ----------------- */
+/* It carries hookit merge's "ranks" and "functions" tables. */
+int report_ranks_is(const struct profile *p);
+/* The tree with SUM, MIN @rank, MEAN, MAX @rank, IMB (max / mean) columns. */
+int report_ranks_tree(FILE *out, const struct profile *p, const struct prof_thread *th,
+                      const struct report_opts *o);
+/* Per rank: time, MPI time and share; then the functions over ranks. */
+void report_ranks_summary(FILE *out, const struct profile *p, const struct report_opts *o);
+
 #endif
