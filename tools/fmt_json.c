@@ -4,6 +4,7 @@
  * array of documents in the order given.
  */
 #include "tools/cli.h"
+#include "tools/json_ranks.h"
 #include "tools/json.h"
 #include "tools/tree.h"
 
@@ -132,6 +133,7 @@ static int write_document(struct json *j, const struct profile *p)
         if (write_thread(j, p, &p->threads[i]) < 0)
             return -1;
     json_end_array(j);
+    json_rank_tables(j, p);
     json_end_object(j);
     return 0;
 }

@@ -307,7 +307,7 @@ static char *functions_table(struct rank_merge *rm)
         order[i] = i;
     qsort_r(order, rm->nfuncs, sizeof *order, by_incl, rm->funcs);
     fputs("name\tmodule\tinputs\tcalls\tincl_ns\texcl_ns\tmin_incl_ns\tmin_rank\tmean_incl_ns"
-          "\tmax_incl_ns\tmax_rank\timbalance\tmin_excl_ns\tmean_excl_ns\tmax_excl_ns\tmpi_bytes\n", f);
+          "\tmax_incl_ns\tmax_rank\timbalance_pct\tmin_excl_ns\tmean_excl_ns\tmax_excl_ns\tmpi_bytes\n", f);
     uint32_t n = rm->ninputs ? rm->ninputs : 1;
     for (uint32_t k = 0; k < rm->nfuncs; k++) {
         struct rfunc *fn = &rm->funcs[order[k]];
@@ -318,10 +318,10 @@ static char *functions_table(struct rank_merge *rm)
         int absent = fn->present < rm->ninputs;
         uint32_t min_in = absent ? fn->first_absent : fn->min_in;
         fprintf(f, "%s\t%s\t%u\t%" PRIu64 "\t%" PRIu64 "\t%" PRIu64 "\t%" PRIu64 "\t%" PRId64
-                "\t%" PRIu64 "\t%" PRIu64 "\t%" PRId64 "\t%.3f\t%" PRIu64 "\t%" PRIu64 "\t%" PRIu64
+                "\t%" PRIu64 "\t%" PRIu64 "\t%" PRId64 "\t%.0f\t%" PRIu64 "\t%" PRIu64 "\t%" PRIu64
                 "\t%" PRIu64 "\n", fn->name, fn->module, fn->present, fn->calls, fn->incl, fn->excl,
                 absent ? 0 : fn->min_incl, who(rm, min_in), fn->incl / n, fn->max_incl,
-                who(rm, fn->max_in), imbalance(fn->max_incl, fn->incl, n),
+                who(rm, fn->max_in), 100.0 * imbalance(fn->max_incl, fn->incl, n),
                 absent ? 0 : fn->min_excl, fn->excl / n, fn->max_excl, fn->bytes);
     }
     free(order);

@@ -156,7 +156,7 @@ static void functions(FILE *out, const char *table, const struct report_opts *o)
             continue;
         }
         char s[UNITS_BUF], mn[UNITS_BUF], me[UNITS_BUF], mx[UNITS_BUF];
-        double imb = strtod(f[11], NULL);
+        double imb = strtod(f[11], NULL) / 100.0;
         struct prof_func fn = { .name = f[0], .module = f[1] };
         fprintf(out, "%10s %10s %4s %10s %10s %4s %s%6.2f%s %12s  ", units_ns(num(f[4]), s),
                 units_ns(num(f[6]), mn), f[7], units_ns(num(f[8]), me), units_ns(num(f[9]), mx),
