@@ -9,7 +9,7 @@ and NullPointerException handling, and `hookit run -- java`.
 
 The classes and the library are built once per test session (a shared
 cache directory); every test runs in its own tmp."""
-import glob, json, os, re, shutil, signal, subprocess, sys, tempfile, threading
+import atexit, os, re, shutil, signal, subprocess, sys, tempfile, threading
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "lib"))
 import hk  # noqa: E402
@@ -40,6 +40,7 @@ def built():
         if not (hk.have("java") and hk.have("javac")) or not jdk_include():
             hk.skip("no JDK (java, javac, jni.h): make deps installs default-jdk-headless")
         d = tempfile.mkdtemp(prefix="hookit-java-")
+        atexit.register(shutil.rmtree, d, ignore_errors=True)
         p = subprocess.run(["javac", "-d", d, os.path.join(HERE, "App.java"),
                             os.path.join(HERE, "Pure.java")], capture_output=True, text=True)
         assert p.returncode == 0, p.stderr
