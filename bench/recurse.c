@@ -13,11 +13,12 @@
  * the hot path and N threads on N idle CPUs should take the time of one.
  *
  * Prints one line
- *     calls=<N> ns=<wall ns> cpu_ns=<process CPU ns> end_ns=<CLOCK_MONOTONIC>
+ *     calls=<N> ns=<wall ns> cpu_ns=<process CPU ns> end_cpu_ns=<..> end_ns=<..>
  * calls: fib calls of all threads; ns and cpu_ns: the recursion alone
- * (CPU time is what a busy machine disturbs least); end_ns: the monotonic
- * clock when main returns, so bench/run can time what happens after it
- * (the profiler writing its profile) from the moment the process ends.
+ * (CPU time is what a busy machine disturbs least); end_cpu_ns and end_ns:
+ * the process's CPU clock and the monotonic clock when main returns, so
+ * bench/run can tell what happens after it (the profiler writing its
+ * profile) from the process's total CPU time and the moment it ends.
  *
  * Usage: recurse [n [threads]]   (default 36 1)
  */
@@ -102,6 +103,7 @@ int main(int argc, char **argv)
     }
     long long c1 = now_ns(CLOCK_PROCESS_CPUTIME_ID), t1 = now_ns(CLOCK_MONOTONIC);
     printf("calls=%lld ns=%lld cpu_ns=%lld", calls_of(depth) * threads, t1 - t0, c1 - c0);
+    printf(" end_cpu_ns=%lld", now_ns(CLOCK_PROCESS_CPUTIME_ID));
     printf(" end_ns=%lld\n", now_ns(CLOCK_MONOTONIC));
     fflush(stdout);
     return 0;

@@ -3,7 +3,6 @@ the program's own numbers, what it wrote, and how long it took to end."""
 import json
 import os
 import subprocess
-import time
 
 from . import config
 
@@ -49,8 +48,22 @@ def parse_fields(stdout):
     return fields
 
 
+def launcher():
+    """bench/launch.c, built once: runs a command and reports its rusage."""
+    from .build import compile_exe
+    return compile_exe("launch", [os.path.join(config.ROOT, "bench", "launch.c")], [])
+
+
+def read_and_remove(path):
+    with open(path, errors="replace") as f:
+        text = f.read()
+    os.unlink(path)
+    return text
+
+
 def run_once(row, args, work):
-    """Runs row's command with args in the fresh directory work.
+    """Runs row's command with args in the fresh directory work, through
+    bench/launch.c.
 
     wait4 gives the rusage of the process and of the children it waited
     for (uftrace's recorder and its target both count), so cpu is all the
@@ -58,30 +71,30 @@ def run_once(row, args, work):
     argv = row.command(work) + [str(a) for a in args]
     env = clean_env(dict(row.env, HOOKIT_OUTPUT=work))
     out_path, err_path = os.path.join(work, ".stdout"), os.path.join(work, ".stderr")
+    report_path = os.path.join(work, ".launch")
     with open(out_path, "w") as out_f, open(err_path, "w") as err_f:
-        t0 = time.monotonic_ns()
-        p = subprocess.Popen(argv, env=env, cwd=work, stdout=out_f, stderr=err_f)
-        # wait4 ourselves (Popen.wait would reap the child and lose its rusage).
-        _, status, usage = os.wait4(p.pid, 0)
-        t1 = time.monotonic_ns()
-        p.returncode = os.waitstatus_to_exitcode(status)
-    with open(out_path, errors="replace") as f:
-        out = f.read()
-    with open(err_path, errors="replace") as f:
-        err = f.read()
-    os.unlink(out_path)
-    os.unlink(err_path)
+        p = subprocess.run([launcher(), report_path] + argv, env=env, cwd=work,
+                           stdout=out_f, stderr=err_f)
+    out, err = read_and_remove(out_path), read_and_remove(err_path)
+    if p.returncode != 0 or not os.path.exists(report_path):
+        raise RunFailed(f"{' '.join(argv)} could not be run:\n{err[-2000:]}")
+    report = parse_fields(read_and_remove(report_path))
+    status = report["status"]
     code = os.waitstatus_to_exitcode(status)
     fields = parse_fields(out)
     if code != 0 or not fields or "ns" not in fields:
         raise RunFailed(f"{' '.join(argv)} failed (exit {code}):\n{out[-2000:]}{err[-2000:]}")
     run = {
-        "wall_ns": t1 - t0,
-        "cpu_ns": int((usage.ru_utime + usage.ru_stime) * 1e9),
-        "maxrss_kb": usage.ru_maxrss,
+        "wall_ns": report["wall_ns"],
+        "cpu_ns": report["cpu_ns"],
+        "maxrss_kb": report["maxrss_kb"],
         "loop_ns": fields["ns"],
         "loop_cpu_ns": fields["cpu_ns"],
-        "exit_ns": max(0, t1 - fields["end_ns"]) if "end_ns" in fields else None,
+        "exit_ns": max(0, report["reaped_ns"] - fields["end_ns"]) if "end_ns" in fields else None,
+        # CPU after main returned (rusage and the CPU clock count the same
+        # runtime); for uftrace this is mostly the recorder's whole work.
+        "exit_cpu_ns": (max(0, report["cpu_ns"] - fields["end_cpu_ns"])
+                        if "end_cpu_ns" in fields else None),
         "fields": fields,
         "stderr": err.strip(),
     }

@@ -49,7 +49,11 @@ def summarize(rows, runs, calls):
             "x_uninstrumented": cpu / base_cpu,
             "maxrss_mb": med(rs, "maxrss_kb") / 1024,
             "output_bytes": med(rs, "output_bytes"),
+            "stderr": sorted({r["stderr"].splitlines()[0] for r in rs if r.get("stderr")}),
             "exit_ms": med(rs, "exit_ns") / 1e6 if med(rs, "exit_ns") is not None else None,
+            "exit_cpu_ms": (med(rs, "exit_cpu_ns") / 1e6
+                            if med(rs, "exit_cpu_ns") is not None and row.kind != "uftrace"
+                            else None),
         }
         if row.kind == "hookit":
             s["profile_written"] = all(r.get("profile") for r in rs)
@@ -73,10 +77,10 @@ def summarize(rows, runs, calls):
 
 HEAD = (f"{'variant':31} {'wall s':>6} {'(min-max)':>13} {'CPU s':>6} {'(min-max)':>13} "
         f"{'ns/call':>8} {'loop':>6} {'+ns/call':>8} {'x':>6} {'RSS':>6} {'output':>9} "
-        f"{'exit':>7}")
+        f"{'exit':>7} {'exit':>7}")
 HEAD2 = (f"{'':31} {'':>6} {'':>13} {'':>6} {'':>13} "
          f"{'(CPU)':>8} {'ns/cal':>6} {'/no-op':>8} {'uninst':>6} {'MB':>6} {'':>9} "
-         f"{'ms':>7}")
+         f"{'ms':>7} {'CPU ms':>7}")
 
 
 def fmt_range(lo, hi):
@@ -94,11 +98,15 @@ def print_table(rows, summary):
         if s.get("profile_written") is False:
             note = "  (no profile written!)"
         exit_ms = f"{s['exit_ms']:7.1f}" if s["exit_ms"] is not None else f"{'-':>7}"
+        exit_ms += f" {s['exit_cpu_ms']:7.1f}" if s["exit_cpu_ms"] is not None else f" {'-':>7}"
         print(f"{s['label']:31} {s['wall_s']:6.2f} {fmt_range(*s['wall_s_range']):>13} "
               f"{s['cpu_s']:6.2f} {fmt_range(*s['cpu_s_range']):>13} "
               f"{s['ns_per_call']:8.2f} {s['loop_ns_per_call']:6.2f} "
               f"{added if added is not None else 0:8.2f} {s['x_uninstrumented']:6.2f} "
               f"{s['maxrss_mb']:6.1f} {human_bytes(s['output_bytes']):>9} {exit_ms}{note}")
+    for row in rows:
+        for line in summary[row.key]["stderr"][:2]:
+            print(f"note: {summary[row.key]['label']} said on stderr: {line[:150]}")
 
 
 LEGEND = """\
@@ -112,7 +120,9 @@ x uninst: CPU time / the uninstrumented build's.  RSS MB: peak resident set.
 output: the profile / uftrace.data directory / callgrind.out.
 exit ms: from the end of main (the program prints CLOCK_MONOTONIC) until the
   process is reaped: writing the profile, trace or callgrind.out, plus the
-  bare exit the first rows show."""
+  bare exit the first rows show.  exit CPU ms: the CPU time spent in that
+  span (total CPU - the CPU clock at the end of main; not for uftrace, whose
+  recorder works all along)."""
 
 
 def verdict(ok):
