@@ -71,7 +71,8 @@ struct arena_node {
     arena_ref parent;
     arena_ref first_child;
     arena_ref next_sibling;
-    arena_ref ext;                  /* extension slot (I/O, memory metrics) or 0 */
+    arena_ref ext;                  /* extension slot or 0: eight additive u64 counters
+                                     * (I/O, memory), summed when trees are merged */
     uint64_t calls;
     uint64_t incl;                  /* inclusive ticks of closed activations */
     uint64_t last_child;            /* writer's lookup cache; readers ignore it */
@@ -114,7 +115,9 @@ struct arena_thread {
     volatile uint32_t copy_depth;
     volatile uint32_t parked;       /* 1 while waiting in a process-consistent pause */
     volatile uint64_t copy_taken;   /* clock reading when the copy was made */
-    uint64_t reserved[2];
+    arena_ref chunks;               /* writer's: the thread's node chunks, for reuse */
+    uint32_t merged_threads;        /* the "merged" record: how many ended threads it holds */
+    uint64_t reserved;
 };
 
 #define ARENA_THREAD_SLOTS 2

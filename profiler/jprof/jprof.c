@@ -35,6 +35,7 @@ JP_EXPORT JP_NOINSTR int HookitStart(const struct hookit_host *host, struct hook
     }
     jp_process_start();
     jp_threads_init();
+    jp_retire_init();
     jp_names_start();
     if (!jp_opt.start_on)
         *host->collecting = 0;
@@ -71,6 +72,7 @@ JP_EXPORT JP_NOINSTR void HookitEvent(const struct hookit_event *ev)
     case HOOKIT_EV_FORK_CHILD:
         if (jp_arena_fork_child() != 0)
             jp_host->log("jprof: cannot copy the call trees in the forked child");
+        jp_retire_fork_child();     /* before any node is made: its lock */
         jp_thread_fork_child();
         jp_process_start();
         jp_output_fork_child();

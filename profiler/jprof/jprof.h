@@ -48,6 +48,7 @@ struct jp_thread {
     uintptr_t stack_lo, stack_hi;/* this thread's stack, for the longjmp check */
     uint32_t arena_full;
     struct jp_thread *next_free;/* the free list's link while recycled (thread.c) */
+    int rec_reused;             /* rec was a retired thread's (retire.c) */
     uint32_t named;             /* rec->name was given (a Java thread's name): kept at the end */
 };
 
@@ -61,6 +62,14 @@ void jp_threads_init(void);
 void jp_thread_name(struct arena_thread *rec);
 int jp_grow_stack(struct jp_thread *t);
 struct jp_thread *jp_thread_scratch(void);
+void jp_thread_publish(struct jp_thread *t);
+
+/* ---- retiring ended threads (retire.c) ------------------------------------ */
+arena_ref jp_chunk_alloc(struct jp_thread *t, uint32_t slots);
+arena_ref jp_retired_record(void);
+void jp_retire(struct arena_thread *rec, arena_ref ref);
+void jp_retire_init(void);
+void jp_retire_fork_child(void);
 void jp_thread_scratch_free(struct jp_thread *t);
 
 /* ---- the profiler's own cost (calibrate.c) -------------------------------- */
@@ -135,6 +144,7 @@ struct jp_options {
     uint32_t sample_us;         /* sample_us=N: sampling period */
     int compensate;             /* subtract the measured overhead */
     uint32_t death_timeout_ms;  /* bound on writing when dying by a signal */
+    uint32_t threads_kept;      /* ended threads kept apart before merging */
 };
 extern struct jp_options jp_opt;
 /* Parse JPROFOPTS; complains once per bad option and keeps defaults. */

@@ -14,6 +14,7 @@ struct jp_options jp_opt = {
     .sample = 0,
     .sample_us = 1000,
     .death_timeout_ms = 10000,
+    .threads_kept = 1000,
 };
 
 struct option_def {
@@ -54,6 +55,16 @@ JP_NOINSTR static int set_sample_us(const char *v)
     return 0;
 }
 
+JP_NOINSTR static int set_threads_kept(const char *v)
+{
+    char *end;
+    unsigned long n = strtoul(v, &end, 10);
+    if (!*v || *end || n > 1000000)
+        return -1;
+    jp_opt.threads_kept = (uint32_t)n;
+    return 0;
+}
+
 JP_NOINSTR static int set_compensate(const char *v) { (void)v; jp_opt.compensate = 1; return 0; }
 
 JP_NOINSTR static int set_lines(const char *v) { (void)v; jp_opt.lines = 1; return 0; }
@@ -66,6 +77,8 @@ static const struct option_def options[] = {
                 "from per-thread CPU-time sampling (cheaper)", set_timer },
     { "sample_us=", "sample_us=N          sampling period in CPU microseconds (default 1000)",
       set_sample_us },
+    { "threads_kept=", "threads_kept=N       ended threads shown apart; older ones are merged into one "
+                       "\"(merged)\" thread (default 1000)", set_threads_kept },
     { "compensate", "compensate           subtract the profiler's measured cost per call from times",
       set_compensate },
     { "lines", "lines                resolve source file:line of functions (default)", set_lines },

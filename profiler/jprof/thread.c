@@ -30,12 +30,12 @@ JP_NOINSTR static void *map_pages(size_t size)
 
 JP_NOINSTR static int refill_chunk(struct jp_thread *t)
 {
-    arena_ref r = jp_arena_alloc(t->chunk_slots);
+    arena_ref r = jp_chunk_alloc(t, t->chunk_slots);   /* slot r is the chunk's header */
     if (!r) {
         t->arena_full = 1;
         return -1;
     }
-    t->chunk_next = r;
+    t->chunk_next = r + 1;
     t->chunk_end = r + t->chunk_slots;
     if (t->chunk_slots < MAX_CHUNK)
         t->chunk_slots *= 2;
@@ -134,7 +134,7 @@ JP_NOINSTR void jp_thread_name(struct arena_thread *rec)
     rec->name[sizeof rec->name - 1] = 0;
 }
 
-JP_NOINSTR static void publish(struct jp_thread *t)
+JP_NOINSTR void jp_thread_publish(struct jp_thread *t)
 {
     struct arena_header *h = jp_arena_header();
     arena_ref head = h->first_thread;
@@ -181,7 +181,9 @@ JP_NOINSTR static void recycle_thread(struct jp_thread *t)
     pthread_mutex_unlock(&free_lock);
 }
 
-JP_NOINSTR static struct jp_thread *make_thread(void)
+/* reuse_record: a new thread may take a retired thread's record (never the
+ * scratch states, which retire.c itself makes while holding its lock). */
+JP_NOINSTR static struct jp_thread *make_thread(int reuse_record)
 {
     arena_ref stack_ref;
     struct jp_thread *t = reuse_thread(&stack_ref);
@@ -192,12 +194,24 @@ JP_NOINSTR static struct jp_thread *make_thread(void)
         t->stack = new_stack(t->capacity, &stack_ref);
     }
     t->chunk_slots = FIRST_CHUNK;
-    t->rec_ref = jp_arena_alloc(ARENA_THREAD_SLOTS);
+    t->rec_ref = reuse_record ? jp_retired_record() : 0;
+    t->rec_reused = t->rec_ref != 0;
+    if (!t->rec_ref)
+        t->rec_ref = jp_arena_alloc(ARENA_THREAD_SLOTS);
     if (!t->stack || !t->rec_ref) {
         munmap(t, sizeof *t);
         return NULL;
     }
     t->rec = jp_at(t->rec_ref);
+    if (t->rec_reused) {
+        /* A retired thread's record, still in the list: it becomes this
+         * thread's, its seq moving on so live readers notice. */
+        arena_ref next = t->rec->next;
+        uint32_t seq = t->rec->seq;
+        memset(t->rec, 0, sizeof *t->rec);
+        t->rec->next = next;
+        __atomic_store_n(&t->rec->seq, (seq | 1) + 1, __ATOMIC_RELEASE);
+    }
     t->rec->priv = (uint64_t)(uintptr_t)t;
     t->rec->stack = stack_ref;
     t->rec->capacity = t->capacity;
@@ -221,7 +235,7 @@ JP_NOINSTR static int start_tree(struct jp_thread *t)
 /* A private thread state that is never published: for calibration. */
 JP_NOINSTR struct jp_thread *jp_thread_scratch(void)
 {
-    struct jp_thread *t = make_thread();
+    struct jp_thread *t = make_thread(0);
     if (!t)
         return NULL;
     if (start_tree(t) != 0) {
@@ -242,7 +256,7 @@ JP_NOINSTR void jp_thread_scratch_free(struct jp_thread *t)
 JP_NOINSTR struct jp_thread *jp_thread_attach(void)
 {
     int saved = errno;
-    struct jp_thread *t = make_thread();
+    struct jp_thread *t = make_thread(1);
     if (!t || start_tree(t) != 0) {
         errno = saved;
         return NULL;
@@ -252,7 +266,8 @@ JP_NOINSTR struct jp_thread *jp_thread_attach(void)
     t->rec->state = ARENA_THREAD_RUNNING;
     jp_thread_name(t->rec);
     find_stack_bounds(t);
-    publish(t);
+    if (!t->rec_reused)
+        jp_thread_publish(t);
     jp_self = t;
     pthread_setspecific(end_key, t);    /* thread end without the lifecycle layer */
     jp_sampler_thread_start();
@@ -287,6 +302,8 @@ JP_NOINSTR void jp_thread_end(void)
         jp_thread_name(t->rec);
     t->rec->priv = 0;
     __atomic_store_n(&t->rec->state, ARENA_THREAD_ENDED, __ATOMIC_RELEASE);
+    if (t->rec->index != 0)
+        jp_retire(t->rec, t->rec_ref);
     jp_self = &ended_thread;
     recycle_thread(t);
 }
@@ -303,6 +320,7 @@ JP_NOINSTR static void end_by_key(void *arg)
 JP_NOINSTR void jp_thread_fork_child(void)
 {
     struct jp_thread *t = jp_self;
+    pthread_mutex_init(&free_lock, NULL);   /* another thread may have held it */
     jp_arena_header()->first_thread = 0;
     next_index = 1;
     if (!t || t == &ended_thread) {
@@ -346,7 +364,8 @@ JP_NOINSTR void jp_thread_fork_child(void)
     t->rec->state = ARENA_THREAD_RUNNING;
     jp_thread_name(t->rec);
     find_stack_bounds(t);
-    publish(t);
+    if (!t->rec_reused)
+        jp_thread_publish(t);
 }
 
 JP_NOINSTR void jp_threads_init(void)
