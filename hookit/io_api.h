@@ -14,6 +14,8 @@ void hk_io_clock_init(void);
 extern int hk_io_clock_tsc;
 uint64_t hk_io_now(void);
 double hk_io_ticks_per_ns(void);
+/* hookit_host.io_quiet: the guard, for plugin code outside its events. */
+void hk_io_quiet(int on);
 /* The plugin's capabilities are known: switch the wrappers on or off. */
 void hk_io_configure(uint32_t caps);
 

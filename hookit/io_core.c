@@ -93,6 +93,14 @@ HK_NOINSTR void hk_io_configure(uint32_t caps)
     hk_alloc_want = (caps & HOOKIT_CAP_ALLOC) != 0;
 }
 
+HK_NOINSTR void hk_io_quiet(int on)
+{
+    if (on)
+        hk_io_guard++;
+    else if (hk_io_guard > 0)
+        hk_io_guard--;
+}
+
 /* ---- the end of a call ----------------------------------------------------------------- */
 HK_NOINSTR void io_deliver(struct io_call *c, struct hookit_io *ev)
 {

@@ -127,6 +127,7 @@ HK_NOINSTR int hk_plugin_load(void)
         .io_clock = hk_io_clock_tsc ? 0 : 1,
         .io_now = hk_io_now,
         .io_ticks_per_ns = hk_io_ticks_per_ns,
+        .io_quiet = hk_io_quiet,
     };
     struct hookit_plugin info = { 0 };
     if (start(&hk_host, &info) != 0) {

@@ -206,6 +206,11 @@ struct hookit_host {
     /* Ticks per ns of io_clock, measured since libhookit started (waits
      * until 2 ms have passed since then on the first call). */
     double (*io_ticks_per_ns)(void);
+    /* Not the program's I/O: io_quiet(1) ... io_quiet(0) around plugin code
+     * that runs outside HookitEvent/HookitFinish (work done from the fast
+     * enter/exit hooks, a thread of the plugin's own), so the calls it makes
+     * are passed through uncounted (per thread; nests). */
+    void (*io_quiet)(int on);
 };
 
 /* Capabilities a plugin declares in hookit_plugin.caps. */
