@@ -477,3 +477,22 @@ def test_alloc_threads_exact(tmp):
         assert (h["leak_count"], h["leak_bytes"]) == (1, 777), h
     meta = doc["process"]["meta"]
     assert int(meta["leak_bytes"]) >= 4 * 777 and int(meta["free_untracked"]) == 0, meta
+
+
+def test_early_arena_while_real_malloc_is_looked_up(tmp):
+    """A dlsym that allocates (tests/io/early_shim.c, preloaded first): the
+    lookups of the real malloc family get their blocks from libhookit's early
+    arena; such a block survives realloc into a real one and frees cleanly."""
+    if not hk.have("clang"):
+        hk.skip("clang (musttail) not installed")
+    shim = os.path.join(tmp, "libearly_shim.so")
+    c = subprocess.run(["clang", "-O2", "-shared", "-fPIC", src("early_shim.c"), "-o", shim, "-ldl"],
+                       capture_output=True, text=True)
+    assert c.returncode == 0, c.stderr
+    exe = hk.cc(tmp, [src("early_main.c")], "early_main", link_hookit=False, instrument=False,
+                libs=["-L" + tmp, "-learly_shim", "-Wl,-rpath," + tmp])
+    for opts in ("alloc", "noio"):
+        p = hk.run(tmp, [exe], env={"LD_PRELOAD": shim + " " + hk.LIBHOOKIT, "JPROFOPTS": opts})
+        assert p.stdout == ("early block in libhookit.so: early block\n"
+                            "after realloc: early block, on the heap\n"
+                            "fresh block on the heap\n"), (opts, p.stdout, p.stderr)
