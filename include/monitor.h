@@ -56,8 +56,9 @@ void monitor_fini_mpi(void);
 void monitor_mpi_post_fini(void);
 
 /* ---- support functions ------------------------------------------------------ */
+void monitor_initialize(void);          /* start monitoring now (init_process) */
 void monitor_real_abort(void);
-void monitor_real_exit(int status) __attribute__((noreturn));
+void monitor_real_exit(int status) __attribute__((noreturn));   /* _exit, no fini */
 pid_t monitor_real_fork(void);
 int monitor_real_execve(const char *path, char *const argv[], char *const envp[]);
 int monitor_real_system(const char *command);

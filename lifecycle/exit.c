@@ -35,8 +35,10 @@ LC_API void LC_WRAPPER(quick_exit)(int status)
     __builtin_unreachable();
 }
 
+/* As libmonitor: the real _exit, bypassing every fini callback. */
 LC_API void monitor_real_exit(int status)
 {
-    REAL(exit)(status);
+    lc_ensure_init();
+    REAL(_exit)(status);
     __builtin_unreachable();
 }

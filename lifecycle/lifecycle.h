@@ -46,4 +46,10 @@ struct lc_client {
 /* Register libhookit's client.  Safe to call before the layer is started. */
 void lifecycle_register(const struct lc_client *client);
 
+/* Give libhookit's handler the signal first, ahead of a libmonitor client's
+ * and the application's; it returns 0 when it consumed the signal.  The
+ * application's view of the disposition does not change.  0 or -1. */
+#include <signal.h>
+int lifecycle_signal_first(int sig, int (*handler)(int, siginfo_t *, void *));
+
 #endif

@@ -300,6 +300,12 @@ void lc_resume_after_failed_exec(void)
 }
 
 /* ---- support functions ------------------------------------------------------------ */
+/* A client that gains control before the layer: start now (init_process). */
+LC_API void monitor_initialize(void)
+{
+    lc_begin_process(NULL, NULL);
+}
+
 LC_API void *monitor_stack_bottom(void)
 {
     return lc_stack_bottom;

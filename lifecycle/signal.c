@@ -28,6 +28,7 @@
 
 struct lc_sigstate {
     struct sigaction app;           /* what the application believes */
+    monitor_sighandler_t *internal; /* libhookit's own (lifecycle_signal_first) */
     monitor_sighandler_t *client;   /* monitor_sigaction's handler */
     sigset_t client_mask;
     int client_flags;
@@ -78,7 +79,7 @@ static void lc_sig_install(int sig)
     const struct sigaction *app = &s->app;
     int handler = lc_is_handler(app);
     int dfl = app->sa_handler == SIG_DFL;
-    int ours = sig == lc_shootdown_signo || s->client ||
+    int ours = sig == lc_shootdown_signo || s->client || s->internal ||
                (handler && (app->sa_flags & SA_RESETHAND)) || (dfl && lc_sig_fatal(sig));
     struct sigaction k;
     if (!ours) {
@@ -371,6 +372,7 @@ static void lc_signal_entry(int sig, siginfo_t *info, void *context)
     sigset_t saved;
     lc_lock(&lc_sig_lock, &saved);
     struct sigaction app = lc_sig[sig].app;
+    monitor_sighandler_t *internal = lc_sig[sig].internal;
     monitor_sighandler_t *client = lc_sig[sig].client;
     if (lc_is_handler(&app) && (app.sa_flags & SA_RESETHAND)) {
         lc_sig[sig].app.sa_handler = SIG_DFL;
@@ -379,6 +381,10 @@ static void lc_signal_entry(int sig, siginfo_t *info, void *context)
     }
     lc_unlock(&lc_sig_lock, &saved);
 
+    if (internal && internal(sig, info, context) == 0) {
+        errno = saved_errno;
+        return;
+    }
     if (client && client(sig, info, context) == 0) {
         errno = saved_errno;
         return;
@@ -430,6 +436,23 @@ void lc_signal_after_failed_exec(void)
 }
 
 /* ---- the client's side ------------------------------------------------------------------- */
+/* libhookit's own first access to a signal (the profiler's sampling timer),
+ * ahead of a libmonitor client's, invisible to the application. */
+int lifecycle_signal_first(int sig, int (*handler)(int, siginfo_t *, void *))
+{
+    lc_ensure_init();
+    if (!lc_sig_manageable(sig)) {
+        errno = EINVAL;
+        return -1;
+    }
+    sigset_t saved;
+    lc_lock(&lc_sig_lock, &saved);
+    lc_sig[sig].internal = handler;
+    lc_sig_install(sig);
+    lc_unlock(&lc_sig_lock, &saved);
+    return 0;
+}
+
 LC_API int monitor_sigaction(int sig, monitor_sighandler_t *handler, int flags,
                              struct sigaction *act)
 {
