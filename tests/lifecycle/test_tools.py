@@ -118,3 +118,16 @@ def test_support_functions_linked(tmp):
     p = hk.run(tmp, [exe])
     assert p.stdout == ("main: narrow=1 wide=1 here=0 bottom=1\naddr_main=1 num=0\n"
                         "thread: narrow=1 wide=1\n"), p.stdout
+
+
+def test_bad_lifecycle_variables_one_line_each(tmp):
+    """A bad HOOKIT_FOLLOW / HOOKIT_SHOOTDOWN_TIMEOUT is named on stderr in
+    one line with the valid values; the program runs on unchanged."""
+    exe = lcscen.compile_c(tmp, ["exit_call.c"], "exit_call")
+    p = hk.run(tmp, [exe], check=False, env={"LD_PRELOAD": hk.LIBHOOKIT, "HOOKIT_FOLLOW": "maybe",
+                                             "HOOKIT_SHOOTDOWN_TIMEOUT": "-5"})
+    assert p.returncode == 3 and p.stdout == "leaving 3\n"
+    lines = [l for l in p.stderr.splitlines() if "HOOKIT_FOLLOW" in l or "HOOKIT_SHOOTDOWN" in l]
+    assert len(lines) == 2, p.stderr
+    assert lines[0].startswith("hookit[") and "HOOKIT_FOLLOW=maybe" in lines[0] and "0 or 1" in lines[0]
+    assert "HOOKIT_SHOOTDOWN_TIMEOUT=-5" in lines[1] and "milliseconds" in lines[1]
