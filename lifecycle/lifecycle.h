@@ -12,6 +12,14 @@
  * lifecycle/ depends on libc only.  Each callback may be NULL.  Callbacks
  * run in the thread the event concerns (thread start/end inside that thread,
  * fork child in the child).
+ *
+ * Ordering (docs/lifecycle.md): init_process/init_thread run before the
+ * user's monitor_init_*, fini_* after the user's monitor_fini_*.
+ * fini_thread runs inside every ending thread, the main thread included
+ * when another thread ends the process (so every tree is closed inside its
+ * own thread), and possibly in a signal handler (exit shootdown, death by a
+ * signal).  Exec gives pre_exec (then exec_failed if it returns), not
+ * fini_process.  Up to four clients may register.
  */
 #ifndef HOOKIT_LIFECYCLE_H
 #define HOOKIT_LIFECYCLE_H
