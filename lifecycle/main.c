@@ -233,7 +233,7 @@ int lc_end_process(int how, int signo)
     if (!lc_claim_end())
         return 0;
     int saved = errno;
-    lc_debug("fini_process how=%d signal=%d", how, signo);
+    lc_debug("process ends: how=%d signal=%d", how, signo);
     monitor_begin_process_exit(how);
     lc_wait_shootdown_blockers();
     lc_shootdown();
@@ -276,7 +276,7 @@ int lc_end_for_exec(void)
     if (!lc_claim_end())
         return 0;
     int saved = errno;
-    lc_debug("fini_process how=exec");
+    lc_debug("process image ends: exec");
     monitor_begin_process_exit(LC_EXIT_EXEC);
     lc_wait_shootdown_blockers();
     lc_shootdown();

@@ -56,6 +56,7 @@ void lc_thread_fini(struct lc_thread *t)
             return;
     }
     int saved = errno;
+    lc_debug("thread %d end (tid %d)", t->num, (int)lc_gettid());
     if (t != &lc_main_thread && t->monitored)
         monitor_fini_thread(t->user_data);
     LC_CLIENTS(fini_thread);
@@ -111,6 +112,7 @@ LC_START_FUNC static void *lc_thread_start(void *arg)
     }
 
     int e = errno;
+    lc_debug("thread %d start (tid %d)", t->num, (int)t->tid);
     LC_CLIENTS(init_thread);
     if (t->monitored)
         t->user_data = monitor_init_thread(t->num, start.pre_data);

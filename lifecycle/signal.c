@@ -324,6 +324,7 @@ static int lc_sig_is_fault(int sig)
 /* Die by `sig` as the default disposition would, after the fini. */
 static void lc_die_by(int sig, siginfo_t *info)
 {
+    lc_debug("death by signal %d", sig);
     if (!lc_end_process(LC_EXIT_SIGNAL, sig))
         lc_yield_to_ending_thread();
     struct sigaction dfl;
