@@ -10,6 +10,7 @@
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -79,6 +80,23 @@ int main(int argc, char **argv)
 {
     if (argc > 1)
         n = atol(argv[1]);
+    /* "iobench N OP": only that loop (for perf stat), prints nothing */
+    if (argc > 2) {
+        int fd = open(!strcmp(argv[2], "read1") ? "/dev/zero" : "/dev/null",
+                      !strcmp(argv[2], "read1") ? O_RDONLY : O_WRONLY);
+        FILE *s = fopen("/dev/null", "w");
+        static char sbuf[1 << 16];
+        setvbuf(s, sbuf, _IOFBF, sizeof sbuf);
+        if (!strcmp(argv[2], "write1"))
+            bench_write1(fd);
+        else if (!strcmp(argv[2], "read1"))
+            bench_read1(fd);
+        else if (!strcmp(argv[2], "fputc"))
+            bench_fputc(s);
+        else if (!strcmp(argv[2], "malloc"))
+            bench_malloc();
+        return 0;
+    }
     int null = open("/dev/null", O_WRONLY), zero = open("/dev/zero", O_RDONLY);
     FILE *f = fopen("/dev/null", "w");
     static char fbuf[1 << 16];

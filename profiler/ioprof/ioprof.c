@@ -256,6 +256,15 @@ EXPORT NOINSTR void HookitEvent(const struct hookit_event *ev)
         flush_locked();
         spin_unlock();
         break;
+    case HOOKIT_EV_FORK_PARENT: {
+        /* A marker where the child's log begins (its header names us). */
+        char line[64];
+        int n = snprintf(line, sizeof line, "# fork %" PRIu64 "\n", host->io_now());
+        spin_lock();
+        put(line, (size_t)n);
+        spin_unlock();
+        break;
+    }
     case HOOKIT_EV_FORK_CHILD:
         /* The parent's log is the parent's: the child starts its own. */
         lock = 0;

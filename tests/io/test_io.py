@@ -457,6 +457,8 @@ def test_ioprof_fork_writes_two_logs(tmp):
     assert child["ppid"] == parent["pid"], heads
     for p in logs:
         assert log_lines(p)[-1].startswith("# end exit"), p
+    parent_log = [p for p in logs if p.endswith(f".{parent['pid']}.log")][0]
+    assert len([l for l in log_lines(parent_log) if l.startswith("# fork ")]) == 1
     r = hk.hookit(tmp, "io", *logs).stdout
     rows = [l.split() for l in r.splitlines() if l.endswith("/shared.dat")]
     assert rows and rows[0][:4] == ["0", "2000", "22", "0"], r     # open, 20 pwrite, close
