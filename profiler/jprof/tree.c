@@ -32,8 +32,12 @@
  * address is not found nearby (a huge frame, a synthetic frame without a
  * call site) our own CFA stands in. */
 #define CFA_SEARCH_SLOTS 32
+/* The search reads the instrumented function's frame on purpose, which
+ * AddressSanitizer (make check SANITIZE=address) would take for an
+ * overflow of ours. */
+#define JP_READS_CALLER_FRAME __attribute__((no_sanitize_address))
 
-JP_NOINSTR __attribute__((noinline)) static uintptr_t caller_cfa_far(const uintptr_t *from, uintptr_t site)
+JP_NOINSTR JP_READS_CALLER_FRAME __attribute__((noinline)) static uintptr_t caller_cfa_far(const uintptr_t *from, uintptr_t site)
 {
     for (int i = 4; i < CFA_SEARCH_SLOTS; i++)
         if (from[i] == site)
@@ -42,7 +46,7 @@ JP_NOINSTR __attribute__((noinline)) static uintptr_t caller_cfa_far(const uintp
 }
 
 /* Unrolled for the usual case: one to three saved registers. */
-JP_NOINSTR static inline uintptr_t caller_cfa(const uintptr_t *from, void *call_site)
+JP_NOINSTR JP_READS_CALLER_FRAME static inline uintptr_t caller_cfa(const uintptr_t *from, void *call_site)
 {
     uintptr_t site = (uintptr_t)call_site;
     if (from[1] == site)
@@ -141,6 +145,11 @@ JP_NOINSTR __attribute__((always_inline)) static inline void enter(int clock, vo
     }
     t->busy = 1;
     barrier();
+    /* A signal handler that ran between our reading jp_self and setting
+     * busy may have ended this thread (the lifecycle's shoot-down at exit):
+     * then t is no longer ours to touch. */
+    if (JP_UNLIKELY(jp_self != t))
+        return;
     uint64_t now = read_clock(clock);
     uint32_t seq = rec->seq;
     rec->seq = seq + 1;
@@ -208,6 +217,11 @@ JP_NOINSTR __attribute__((always_inline)) static inline void leave(int clock, vo
     }
     t->busy = 1;
     barrier();
+    /* A signal handler that ran between our reading jp_self and setting
+     * busy may have ended this thread (the lifecycle's shoot-down at exit):
+     * then t is no longer ours to touch. */
+    if (JP_UNLIKELY(jp_self != t))
+        return;
     uint64_t now = read_clock(clock);
     uint32_t seq = rec->seq;
     rec->seq = seq + 1;
