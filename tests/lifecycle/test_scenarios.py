@@ -68,6 +68,7 @@ sc("sig_exit_in_handler", how=1)
 sc("sig_longjmp", how=1)
 sc("sig_no_eintr", how=1)
 sc("sig_mask_view", how=1)
+sc("sig_rt8", how=2, expect=[("^fini_process how=2", 1)])
 sc("client_signal", how=1, env={"LC_CLIENT_SIG": "10"}, expect=[("^client_signal 10", 1)])
 sc("client_consume", src="client_signal.c", how=1, native=False,
    env={"LC_CLIENT_SIG": "10", "LC_CLIENT_CONSUME": "1"},
