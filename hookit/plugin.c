@@ -8,6 +8,7 @@
 #include "hookit/io_api.h"
 
 #include <dlfcn.h>
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/syscall.h>
@@ -63,6 +64,22 @@ HK_NOINSTR static void *load_library(const char *path)
 {
     int flags = RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE;
     return monitor_real_dlopen ? monitor_real_dlopen(path, flags) : dlopen(path, flags);
+}
+
+/* First access to a signal for the plugin: the lifecycle layer's, or (no
+ * layer linked) a plain handler that passes on what it does not consume. */
+extern int lifecycle_signal_first(int sig, int (*handler)(int, siginfo_t *, void *)) __attribute__((weak));
+
+HK_NOINSTR static int signal_first(int sig, int (*handler)(int, siginfo_t *, void *))
+{
+    if (lifecycle_signal_first)
+        return lifecycle_signal_first(sig, handler);
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_sigaction = (void (*)(int, siginfo_t *, void *))(void *)handler;
+    sa.sa_flags = SA_SIGINFO | SA_RESTART;
+    sigemptyset(&sa.sa_mask);
+    return sigaction(sig, &sa, NULL);
 }
 
 #ifdef HOOKIT_STATIC
@@ -124,6 +141,7 @@ HK_NOINSTR int hk_plugin_load(void)
         .debug = hk_config.debug,
         .log = hk_log,
         .debug_log = hk_debug,
+        .signal_first = signal_first,
         .io_clock = hk_io_clock_tsc ? 0 : 1,
         .io_now = hk_io_now,
         .io_ticks_per_ns = hk_io_ticks_per_ns,

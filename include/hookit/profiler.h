@@ -55,6 +55,7 @@
 #ifndef HOOKIT_PROFILER_H
 #define HOOKIT_PROFILER_H
 
+#include <signal.h>
 #include <stdint.h>
 #include <sys/types.h>
 
@@ -211,6 +212,11 @@ struct hookit_host {
      * enter/exit hooks, a thread of the plugin's own), so the calls it makes
      * are passed through uncounted (per thread; nests). */
     void (*io_quiet)(int on);
+    /* First access to a signal, ahead of the application and of a libmonitor
+     * client, without changing what the application sees of it (through the
+     * lifecycle layer).  handler returns 0 when it consumed the signal,
+     * non-zero to pass it on to the application's disposition.  0 or -1. */
+    int (*signal_first)(int sig, int (*handler)(int sig, siginfo_t *info, void *context));
 };
 
 /* Capabilities a plugin declares in hookit_plugin.caps. */

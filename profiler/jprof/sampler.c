@@ -20,14 +20,20 @@ static __thread timer_t thread_timer __attribute__((tls_model("initial-exec")));
 static __thread int has_timer __attribute__((tls_model("initial-exec")));
 static int sampling;
 
-JP_NOINSTR static void on_sample(int sig, siginfo_t *info, void *uc)
+/* Our timers' signals carry this value; any other SIGPROF is the
+ * application's and is passed on to it. */
+#define SAMPLE_COOKIE 0x686b7370    /* "hksp" */
+
+JP_NOINSTR static int on_sample(int sig, siginfo_t *info, void *uc)
 {
     (void)sig;
-    (void)info;
     (void)uc;
+    if (!info || info->si_code != SI_TIMER || info->si_value.sival_int != SAMPLE_COOKIE)
+        return 1;
     struct jp_thread *t = jp_self;
     if (t && t->cur)
         jp_node(t->cur)->samples++;
+    return 0;
 }
 
 JP_NOINSTR uint64_t jp_sample_period_ns(void)
@@ -42,12 +48,7 @@ JP_NOINSTR int jp_sampling(void)
 
 JP_NOINSTR int jp_sampler_start(void)
 {
-    struct sigaction sa;
-    memset(&sa, 0, sizeof sa);
-    sa.sa_sigaction = on_sample;
-    sa.sa_flags = SA_SIGINFO | SA_RESTART;
-    sigemptyset(&sa.sa_mask);
-    if (sigaction(SAMPLE_SIGNAL, &sa, NULL) != 0)
+    if (!jp_host->signal_first || jp_host->signal_first(SAMPLE_SIGNAL, on_sample) != 0)
         return -1;
     sampling = 1;
     return 0;
@@ -63,6 +64,7 @@ JP_NOINSTR void jp_sampler_thread_start(void)
     memset(&sev, 0, sizeof sev);
     sev.sigev_notify = SIGEV_THREAD_ID;
     sev.sigev_signo = SAMPLE_SIGNAL;
+    sev.sigev_value.sival_int = SAMPLE_COOKIE;
     sev._sigev_un._tid = (pid_t)syscall(SYS_gettid);
     if (timer_create(CLOCK_THREAD_CPUTIME_ID, &sev, &thread_timer) == 0) {
         long ns = (long)jp_sample_period_ns();

@@ -108,6 +108,8 @@ def test_detached_threads_still_running_at_exit(tmp):
             try:
                 hk.check_tree_consistent(t)
                 got = hk.call_counts(t)
+                if not got:     # never scheduled before the exit (a loaded machine): no calls yet
+                    continue
                 assert set(got) <= {("spinner",), ("spinner", "spin_mid"),
                                     ("spinner", "spin_mid", "spin_leaf")}, sorted(got)
                 assert got[("spinner",)] == 1, got
