@@ -12,6 +12,7 @@ python3             /usr/bin/python3
 gcc                 /usr/bin/gcc
 clang               /usr/bin/clang
 valgrind            /usr/bin/callgrind_annotate
+pkg-config          /usr/bin/pkg-config
 libzstd-dev         /usr/include/zstd.h
 chromium            /usr/bin/chromium
 libjemalloc2        /usr/lib/x86_64-linux-gnu/libjemalloc.so.2
