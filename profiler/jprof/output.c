@@ -138,6 +138,10 @@ JP_NOINSTR int jp_write_profile_isolated(int how)
     pid_t self = getpid(), parent = getppid();
     pid_t child = (pid_t)syscall(SYS_clone, 0, NULL, NULL, NULL, NULL);
     if (child == 0) {
+        /* A group of its own: a launcher that ends a job kills each rank's
+         * process group (Open MPI's mpirun: SIGTERM, then SIGKILL as soon as
+         * any rank is gone), which must not take the writer with it. */
+        syscall(SYS_setpgid, 0, 0);
         jp_profiled_pid = self;
         jp_profiled_ppid = parent;
         /* The raw system call: no exit wrapper may take this copy for the process. */
