@@ -14,7 +14,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#define UNIT_MS 40
+#define UNIT_MS 50
 #define ROUNDS 3
 #define COUNT 1000
 
