@@ -97,13 +97,13 @@ static void lc_sig_install(int sig)
             k.sa_mask = s->client_mask;
             k.sa_flags = (s->client_flags & kept) | (app->sa_flags & (SA_NOCLDSTOP | SA_NOCLDWAIT)) |
                          SA_SIGINFO;
-            /* SIGCHLD=SIG_IGN means "reap my children": keep that. */
-            if (sig == SIGCHLD && app->sa_handler == SIG_IGN)
-                k.sa_flags |= SA_NOCLDWAIT;
         } else {
             sigemptyset(&k.sa_mask);
             k.sa_flags = SA_SIGINFO | SA_ONSTACK | SA_RESTART;
         }
+        /* SIGCHLD=SIG_IGN means "reap my children": keep that. */
+        if (sig == SIGCHLD && app->sa_handler == SIG_IGN)
+            k.sa_flags |= SA_NOCLDWAIT;
     }
     s->ours = ours;
     REAL(sigaction)(sig, &k, NULL);
