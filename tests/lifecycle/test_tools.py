@@ -131,3 +131,18 @@ def test_bad_lifecycle_variables_one_line_each(tmp):
     assert len(lines) == 2, p.stderr
     assert lines[0].startswith("hookit[") and "HOOKIT_FOLLOW=maybe" in lines[0] and "0 or 1" in lines[0]
     assert "HOOKIT_SHOOTDOWN_TIMEOUT=-5" in lines[1] and "milliseconds" in lines[1]
+
+
+def test_client_linked_into_program(tmp):
+    """A client linked into the program itself (gcc app.c client.c -lhookit)
+    overrides libhookit's weak defaults: no preload at all."""
+    exe = hk.cc(tmp, [os.path.join(lcscen.PROGS, "thr_basic.c"), lcscen.CLIENT_SRC], "thr_linked",
+                instrument=False, flags=["-pthread"])
+    log = os.path.join(tmp, "lc.log")
+    p = hk.run(tmp, [exe], env={"HOOKIT_LC_LOG": log})
+    assert p.stdout.startswith("sum=")
+    events = lcscen.parse_log(log)
+    assert lcscen.count(events, "^init_process argc=1 argv0=thr_linked") == 1
+    assert lcscen.count(events, "^init_thread ") == 4 == lcscen.count(events, "^fini_thread")
+    assert lcscen.count(events, "^fini_process how=1 data=ok") == 1
+    assert not lcscen.check_order(events)
