@@ -98,6 +98,22 @@ static void warn_if_setid(const char *prog)
     free(file);
 }
 
+/* Length of a sanitizer runtime at the head of LD_PRELOAD (libasan.so.8,
+ * libclang_rt.asan-x86_64.so, libtsan...), 0 if none: it must stay the
+ * first object loaded, or the program dies at start. */
+static size_t sanitizer_head(const char *preload)
+{
+    static const char *const runtimes[] = { "libasan", "libtsan", "libubsan", "libclang_rt." };
+    size_t n = strcspn(preload, ": ");
+    const char *base = preload + n;
+    while (base > preload && base[-1] != '/')
+        base--;
+    for (size_t i = 0; i < sizeof runtimes / sizeof *runtimes; i++)
+        if (!strncmp(base, runtimes[i], strlen(runtimes[i])))
+            return n;
+    return 0;
+}
+
 static int set_preload(const char *lib)
 {
     const char *old = getenv("LD_PRELOAD");
@@ -106,7 +122,11 @@ static int set_preload(const char *lib)
     char *v = malloc(strlen(lib) + strlen(old) + 2);
     if (!v)
         return -1;
-    sprintf(v, "%s:%s", lib, old);
+    size_t head = sanitizer_head(old);
+    if (head)
+        sprintf(v, "%.*s:%s%s", (int)head, old, lib, old + head);
+    else
+        sprintf(v, "%s:%s", lib, old);
     int rc = setenv("LD_PRELOAD", v, 1);
     free(v);
     return rc;
