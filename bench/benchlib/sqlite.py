@@ -16,7 +16,7 @@ from . import config
 from .alternate import run_alternating
 from .build import INSTRUMENT, LINK_HOOKIT
 from .measure import clean_env
-from .rows import standard_rows
+from .rows import Row, standard_rows
 from .table import human_bytes, print_table, summarize, target_line
 
 DRIVER = os.path.join(config.ROOT, "bench", "sqlite_driver.c")
@@ -110,7 +110,11 @@ def run(reps):
         return {"skipped": str(e)}
     lines = sum(1 for _ in open(source, errors="replace"))
     calls = count_calls(hooked, os.path.join(DIR, "count-run"))
-    rows = standard_rows(plain, noop, hooked, config.WITH_OTHERS, with_compensate=False)
+    # One diagnostic row more: what reading the debug line info at exit costs.
+    nolines = Row("nolines", "hookit JPROFOPTS=nolines", [hooked], "hookit",
+                  {"JPROFOPTS": "nolines"})
+    rows = standard_rows(plain, noop, hooked, config.WITH_OTHERS, with_compensate=False,
+                         extra=[nolines])
     runs = run_alternating(rows, lambda row: [config.SQLITE_ORDERS], reps, "sqlite")
     sums = {r["fields"].get("checksum") for rs in runs.values() for r in rs}
     if len(sums) != 1:
@@ -157,5 +161,10 @@ def check_targets(s, calls):
         note += f"; write_ns: {hk['write_ms']:.1f} ms"
     add("exit_ms", "names + writing the profile at exit, CPU < 100 ms", exit_cpu,
         exit_cpu < 100, " ms", note + ")")
+    nl = s.get("nolines")
+    if nl:
+        print(f"  (JPROFOPTS=nolines, no source lines: peak RSS added "
+              f"{nl['maxrss_mb'] - noop['maxrss_mb']:.1f} MB, exit CPU {nl['exit_cpu_ms']:.1f} ms,"
+              f" profile {human_bytes(nl['output_bytes'])})")
     print()
     return results

@@ -68,6 +68,9 @@ def summarize(rows, runs, calls):
                       if r.get("meta") and "write_ns" in r["meta"]]
             s["build_ms"] = statistics.median(builds) / 1e6 if builds else None
             s["write_ms"] = statistics.median(writes) / 1e6 if writes else None
+            for key in ("unmatched_exits", "dropped_events"):
+                vals = [int(r["meta"][key]) for r in rs if r.get("meta") and key in r["meta"]]
+                s[key] = max(vals) if vals else None
             over = [int(r["meta"]["overhead_ns_per_call"]) for r in rs
                     if r.get("meta") and "overhead_ns_per_call" in r["meta"]]
             s["meta_overhead_ns_per_call"] = statistics.median(over) if over else None
@@ -105,6 +108,10 @@ def print_table(rows, summary):
               f"{added if added is not None else 0:8.2f} {s['x_uninstrumented']:6.2f} "
               f"{s['maxrss_mb']:6.1f} {human_bytes(s['output_bytes']):>9} {exit_ms}{note}")
     for row in rows:
+        s = summary[row.key]
+        for key in ("unmatched_exits", "dropped_events"):
+            if s.get(key):
+                print(f"note: {s['label']}: the profile reports {key} = {s[key]:,}")
         for line in summary[row.key]["stderr"][:2]:
             print(f"note: {summary[row.key]['label']} said on stderr: {line[:150]}")
 
