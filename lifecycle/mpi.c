@@ -6,7 +6,9 @@
  *   MPI_Init:      monitor_mpi_pre_init, the real init, monitor_init_mpi
  *   MPI_Comm_rank: the application's first call after init gives the rank
  *                  (and the size of that communicator), as libmonitor does
- *                  without mpi.h: monitor_mpi_comm_rank/size, mpi_rank event
+ *                  without mpi.h: monitor_mpi_comm_rank/size, mpi_rank event;
+ *                  unless the launcher's environment already gave the rank
+ *                  in MPI_COMM_WORLD when MPI_Init returned
  *   MPI_Finalize:  monitor_fini_mpi, the real finalize, monitor_mpi_post_fini
  *
  * Handles (MPI_Comm) are passed through untouched as a register-sized
@@ -16,6 +18,8 @@
  */
 #include "lifecycle/internal.h"
 
+#include <limits.h>
+#include <stdlib.h>
 #include <string.h>
 
 typedef void *lc_mpi_handle;
@@ -72,10 +76,46 @@ static void lc_mpi_before_init(void)
     errno = saved;
 }
 
+static void lc_mpi_got_rank(int rank, int size);
+
+static int lc_mpi_env_int(const char *name)
+{
+    const char *v = name ? getenv(name) : NULL;
+    char *end;
+    if (!v || !*v)
+        return -1;
+    errno = 0;
+    long x = strtol(v, &end, 10);
+    return *end || errno || x < 0 || x > INT_MAX ? -1 : (int)x;
+}
+
+/* The rank in MPI_COMM_WORLD as the launcher tells it (Open MPI, MPICH's
+ * Hydra and PMI, MVAPICH, PMIx, Slurm's srun), read once MPI_Init is done:
+ * the program's first MPI_Comm_rank may be on another communicator
+ * (MPI_COMM_SELF, a split), which would give every rank the same number. */
+static void lc_mpi_world_from_env(void)
+{
+    static const char *const names[][2] = {
+        { "OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE" },
+        { "PMI_RANK", "PMI_SIZE" },
+        { "MV2_COMM_WORLD_RANK", "MV2_COMM_WORLD_SIZE" },
+        { "PMIX_RANK", NULL },
+        { "SLURM_PROCID", "SLURM_NTASKS" },
+    };
+    for (size_t i = 0; i < sizeof names / sizeof *names; i++) {
+        int rank = lc_mpi_env_int(names[i][0]);
+        if (rank >= 0) {
+            lc_mpi_got_rank(rank, lc_mpi_env_int(names[i][1]));
+            return;
+        }
+    }
+}
+
 static void lc_mpi_after_init(int *argc, char ***argv)
 {
     int saved = errno;
     atomic_store(&lc_mpi_initialized, 1);
+    lc_mpi_world_from_env();
     char **lc_argv_copy = lc_argv;
     monitor_init_mpi(argc ? argc : &lc_argc, argv ? argv : &lc_argv_copy);
     errno = saved;
