@@ -1,6 +1,9 @@
 /* A 4-rank job with rank-dependent work and known MPI calls (tests/mpi):
- *   work(): rank r spins (r + 1) * UNIT_MS milliseconds, so over ranks
- *           min = 1 unit (rank 0), max = 4 units (rank 3), mean = 2.5 units;
+ *   work(): rank r calls step() (r + 1) * STEPS times, each sleeping
+ *           UNIT_MS / STEPS ms (sleeping, not spinning: four ranks on two
+ *           cores would make the times depend on the scheduler), so over
+ *           ranks min = 1 unit (rank 0), max = 4 units (rank 3), mean = 2.5
+ *           units of wall time;
  *   exchange(): ROUNDS rounds of MPI_Send / MPI_Recv of 1000 doubles
  *           (8000 bytes) around the ring, then MPI_Allreduce of 10 ints
  *           (40 bytes) and one MPI_Barrier.
@@ -14,7 +17,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#define UNIT_MS 50
+#define UNIT_MS 80
+#define STEPS 10
 #define ROUNDS 3
 #define COUNT 1000
 
@@ -27,11 +31,22 @@ __attribute__((no_instrument_function)) static double now_ms(void)
 
 static volatile double sink;
 
+/* Sleep until end: steps end on a fixed schedule, so a late wake-up
+ * does not add up over steps. */
+void step(double end)
+{
+    for (double left; (left = end - now_ms()) > 0;) {
+        struct timespec ts = { 0, (long)(left * 1e6) };
+        nanosleep(&ts, NULL);
+    }
+    sink = sink + 1.0;
+}
+
 void work(int rank)
 {
-    double end = now_ms() + (rank + 1) * UNIT_MS;
-    while (now_ms() < end)
-        sink = sink + 1.0;
+    double start = now_ms();
+    for (int i = 0; i < (rank + 1) * STEPS; i++)
+        step(start + (i + 1) * (double)UNIT_MS / STEPS);
 }
 
 void exchange(int rank, int size)
