@@ -176,7 +176,7 @@ static int rank_of(const asymbol *s)
     int binding = (s->flags & BSF_GLOBAL) ? 3 : (s->flags & BSF_WEAK) ? 2 : 1;
     const char *name = bfd_asymbol_name(s);
     int underscores = 0;
-    while (name[underscores] == '_' && underscores < 3)
+    while (underscores < 3 && name[underscores] == '_')
         underscores++;
     return (3 - underscores) * 4 + binding;
 }
