@@ -54,6 +54,12 @@ HK_NOINSTR static void on_dlopen(const char *path, void *handle)
     hk_plugin_event(&ev);
 }
 
+HK_NOINSTR static void on_pre_dlclose(void *handle)
+{
+    struct hookit_event ev = { .type = HOOKIT_EV_PRE_DLCLOSE, .handle = handle };
+    hk_plugin_event(&ev);
+}
+
 HK_NOINSTR static void on_dlclose(void *handle)
 {
     struct hookit_event ev = { .type = HOOKIT_EV_DLCLOSE, .handle = handle };
@@ -87,6 +93,7 @@ static const struct lc_client bridge = {
     .pre_exec = on_pre_exec,
     .exec_failed = on_exec_failed,
     .post_dlopen = on_dlopen,
+    .pre_dlclose = on_pre_dlclose,
     .post_dlclose = on_dlclose,
     .mpi_rank = on_mpi_rank,
 };

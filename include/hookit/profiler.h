@@ -89,6 +89,7 @@ enum hookit_event_type {
     HOOKIT_EV_FREE,             /* free: mem (HOOKIT_CAP_ALLOC) */
     HOOKIT_EV_MPI_ENTER,        /* an MPI call starts: mpi (HOOKIT_CAP_MPI) */
     HOOKIT_EV_MPI_EXIT,         /* the same MPI call returned: mpi (HOOKIT_CAP_MPI) */
+    HOOKIT_EV_PRE_DLCLOSE,      /* handle, before dlclose: the library is still mapped */
 };
 
 /* What an I/O call did (hookit_io.op). */

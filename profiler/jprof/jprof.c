@@ -14,6 +14,8 @@ extern int jp_death_signal;
 void jp_process_start(void);
 void jp_names_start(void);
 void jp_names_reload(void);
+void jp_names_pre_dlclose(void *handle);
+void jp_names_post_dlclose(void);
 void jp_output_fork_child(void);
 
 JP_EXPORT JP_NOINSTR int HookitStart(const struct hookit_host *host, struct hookit_plugin *plugin)
@@ -98,8 +100,12 @@ JP_EXPORT JP_NOINSTR void HookitEvent(const struct hookit_event *ev)
         jp_arena_maps_changed();
         jp_names_reload();
         break;
+    case HOOKIT_EV_PRE_DLCLOSE:
+        jp_names_pre_dlclose(ev->handle);
+        break;
     case HOOKIT_EV_DLCLOSE:
         jp_names_reload();
+        jp_names_post_dlclose();
         break;
     case HOOKIT_EV_EXEC_FAILED:
         jp_arena_exec_failed();
