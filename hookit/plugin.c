@@ -29,6 +29,7 @@ HK_NOINSTR static void event_exit(void *fn, void *site)
     hk_plugin.event(&ev);
 }
 
+#ifndef HOOKIT_STATIC
 HK_NOINSTR static void resolve_path(char *path, size_t size)
 {
     const char *name = hk_config.profiler;
@@ -65,6 +66,7 @@ HK_NOINSTR static void *load_library(const char *path)
     int flags = RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE;
     return monitor_real_dlopen ? monitor_real_dlopen(path, flags) : dlopen(path, flags);
 }
+#endif
 
 /* First access to a signal for the plugin: the lifecycle layer's, or (no
  * layer linked) a plain handler that passes on what it does not consume. */
@@ -88,16 +90,23 @@ extern void HookitEvent(const struct hookit_event *) __attribute__((weak));
 extern void HookitFinish(int) __attribute__((weak));
 #endif
 
+#ifdef HOOKIT_STATIC
+/* The static variant never loads a plugin: `hookit link` links one in (a
+ * dlopen reference would also make every -static link warn). */
 HK_NOINSTR static hookit_start_fn find_entry_points(char *path, size_t size)
 {
-#ifdef HOOKIT_STATIC
-    if (HookitStart && HookitEvent && HookitFinish) {
-        snprintf(path, size, "(linked in)");
-        hk_plugin.event = HookitEvent;
-        hk_plugin.finish = HookitFinish;
-        return HookitStart;
+    snprintf(path, size, "(linked in)");
+    if (!HookitStart || !HookitEvent || !HookitFinish) {
+        hk_log("no profiler is linked into this program (hookit link links one); running unprofiled");
+        return NULL;
     }
-#endif
+    hk_plugin.event = HookitEvent;
+    hk_plugin.finish = HookitFinish;
+    return HookitStart;
+}
+#else
+HK_NOINSTR static hookit_start_fn find_entry_points(char *path, size_t size)
+{
     resolve_path(path, size);
     void *handle = load_library(path);
     if (!handle) {
@@ -117,6 +126,7 @@ HK_NOINSTR static hookit_start_fn find_entry_points(char *path, size_t size)
     hk_plugin.handle = handle;
     return start;
 }
+#endif
 
 /* A plugin that was refused gets no further call of any kind. */
 HK_NOINSTR static int refuse(void)
