@@ -77,7 +77,7 @@ def meta(doc):
 def test_hundred_snapshots_consistent_and_monotonic(tmp):
     """A 3-thread program read 100 times while it runs: every snapshot's
     trees are consistent, and no call count ever goes down."""
-    p, rt = start(tmp, 2, 0)
+    p, rt = start(tmp, 2, 60)
     try:
         docs = []
         for i in range(100):
@@ -123,7 +123,7 @@ def test_snapshot_open_frames_count_up_to_now(tmp):
 
 
 def test_top_once(tmp):
-    p, rt = start(tmp, 1, 0)
+    p, rt = start(tmp, 1, 60)
     try:
         # no HOOKIT_RUNTIME_DIR here: the reader finds the process's own
         r = hk.hookit(tmp, "top", "--once", "--interval", "0.3", "--rows", "5", str(p.pid))
@@ -148,7 +148,7 @@ def test_top_once(tmp):
 
 def test_two_readers_at_once(tmp):
     """Two `top` and a process-consistent snapshot at the same time."""
-    p, rt = start(tmp, 2, 0)
+    p, rt = start(tmp, 2, 60)
     try:
         env = hk.test_env(HOOKIT_RUNTIME_DIR=rt)
         procs = [subprocess.Popen([hk.BIN, "top", "--once", "-i", "0.2", str(p.pid)], cwd=tmp, env=env,
@@ -167,7 +167,7 @@ def test_two_readers_at_once(tmp):
 
 
 def test_process_consistency_pause_measured(tmp):
-    p, rt = start(tmp, 2, 0)
+    p, rt = start(tmp, 2, 60)
     try:
         pauses = []
         for i in range(5):
@@ -189,7 +189,7 @@ def test_process_consistency_pause_measured(tmp):
 def test_process_pause_bounded_with_a_blocked_thread(tmp):
     """main is blocked in sleep() and never runs a hook: the snapshot does
     not wait for it beyond the bound, and counts it as quiet."""
-    p, rt = start(tmp, 1, 0, "pause")
+    p, rt = start(tmp, 1, 60, "pause")
     try:
         t0 = time.monotonic()
         doc = snapshot(tmp, rt, p.pid, "p.prof", "--consistency=process")
@@ -209,7 +209,7 @@ def test_ctl_start_stop_flush(tmp):
 
 
 def test_ctl_start_with_profiling_off(tmp):
-    p, rt = start(tmp, 1, 0, env={"HOOKIT_PROFILING": 0})
+    p, rt = start(tmp, 1, 60, env={"HOOKIT_PROFILING": 0})
     try:
         assert sum(totals(snapshot(tmp, rt, p.pid, "off.prof")).values()) == 0
         hookit(tmp, rt, "ctl", str(p.pid), "start")
@@ -220,7 +220,7 @@ def test_ctl_start_with_profiling_off(tmp):
 
 
 def ctl_start_stop_flush(tmp, env):
-    p, rt = start(tmp, 1, 0, env=env)
+    p, rt = start(tmp, 1, 60, env=env)
     try:
         before = snapshot(tmp, rt, p.pid, "off.prof")
         assert sum(totals(before).values()) == 0, "collection is off: nothing counted"
@@ -250,7 +250,7 @@ def ctl_start_stop_flush(tmp, env):
 
 
 def test_ctl_zerobase_keeps_trees_reset_discards(tmp):
-    p, rt = start(tmp, 1, 0)
+    p, rt = start(tmp, 1, 60)
     try:
         first = totals(snapshot(tmp, rt, p.pid, "a.prof"))
         warm = [k for k in first if k[1][-1] == "warmup"]
@@ -275,7 +275,7 @@ def test_ctl_zerobase_keeps_trees_reset_discards(tmp):
 
 def test_ctl_refused_and_timeout(tmp):
     # no instrumented function runs: main sleeps, no worker
-    p, rt = start(tmp, 0, 0, "pause")
+    p, rt = start(tmp, 0, 60, "pause")
     try:
         t0 = time.monotonic()
         r = hookit(tmp, rt, "ctl", "--timeout", "0.5", str(p.pid), "flush", check=False)
@@ -294,9 +294,9 @@ def test_ctl_refused_and_timeout(tmp):
 
 
 def test_ctl_all(tmp):
-    a, rt = start(tmp, 1, 0)
+    a, rt = start(tmp, 1, 60)
     exe = os.path.join(tmp, "busy")
-    b = subprocess.Popen([exe, "1", "0"], cwd=tmp, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+    b = subprocess.Popen([exe, "1", "60"], cwd=tmp, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                          env=hk.test_env(HOOKIT_OUTPUT=tmp, HOOKIT_RUNTIME_DIR=rt))
     try:
         deadline = time.monotonic() + 10
@@ -316,7 +316,7 @@ def test_ctl_all(tmp):
 def test_another_user_is_refused(tmp):
     if os.geteuid() != 0 or not hk.have("setpriv"):
         hk.skip("needs root and setpriv to act as a second user")
-    p, rt = start(tmp, 1, 0)
+    p, rt = start(tmp, 1, 60)
     try:
         for args in (["top", "--once", str(p.pid)], ["snapshot", "-o", "/tmp/x.prof", str(p.pid)],
                      ["ctl", str(p.pid), "stop"]):
@@ -349,7 +349,7 @@ def test_unsafe_registry_refused(tmp):
 
 
 def test_sigkill_then_recover(tmp):
-    p, rt = start(tmp, 2, 0)
+    p, rt = start(tmp, 2, 60)
     time.sleep(0.3)
     r = hookit(tmp, rt, "recover", str(p.pid), check=False)
     assert r.returncode == 1 and "is running" in r.stderr, r.stderr
@@ -365,7 +365,7 @@ def test_sigkill_then_recover(tmp):
     assert prof.endswith(f"hookit.busy.{p.pid}.prof")
     doc = hk.export_json(tmp, prof)
     assert meta(doc)["end"] == "killed"
-    assert doc["process"]["argv"][1:] == ["2", "0"]
+    assert doc["process"]["argv"][1:] == ["2", "60"]
     assert len(doc["threads"]) == 3
     for t in doc["threads"]:
         hk.check_tree_consistent(t)
@@ -387,7 +387,7 @@ def test_registry_lifecycle(tmp):
     dead.wait()
     open(os.path.join(rt, f"{dead.pid}.arena"), "w").close()
     os.chmod(os.path.join(rt, f"{dead.pid}.arena"), 0o600)
-    live, _ = start(tmp, 0, 0, "pause")
+    live, _ = start(tmp, 0, 60, "pause")
     try:
         assert not os.path.exists(os.path.join(rt, f"{dead.pid}.arena"))
         exe = os.path.join(tmp, "busy")
@@ -414,7 +414,7 @@ def test_file_size_limit_means_no_live_view(tmp):
 def test_thread_copies_its_own_tree(tmp):
     """A thread whose big tree changes during every copy is asked to copy
     it itself (HOOKIT_LIVE_TRIES=0 makes the reader ask at once)."""
-    p, rt = start(tmp, 0, 0, "wide")
+    p, rt = start(tmp, 0, 60, "wide")
     try:
         docs = []
         for i in range(3):
@@ -437,7 +437,8 @@ def test_thread_copies_its_own_tree(tmp):
 
 
 def test_fork_child_has_its_own_arena(tmp):
-    p, rt = start(tmp, 0, 0, "fork")
+    p, rt = start(tmp, 0, 60, "fork")
+    child = None
     try:
         deadline = time.monotonic() + 10
         while len(os.listdir(rt)) < 4 and time.monotonic() < deadline:
@@ -454,14 +455,15 @@ def test_fork_child_has_its_own_arena(tmp):
         spin = hk.node(hk.thread_of(child_doc, 0), "main", "spin")
         assert spin["calls"] == 1
         hk.node(hk.thread_of(child_doc, 0), "main", "spin", "outer")
-        os.kill(child, signal.SIGTERM)
     finally:
+        if child:
+            os.kill(child, signal.SIGTERM)
         stop(p)
     assert os.listdir(rt) == [], os.listdir(rt)
 
 
 def test_exec_failed_keeps_live_view_exec_replaces_it(tmp):
-    p, rt = start(tmp, 0, 0, "execfail")
+    p, rt = start(tmp, 0, 60, "execfail")
     try:
         time.sleep(0.2)
         doc = snapshot(tmp, rt, p.pid, "after_failed_exec.prof")
@@ -493,7 +495,7 @@ def test_top_keys_on_a_terminal(tmp):
     """On a terminal top refreshes, switches view and thread with keys, and
     quits with q."""
     import pty, select
-    p, rt = start(tmp, 1, 0)
+    p, rt = start(tmp, 1, 60)
     pid, fd = pty.fork()
     if pid == 0:
         os.environ["HOOKIT_RUNTIME_DIR"] = rt
