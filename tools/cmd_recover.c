@@ -20,7 +20,8 @@ static const char *const recover_usage =
     "\n"
     "Write the profile of a profiled process that died without writing one\n"
     "(killed by SIGKILL, say) from what it left in the registry, then remove\n"
-    "that.  Without PID, every such leftover of yours.  The profile is named\n"
+    "that.  Without PID, every such leftover of yours (an unreadable one is\n"
+    "removed).  The profile is named\n"
     "as the process would have named it (hookit.EXE.PID.prof) and has\n"
     "end=killed; frames open at the kill count up to the last function entry\n"
     "the process recorded.  A running process is refused (use snapshot).\n"
@@ -60,10 +61,25 @@ static int write_named(const struct profile *p, const char *dir, pid_t pid, char
     return cli_fail("%s", err);
 }
 
-static int recover_one(pid_t pid, const char *dir, int quiet_if_alive)
+/* A dead process's leftover that is not a readable arena (killed while it
+ * was being created, damaged): nothing to recover, removed. */
+static int remove_unreadable(pid_t pid, const char *err)
+{
+    char dir[8192], path[8300], why[1024];
+    if (live_registry_for(pid, dir, sizeof dir, why, sizeof why) != 0)
+        return cli_fail("%s", err);
+    snprintf(path, sizeof path, "%s/%d.arena", dir, (int)pid);
+    remove_leftover(path);
+    printf("process %d: removed an unreadable leftover (%s)\n", (int)pid, err);
+    return EXIT_OK;
+}
+
+static int recover_one(pid_t pid, const char *dir, int quiet_if_alive, int all)
 {
     char err[8192];
     struct live *l = live_attach(pid, LIVE_DEAD_OK, err, sizeof err);
+    if (!l && all && kill(pid, 0) != 0 && errno == ESRCH)
+        return remove_unreadable(pid, err);
     if (!l)
         return cli_fail("%s", err);
     if (live_alive(l)) {
@@ -119,7 +135,7 @@ int cmd_recover(int argc, char **argv)
         return cli_usage_error("recover", "at most one PID");
     if (argc - optind == 1) {
         pid_t pid = live_cli_pid("recover", argv[optind]);
-        return pid < 0 ? EXIT_USAGE : recover_one(pid, dir, 0);
+        return pid < 0 ? EXIT_USAGE : recover_one(pid, dir, 0, 0);
     }
     pid_t *pids;
     char err[8192];
@@ -130,12 +146,12 @@ int cmd_recover(int argc, char **argv)
     for (int i = 0; i < n; i++) {
         if (kill(pids[i], 0) == 0 || errno != ESRCH) {
             /* Alive, or a reused pid: recover_one tells them apart. */
-            if (recover_one(pids[i], dir, 1) != EXIT_OK)
+            if (recover_one(pids[i], dir, 1, 1) != EXIT_OK)
                 rc = EXIT_FAIL;
             continue;
         }
         found++;
-        if (recover_one(pids[i], dir, 0) != EXIT_OK)
+        if (recover_one(pids[i], dir, 0, 1) != EXIT_OK)
             rc = EXIT_FAIL;
     }
     free(pids);

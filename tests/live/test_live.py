@@ -376,6 +376,16 @@ def test_sigkill_then_recover(tmp):
     assert os.listdir(rt) == [], "recover removes what it recovered"
     r = hookit(tmp, rt, "recover")
     assert "nothing to recover" in r.stdout
+    # a dead process's damaged leftover: removed by recover without a PID
+    dead = subprocess.Popen(["true"])
+    dead.wait()
+    bad = os.path.join(rt, f"{dead.pid}.arena")
+    with open(bad, "wb") as f:
+        f.write(b"not an arena" * 100)
+    os.chmod(bad, 0o600)
+    r = hookit(tmp, rt, "recover", "-o", out)
+    assert f"process {dead.pid}: removed an unreadable leftover" in r.stdout, r.stdout
+    assert os.listdir(rt) == []
 
 
 def test_registry_lifecycle(tmp):
