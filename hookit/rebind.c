@@ -91,7 +91,11 @@ struct scan {
     void *lazy_target[NSYMS];           /* what an unresolved slot would bind to */
     int connected, left;                /* hook slots rewritten, hook slots left unconnected */
     int redirected;                     /* dlopen/dlclose slots pointed to the lifecycle layer */
-    int first_seen;                     /* the loader's counters were looked at */
+    int nothing_new;                    /* nothing loaded or unloaded since the last scan */
+    unsigned long long adds, subs;      /* the loader's counters now */
+    struct { uintptr_t lo, hi; } glibc[16]; /* glibc's code and data: libc.so, libdl.so */
+    int nglibc;
+    const char *self_path;              /* libhookit's file, for the warning */
 };
 
 /* The loader's load and unload counters at the last scan: a dlopen of a
@@ -129,17 +133,25 @@ HK_NOINSTR static int in_module(const struct module *m, uintptr_t addr)
     return 0;
 }
 
-/* A definition in glibc itself: libc.so (the hooks' no-ops, dlopen since
- * glibc 2.34), or libdl.so (dlopen before that). */
-HK_NOINSTR static int in_glibc(void *addr)
+/* glibc's own objects: libc.so (the hooks' no-ops, dlopen since glibc
+ * 2.34) and libdl.so (dlopen before that). */
+HK_NOINSTR static int is_glibc_name(const char *path)
 {
-    Dl_info info;
-    if (!addr || !dladdr(addr, &info) || !info.dli_fname)
-        return 0;
-    const char *base = strrchr(info.dli_fname, '/');
-    base = base ? base + 1 : info.dli_fname;
+    const char *base = strrchr(path, '/');
+    base = base ? base + 1 : path;
     return !strncmp(base, "libc.so", 7) || !strncmp(base, "libc-", 5) ||
            !strncmp(base, "libdl.so", 8) || !strncmp(base, "libdl-", 6);
+}
+
+/* A definition in glibc.  By address ranges gathered beforehand: inside a
+ * dl_iterate_phdr callback (the loader's write lock held) dladdr would
+ * take the loader's other lock, against the order dlclose takes them. */
+HK_NOINSTR static int in_glibc(const struct scan *s, void *addr)
+{
+    for (int i = 0; i < s->nglibc; i++)
+        if ((uintptr_t)addr >= s->glibc[i].lo && (uintptr_t)addr < s->glibc[i].hi)
+            return 1;
+    return 0;
 }
 
 /* Write one slot, making a RELRO page writable for the moment. */
@@ -178,7 +190,7 @@ HK_NOINSTR static void check_slot(const struct module *m, struct scan *s, ElfW(A
         return;
     /* An unresolved lazy slot points back into the module's own PLT. */
     void *target = in_module(m, (uintptr_t)now) ? s->lazy_target[which] : now;
-    if (!in_glibc(target))
+    if (!in_glibc(s, target))
         return;
     int hook = which == HOOK_ENTER || which == HOOK_EXIT;
     if (connect_mode == 1 && write_slot(m, slot, s->ours[which]) == 0)
@@ -201,7 +213,7 @@ HK_NOINSTR static void walk_rel(const struct module *m, struct scan *s, uintptr_
         check_slot(m, s, r[i].r_offset, r[i].r_info);
 }
 
-HK_NOINSTR static void warn_once(const struct module *m)
+HK_NOINSTR static void warn_once(const struct module *m, const char *lib)
 {
     for (int i = 0; i < nwarned; i++)
         if (warned[i].base == m->base && !strncmp(warned[i].name, m->name, sizeof warned[i].name - 1))
@@ -211,9 +223,6 @@ HK_NOINSTR static void warn_once(const struct module *m)
         strncpy(warned[nwarned].name, m->name, sizeof warned[nwarned].name - 1);
         nwarned++;
     }
-    Dl_info self;
-    const char *lib = dladdr((void *)&hk_func_enter, &self) && self.dli_fname ? self.dli_fname
-                                                                              : "libhookit.so";
     hk_log("%s is instrumented but its __cyg_profile_func_enter/exit calls go to glibc's no-op, "
            "not to hookit: it is not profiled; fix: LD_PRELOAD=%s (or `hookit run`), "
            "or HOOKIT_CONNECT=1 (automatic connection, the default)", m->name, lib);
@@ -267,21 +276,12 @@ HK_NOINSTR static void scan_module(struct module *m, struct scan *s)
         hk_debug("%s: its dlopen/dlclose calls now go through hookit's (libhookit was not preloaded)",
                  m->name);
     if (s->left > before_left)
-        warn_once(m);
+        warn_once(m, s->self_path);
 }
 
 HK_NOINSTR static int scan_one(struct dl_phdr_info *info, size_t size, void *arg)
 {
-    struct scan *s = arg;
-    if (!s->first_seen) {
-        s->first_seen = 1;
-        if (size >= offsetof(struct dl_phdr_info, dlpi_subs) + sizeof info->dlpi_subs) {
-            if (info->dlpi_adds == last_adds && info->dlpi_subs == last_subs)
-                return 1;       /* nothing loaded or unloaded since */
-            last_adds = info->dlpi_adds;
-            last_subs = info->dlpi_subs;
-        }
-    }
+    (void)size;
     struct module m = {
         .name = info->dlpi_name && *info->dlpi_name ? info->dlpi_name : "the program",
         .base = info->dlpi_addr,
@@ -290,9 +290,36 @@ HK_NOINSTR static int scan_one(struct dl_phdr_info *info, size_t size, void *arg
     };
     /* Our own module defines the hooks and calls them through hidden
      * aliases; glibc's own objects are what we point away from. */
-    if (in_module(&m, (uintptr_t)&hk_func_enter) || in_glibc((void *)(m.base + m.phdr[0].p_vaddr)))
+    if (in_module(&m, (uintptr_t)&hk_func_enter) || is_glibc_name(m.name))
         return 0;
-    scan_module(&m, s);
+    scan_module(&m, arg);
+    return 0;
+}
+
+/* First pass: whether anything was loaded or unloaded since the last scan
+ * (a dlopen of a library already loaded changes nothing), and where glibc
+ * is.  No dl* call in here (see in_glibc). */
+HK_NOINSTR static int survey(struct dl_phdr_info *info, size_t size, void *arg)
+{
+    struct scan *s = arg;
+    if (size >= offsetof(struct dl_phdr_info, dlpi_subs) + sizeof info->dlpi_subs) {
+        s->adds = info->dlpi_adds;
+        s->subs = info->dlpi_subs;
+        if (s->adds == last_adds && s->subs == last_subs) {
+            s->nothing_new = 1;
+            return 1;
+        }
+    }
+    if (!info->dlpi_name || !is_glibc_name(info->dlpi_name))
+        return 0;
+    for (ElfW(Half) i = 0; i < info->dlpi_phnum && s->nglibc < 16; i++) {
+        const ElfW(Phdr) *p = &info->dlpi_phdr[i];
+        if (p->p_type == PT_LOAD) {
+            s->glibc[s->nglibc].lo = info->dlpi_addr + p->p_vaddr;
+            s->glibc[s->nglibc].hi = info->dlpi_addr + p->p_vaddr + p->p_memsz;
+            s->nglibc++;
+        }
+    }
     return 0;
 }
 
@@ -371,17 +398,27 @@ HK_NOINSTR void hk_rebind_scan(void)
 {
 #if defined(R_JUMP_SLOT)
     int saved = errno;
-    pthread_mutex_lock(&scan_lock);
-    if (connect_mode < 0)
-        read_connect_mode();
+    /* Every dl* call before the lock: dlsym and dladdr take the loader's
+     * lock, which a thread inside dlopen holds while a constructor there
+     * may dlopen and come here. */
     struct scan s = {
         .ours = { (void *)&hk_func_enter, (void *)&hk_func_exit },
         .lazy_target = { dlsym(RTLD_DEFAULT, sym_names[HOOK_ENTER]),
                          dlsym(RTLD_DEFAULT, sym_names[HOOK_EXIT]) },
     };
-    if (connect_mode == 1)
-        find_dl_wrappers(&s);
-    dl_iterate_phdr(scan_one, &s);
+    Dl_info self;
+    s.self_path = dladdr((void *)&hk_func_enter, &self) && self.dli_fname ? self.dli_fname
+                                                                         : "libhookit.so";
+    find_dl_wrappers(&s);
+    pthread_mutex_lock(&scan_lock);
+    if (connect_mode < 0)
+        read_connect_mode();
+    dl_iterate_phdr(survey, &s);
+    if (!s.nothing_new) {
+        dl_iterate_phdr(scan_one, &s);
+        last_adds = s.adds;
+        last_subs = s.subs;
+    }
     pthread_mutex_unlock(&scan_lock);
     errno = saved;
 #endif
