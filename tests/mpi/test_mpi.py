@@ -211,6 +211,64 @@ def test_fortran_four_ranks(tmp):
     assert (comp["min_rank"], comp["max_rank"]) == (0, 3), comp
 
 
+CALLS = {   # calls.c: parent function -> {MPI frame: bytes}, one call each
+    "p2p": {"MPI_Isend": 400, "MPI_Irecv": 400, "MPI_Waitall": 0, "MPI_Sendrecv": 400},
+    "coll": {"MPI_Bcast": 128, "MPI_Reduce": 32, "MPI_Gather": 8, "MPI_Scatter": 12,
+             "MPI_Allgather": 20, "MPI_Alltoall": 48, "MPI_Allreduce": 24, "MPI_Ibarrier": 0,
+             "MPI_Wait": 0},
+    "fileio": {"MPI_File_open": 0, "MPI_File_write_at": 256, "MPI_File_read_at": 256,
+               "MPI_File_close": 0},
+}
+
+
+def test_every_kind_of_call(tmp):
+    """Point-to-point (blocking and not), waits, collectives (MPI_IN_PLACE
+    included, a non-blocking one), MPI-IO: one frame each under the function
+    that made the call, with the bytes of docs/mpi.md's table."""
+    need_mpi()
+    build(tmp, "mpicc", "calls.c", "calls")
+    mpirun(tmp, ["./calls", tmp])
+    files = rank_files(tmp, "calls")
+    assert sorted(files) == list(range(NP)), os.listdir(tmp)
+    for rank, path in files.items():
+        t = hk.thread_of(hk.export_json(tmp, path), 0)
+        for parent, expect in CALLS.items():
+            got = {name[4:]: (f["calls"], f["mpi_bytes"]) for name, f in mpi_frames(t, parent).items()}
+            assert got == {k: (1, b) for k, b in expect.items()}, (rank, parent, got)
+    assert os.path.getsize(os.path.join(tmp, "calls.dat")) == NP * 256
+
+
+def test_stacks_with_another_pmpi_tool(tmp):
+    """Another PMPI tool linked after libhookit still sees every call (hookit
+    calls the next MPI_Send, the tool's, which calls PMPI_Send); linked
+    before, the program still works and the tool counts its calls."""
+    need_mpi()
+    tool = os.path.join(tmp, "libpmpitool.so")
+    p = subprocess.run(["mpicc", "-shared", "-fPIC", "-O1", "-o", tool,
+                        os.path.join(HERE, "pmpi_tool.c")], capture_output=True, text=True)
+    assert p.returncode == 0, p.stderr
+    link_tool = ["-L" + tmp, "-Wl,--no-as-needed", "-lpmpitool", "-Wl,--as-needed", "-Wl,-rpath," + tmp]
+    hookit_lib = ["-L" + hk.LIB, "-lhookit", "-Wl,-rpath," + hk.LIB]
+    for exe, libs, hookit_sees in (("after", hookit_lib + link_tool, True),
+                                   ("before", link_tool + hookit_lib, False)):
+        cmd = ["mpicc", "-g", "-O1", "-finstrument-functions", "-o", os.path.join(tmp, exe),
+               os.path.join(HERE, "ranks.c")] + libs
+        p = subprocess.run(cmd, capture_output=True, text=True, cwd=tmp)
+        assert p.returncode == 0, p.stderr
+        run = mpirun(tmp, ["./" + exe])
+        assert run.stderr.count("pmpi_tool: 3 MPI_Send") == NP, (exe, run.stderr)
+        files = rank_files(tmp, exe)
+        assert sorted(files) == list(range(NP)), os.listdir(tmp)
+        for rank, path in files.items():
+            frames = mpi_frames(hk.thread_of(hk.export_json(tmp, path), 0), "exchange")
+            if hookit_sees:
+                send = frames["MPI:MPI_Send"]
+                assert (send["calls"], send["mpi_bytes"], send["module"]) == \
+                    (3, 24000, "libmpi.so.40"), send
+            else:
+                assert "MPI:MPI_Send" not in frames and frames["MPI:MPI_Recv"]["calls"] == 3, frames
+
+
 def test_rank_is_the_world_rank_when_self_is_asked_first(tmp):
     """The program's first MPI_Comm_rank is on MPI_COMM_SELF (0 everywhere):
     the files and metadata still carry each rank's MPI_COMM_WORLD rank."""
