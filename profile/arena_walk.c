@@ -19,14 +19,14 @@ static arena_ref load_ref(const volatile arena_ref *p)
 }
 
 /* Preorder without a stack, by parent links (nodes never move and a
- * parent link never changes, so this is safe on a tree that grows). */
-uint64_t arena_tree_copy(const struct arena_view *v, arena_ref root, struct arena_copy_node *out,
-                         uint64_t cap, int *complete)
+ * parent link never changes, so this is safe on a tree that grows), and
+ * without allocating: a thread may walk its own tree at a hook exit, even
+ * in a signal handler. */
+uint64_t arena_tree_walk(const struct arena_view *v, arena_ref root, arena_visit_fn visit, void *ctx,
+                         int *complete)
 {
     uint64_t count = 0, limit = v->size / ARENA_SLOT;
     uint32_t depth = 0;
-    uint32_t *path = NULL;      /* index of the node at each depth, when copying */
-    size_t path_cap = 0;
     int ok = 1;
     const struct arena_node *rn = arena_view_node(v, root);
     arena_ref r = rn ? load_ref(&rn->first_child) : 0;
@@ -34,29 +34,9 @@ uint64_t arena_tree_copy(const struct arena_view *v, arena_ref root, struct aren
         ok = 0;
     while (r) {
         const struct arena_node *node = arena_view_node(v, r);
-        if (!node || count >= cap || count >= limit) {
+        if (!node || count >= limit || (visit && visit(ctx, r, node) != 0)) {
             ok = 0;
             break;
-        }
-        if (out) {
-            if (depth >= path_cap) {
-                size_t want = path_cap ? path_cap * 2 : 256;
-                uint32_t *bigger = realloc(path, want * sizeof *path);
-                if (!bigger) {
-                    ok = 0;
-                    break;
-                }
-                path = bigger;
-                path_cap = want;
-            }
-            struct arena_copy_node *c = &out[count];
-            c->fn = node->fn;
-            c->calls = node->calls;
-            c->incl = node->incl;
-            c->samples = node->samples;
-            c->ref = r;
-            c->parent = depth ? path[depth - 1] : UINT32_MAX;
-            path[depth] = (uint32_t)count;
         }
         count++;
         arena_ref child = load_ref(&node->first_child);
@@ -88,10 +68,44 @@ uint64_t arena_tree_copy(const struct arena_view *v, arena_ref root, struct aren
         if (r == root)
             r = 0;
     }
-    free(path);
     if (complete)
         *complete = ok;
     return count;
+}
+
+struct copy_ctx {
+    struct arena_copy_node *out;
+    uint64_t n, cap;
+};
+
+/* The parent's index: the previous node or one of its ancestors (preorder),
+ * found by following their parent indexes; amortised O(1) per node. */
+static int copy_one(void *vctx, arena_ref ref, const struct arena_node *node)
+{
+    struct copy_ctx *c = vctx;
+    if (c->n >= c->cap)
+        return -1;
+    uint32_t parent = c->n ? (uint32_t)(c->n - 1) : UINT32_MAX;
+    while (parent != UINT32_MAX && c->out[parent].ref != node->parent)
+        parent = c->out[parent].parent;
+    struct arena_copy_node *o = &c->out[c->n++];
+    o->fn = node->fn;
+    o->calls = node->calls;
+    o->incl = node->incl;
+    o->samples = node->samples;
+    o->ref = ref;
+    o->parent = parent;
+    return 0;
+}
+
+uint64_t arena_tree_copy(const struct arena_view *v, arena_ref root, struct arena_copy_node *out,
+                         uint64_t cap, int *complete)
+{
+    if (!out)
+        return arena_tree_walk(v, root, NULL, NULL, complete);
+    struct copy_ctx c = { out, 0, cap };
+    arena_tree_walk(v, root, copy_one, &c, complete);
+    return c.n;
 }
 
 /* ---- the function table --------------------------------------------------- */

@@ -23,11 +23,23 @@ struct arena_view {
 const struct arena_node *arena_view_node(const struct arena_view *v, arena_ref ref);
 
 /*
+ * Visit the tree under root (root excluded: its children are the thread's
+ * roots) in preorder; a visit returning non-zero stops the walk.  Returns
+ * the number of nodes visited; *complete (may be NULL) says whether the
+ * walk ended (0: stopped, or a reference outside the view).  Allocates
+ * nothing.
+ */
+typedef int (*arena_visit_fn)(void *ctx, arena_ref ref, const struct arena_node *node);
+uint64_t arena_tree_walk(const struct arena_view *v, arena_ref root, arena_visit_fn visit, void *ctx,
+                         int *complete);
+
+/*
  * The tree under root (root excluded: its children are the thread's roots)
  * in preorder into out[0 .. cap) (out may be NULL to count).  Links are
  * followed with acquire loads, so only complete nodes are seen.  Returns
  * the number of nodes copied; *complete (may be NULL) says whether the
  * walk ended (0: more than cap nodes, or a reference outside the view).
+ * Allocates nothing.
  */
 uint64_t arena_tree_copy(const struct arena_view *v, arena_ref root, struct arena_copy_node *out,
                          uint64_t cap, int *complete);

@@ -22,7 +22,6 @@
 #include <errno.h>
 #include <limits.h>
 #include <linux/futex.h>
-#include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
 #include <time.h>
@@ -54,37 +53,30 @@ JP_NOINSTR static struct arena_view whole_arena(void)
     return (struct arena_view){ jp_arena_base, jp_arena_header()->used };
 }
 
-/* The thread's nodes in preorder (malloc'ed), *n of them; NULL on OOM. */
-JP_NOINSTR static struct arena_copy_node *copy_tree(arena_ref root, uint64_t *n)
-{
-    struct arena_view v = whole_arena();
-    uint64_t count = arena_tree_copy(&v, root, NULL, UINT64_MAX, NULL);
-    struct arena_copy_node *nodes = malloc((count + 1) * sizeof *nodes);
-    *n = nodes ? arena_tree_copy(&v, root, nodes, count, NULL) : 0;
-    return nodes;
-}
-
 /* ---- reset and zerobase, on the calling thread's own tree --------------------- */
+
+static int zero_node(void *ctx, arena_ref ref, const struct arena_node *node)
+{
+    (void)ctx;
+    (void)node;
+    struct arena_node *n = jp_node(ref);
+    n->calls = 0;
+    n->incl = 0;
+    n->samples = 0;
+    return 0;
+}
 
 /* Zero every node's numbers; open frames restart their clock now (their
  * calls were counted before and are not counted again). */
 JP_NOINSTR static void zero_tree(struct jp_thread *t, uint64_t now)
 {
-    uint64_t n;
-    struct arena_copy_node *nodes = copy_tree(t->rec->root, &n);
-    if (!nodes)
-        return;
+    struct arena_view v = whole_arena();
     seq_begin(t->rec);
-    for (uint64_t i = 0; i < n; i++) {
-        jp_node(nodes[i].ref)->calls = 0;
-        jp_node(nodes[i].ref)->incl = 0;
-        jp_node(nodes[i].ref)->samples = 0;
-    }
+    arena_tree_walk(&v, t->rec->root, zero_node, NULL, NULL);
     for (uint32_t i = 1; i <= t->depth; i++)
         t->stack[i].t0 = now;
     t->rec->dropped = t->rec->unmatched = 0;
     seq_end(t);
-    free(nodes);
 }
 
 /* A fresh root with the open path re-made under it (each frame's time
@@ -143,36 +135,33 @@ JP_NOINSTR static void apply_everywhere(struct jp_thread *self, uint32_t cmd)
 
 /* ---- a thread's copy of its own tree ---------------------------------------- */
 
+/* Allocates nothing (arena slots aside): this runs at a hook exit, maybe
+ * in a signal handler. */
 JP_NOINSTR static void copy_self(struct jp_thread *t)
 {
     struct arena_thread *rec = t->rec;
-    uint64_t n;
-    struct arena_copy_node *nodes = copy_tree(rec->root, &n);
-    if (!nodes)
-        return;
+    struct arena_view v = whole_arena();
+    uint64_t n = arena_tree_copy(&v, rec->root, NULL, UINT64_MAX, NULL);
     uint32_t depth = t->depth;
-    size_t node_bytes = n * sizeof *nodes, frame_bytes = ((size_t)depth + 1) * sizeof *t->stack;
+    size_t node_bytes = n * sizeof(struct arena_copy_node), frame_bytes = ((size_t)depth + 1) * sizeof *t->stack;
     uint64_t slots = (node_bytes + frame_bytes + ARENA_SLOT - 1) / ARENA_SLOT;
     if (slots > rec->copy_slots) {
         uint64_t want = slots > 2ull * rec->copy_slots ? slots : 2ull * rec->copy_slots;
         arena_ref block = want < UINT32_MAX ? jp_arena_alloc((uint32_t)want) : 0;
-        if (!block) {
-            free(nodes);
+        if (!block)
             return;
-        }
         rec->copy_slots = (uint32_t)want;
         rec->copy_ref = block;  /* published under copy_seq below */
     }
     __atomic_store_n(&rec->copy_seq, rec->copy_seq + 1, __ATOMIC_RELAXED);
     __atomic_thread_fence(__ATOMIC_RELEASE);
     char *block = jp_at(rec->copy_ref);
-    memcpy(block, nodes, node_bytes);
-    memcpy(block + node_bytes, t->stack, frame_bytes);
+    n = arena_tree_copy(&v, rec->root, (struct arena_copy_node *)block, n, NULL);
+    memcpy(block + n * sizeof(struct arena_copy_node), t->stack, frame_bytes);
     rec->copy_nodes = (uint32_t)n;
     rec->copy_depth = depth;
     rec->copy_taken = jp_now();
     __atomic_store_n(&rec->copy_seq, rec->copy_seq + 1, __ATOMIC_RELEASE);
-    free(nodes);
 }
 
 /* ---- a process-consistent pause ---------------------------------------------- */
