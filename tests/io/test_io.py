@@ -498,3 +498,21 @@ def test_early_arena_while_real_malloc_is_looked_up(tmp):
         assert p.stdout == ("early block in libhookit.so: early block\n"
                             "after realloc: early block, on the heap\n"
                             "fresh block on the heap\n"), (opts, p.stdout, p.stderr)
+
+
+def test_tcp_fdopen_mmap(tmp):
+    exe = hk.cc(tmp, [src("net_io.c")], "net_io")
+    p = hk.run(tmp, [exe, tmp])
+    port, ok = p.stdout.split("\n")[:2]
+    assert ok == "ok", p.stdout
+    files = files_table(hk.export_json(tmp, hk.one_profile(tmp, "net_io")))
+    conn = files["tcp:127.0.0.1:" + port.split()[1]]
+    # connect (remote end) and accept (local end) both name the server's address
+    assert (conn["opens"], conn["bytes_read"], conn["bytes_written"]) == (2, 600, 600), conn
+    assert (conn["reads"], conn["writes"], conn["metas"]) == (2, 2, 2), conn
+    mixed = files[os.path.join(tmp, "mixed.dat")]
+    # open + fdopen (the stream on the same record) + open; 100 by write, 50 by fwrite
+    assert (mixed["opens"], mixed["writes"], mixed["bytes_written"]) == (3, 2, 150), mixed
+    assert mixed["consec_writes"] == 1 and mixed["max_byte_written"] == 149, mixed
+    # the mapping: a metadata call, no bytes read
+    assert mixed["bytes_read"] == 0 and mixed["metas"] == 3, mixed    # fclose, mmap, close
