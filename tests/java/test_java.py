@@ -539,3 +539,46 @@ def test_automatic_connection_full_relro_and_no_plt(tmp):
         assert p.returncode == 0 and p.stdout == "sum 50\n", (sub, p.stderr)
         assert hk.hookit_lines(p.stderr) == [], (sub, p.stderr)
         check_native_counts(profile(lib), "java")
+
+
+def test_a2n_perf_map_rules(tmp):
+    """/tmp/perf-PID.map as A2N reads it: the newest line for an address
+    wins, malformed lines are skipped, lines appended later are seen, and a
+    file owned by another user is not believed."""
+    resolve = os.path.join(tmp, "resolve")
+    p = subprocess.run(["gcc", "-O1", "-I" + hk.INCLUDE, "-I" + hk.ROOT, "-o", resolve,
+                        os.path.join(hk.ROOT, "tests", "a2n", "resolve.c"),
+                        os.path.join(hk.LIB, "liba2n.a"), "-lbfd", "-lz", "-ldl"],
+                       capture_output=True, text=True)
+    assert p.returncode == 0, p.stderr
+    prog = hk.cc(tmp, [os.path.join(HERE, "anon_code.c")], "anon_code", link_hookit=False, instrument=False)
+    target = subprocess.Popen([prog], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    path = f"/tmp/perf-{target.pid}.map"
+    try:
+        base = int(target.stdout.readline(), 16)
+
+        def names(*offsets):
+            out = subprocess.run([resolve, "-p", str(target.pid), "-"], capture_output=True, text=True,
+                                 input="".join(f"{base + o:x}\n" for o in offsets)).stdout.splitlines()
+            return [(r.split("\t")[3], r.split("\t")[5]) for r in out]
+
+        with open(path, "w") as f:
+            f.write(f"{base:x} 100 old.Name\n"
+                    "not a line\n"
+                    f"{base + 0x100:x} zz bad.Size\n"
+                    f"{base:x} 80 com.acme.Foo.run\n")
+        assert names(0x10, 0x90, 0x200) == [("[jit]", "com.acme.Foo.run"), ("[jit]", "old.Name"),
+                                            ("[anon]", f"[anon]+0x{base + 0x200:x}")]
+        with open(path, "a") as f:
+            f.write(f"{base + 0x200:x} 40 Later.compiled\n")
+        assert names(0x210) == [("[jit]", "Later.compiled")]
+        if os.geteuid() == 0:           # a file planted by another user (nobody)
+            os.chown(path, 65534, 65534)
+            assert names(0x10) == [("[anon]", f"[anon]+0x{base + 0x10:x}")]
+    finally:
+        target.stdin.close()
+        target.wait(timeout=30)
+        try:
+            os.unlink(path)
+        except FileNotFoundError:
+            pass
