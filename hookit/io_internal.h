@@ -58,6 +58,8 @@ size_t __fread_chk(void *, size_t, size_t, size_t, FILE *);
 char *__fgets_chk(char *, size_t, int, FILE *);
 int __fprintf_chk(FILE *, int, const char *, ...);
 int __vfprintf_chk(FILE *, int, const char *, va_list);
+int __printf_chk(int, const char *, ...);
+int __vprintf_chk(int, const char *, va_list);
 int __isoc99_fscanf(FILE *, const char *, ...);
 int __isoc99_vfscanf(FILE *, const char *, va_list);
 ssize_t __recv_chk(int, void *, size_t, size_t, int);

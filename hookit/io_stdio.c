@@ -194,6 +194,75 @@ HK_EXPORT HK_NOINSTR int LC_WRAPPER(__fprintf_chk)(FILE *fp, int flag, const cha
     return r;
 }
 
+/* ---- the standard output: printf and friends write to stdout --------------------------- */
+#define STDOUT_PRINT(name, REAL_CALL)                                          \
+    int fd = stream_fd(stdout);                                                \
+    int r;                                                                     \
+    if (fd < 0 || !io_tracking()) {                                            \
+        r = REAL_CALL;                                                         \
+    } else {                                                                   \
+        struct io_call c;                                                      \
+        io_begin(&c);                                                          \
+        r = REAL_CALL;                                                         \
+        STREAM_END(&c, HOOKIT_IO_WRITE, name, fd, r, r > 0 ? r : 0, IO_AT_SPOS, r < 0); \
+    }
+
+HK_EXPORT HK_NOINSTR int LC_WRAPPER(printf)(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    STDOUT_PRINT("printf", IO_REAL(vfprintf)(stdout, fmt, ap))
+    va_end(ap);
+    return r;
+}
+
+HK_EXPORT HK_NOINSTR int LC_WRAPPER(vprintf)(const char *fmt, va_list ap)
+{
+    STDOUT_PRINT("vprintf", IO_REAL(vprintf)(fmt, ap))
+    return r;
+}
+
+HK_EXPORT HK_NOINSTR int LC_WRAPPER(__printf_chk)(int flag, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    STDOUT_PRINT("printf", IO_REAL(__vfprintf_chk)(stdout, flag, fmt, ap))
+    va_end(ap);
+    return r;
+}
+
+HK_EXPORT HK_NOINSTR int LC_WRAPPER(__vprintf_chk)(int flag, const char *fmt, va_list ap)
+{
+    STDOUT_PRINT("vprintf", IO_REAL(__vprintf_chk)(flag, fmt, ap))
+    return r;
+}
+
+/* puts writes the string and a newline; putchar one byte. */
+HK_EXPORT HK_NOINSTR int LC_WRAPPER(puts)(const char *s)
+{
+    int fd = stream_fd(stdout);
+    if (fd < 0 || !io_tracking())
+        return IO_REAL(puts)(s);
+    struct io_call c;
+    io_begin(&c);
+    int r = IO_REAL(puts)(s);
+    STREAM_END(&c, HOOKIT_IO_WRITE, "puts", fd, r, r >= 0 ? (int64_t)strlen(s) + 1 : 0, IO_AT_SPOS,
+               r == EOF);
+    return r;
+}
+
+HK_EXPORT HK_NOINSTR int LC_WRAPPER(putchar)(int ch)
+{
+    int fd = stream_fd(stdout);
+    if (fd < 0 || !io_tracking())
+        return IO_REAL(putchar)(ch);
+    struct io_call c;
+    io_begin(&c);
+    int r = IO_REAL(putchar)(ch);
+    STREAM_END(&c, HOOKIT_IO_WRITE, "putchar", fd, r, r != EOF, IO_AT_SPOS, r == EOF);
+    return r;
+}
+
 /* ---- scanning: the bytes consumed are the stream offset's move ------------------------------- */
 HK_NOINSTR static int scan(const char *name, hk_vfscanf_fn *real, FILE *fp, const char *fmt, va_list ap)
 {

@@ -31,7 +31,8 @@
     X(fscanf) X(vfscanf) X(__isoc99_fscanf) X(__isoc99_vfscanf) \
     X(fseek) X(fseeko) X(fseeko64) X(ftell) X(ftello) X(ftello64) X(rewind) \
     X(fflush) X(ungetc) \
-    X(__fread_chk) X(__fgets_chk) X(__fprintf_chk) X(__vfprintf_chk)
+    X(__fread_chk) X(__fgets_chk) X(__fprintf_chk) X(__vfprintf_chk) \
+    X(printf) X(vprintf) X(puts) X(putchar) X(__printf_chk) X(__vprintf_chk)
 
 /* sockets (hookit/io_socket.c) */
 #define HK_IO_SOCKET_WRAPPED(X) \

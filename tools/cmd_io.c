@@ -372,8 +372,18 @@ static int load_log(struct io_input *in, uint64_t interval_ns, char *err, size_t
     return rc;
 }
 
+/* A log by its content, or by its name: a log just created may not have
+ * its first line yet. */
+static int ends_with(const char *s, const char *suffix)
+{
+    size_t n = strlen(s), m = strlen(suffix);
+    return n >= m && !strcmp(s + n - m, suffix);
+}
+
 static int is_log(const char *path)
 {
+    if (ends_with(path, ".log") || ends_with(path, ".log.part"))
+        return 1;
     FILE *f = fopen(path, "rb");
     char head[16] = "";
     if (!f)
