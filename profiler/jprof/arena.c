@@ -103,6 +103,14 @@ JP_NOINSTR static void clean_stale(const char *dir, pid_t self)
         const char *name = e->d_name;
         int hidden = name[0] == '.';
         long pid = strtol(name + hidden, &end, 10);
+        size_t len = strlen(name);
+        if (hidden && pid > 0 && len > 9 && !strcmp(name + len - 9, ".maps.tmp") &&
+            !registry_alive((pid_t)pid, 0)) {
+            char tmp[REGISTRY_PATH_MAX + 300];      /* a maps copy cut short by a kill */
+            snprintf(tmp, sizeof tmp, "%s/%s", dir, name);
+            unlink(tmp);
+            continue;
+        }
         if (pid <= 0 || strcmp(end, ".arena") != 0)
             continue;
         if (hidden) {           /* an exec'ed-away image: ours, or its process is gone */

@@ -397,9 +397,11 @@ def test_registry_lifecycle(tmp):
     dead.wait()
     open(os.path.join(rt, f"{dead.pid}.arena"), "w").close()
     os.chmod(os.path.join(rt, f"{dead.pid}.arena"), 0o600)
+    open(os.path.join(rt, f".{dead.pid}.{dead.pid}.maps.tmp"), "w").close()
     live, _ = start(tmp, 0, 60, "pause")
     try:
         assert not os.path.exists(os.path.join(rt, f"{dead.pid}.arena"))
+        assert not os.path.exists(os.path.join(rt, f".{dead.pid}.{dead.pid}.maps.tmp"))
         exe = os.path.join(tmp, "busy")
         hk.run(tmp, [exe, "0", "0.1"], env={"HOOKIT_RUNTIME_DIR": rt})
         assert os.path.exists(os.path.join(rt, f"{live.pid}.arena"))
