@@ -82,7 +82,8 @@ struct arena_node {
 
 struct arena_frame {
     uint64_t t0;                    /* clock reading at entry */
-    uintptr_t sp;                   /* stack pointer at entry (longjmp detection) */
+    uintptr_t sp;                   /* the caller's frame address (longjmp detection) */
+    uintptr_t site;                 /* the call site: inlined callees share their host's */
     arena_ref node;
     uint32_t pad;
 };

@@ -18,41 +18,53 @@ static uint64_t overhead_full_ticks, overhead_inner_ticks;
 JP_NOINSTR __attribute__((noinline)) static void calib_outer(void) { __asm__ volatile(""); }
 JP_NOINSTR __attribute__((noinline)) static void calib_inner(void) { __asm__ volatile(""); }
 
-/* Called from its own frame, below the outer one, as a real callee would be. */
+/* The calls an instrumented function's body makes: each enter/exit pair
+ * gets this function's own return address as its call site, as the
+ * compiler's hooks would, so the entry finds the caller's frame the way it
+ * does for real code.  Called from its own frame, below the outer one. */
 JP_NOINSTR __attribute__((noinline)) static void inner_calls(hookit_fast_fn enter, hookit_fast_fn exit)
 {
-    volatile char frame[64];
-    frame[0] = 0;
+    void *site = __builtin_return_address(0);
     for (int i = 0; i < CALLS; i++) {
-        enter((void *)calib_inner, (void *)inner_calls);
-        exit((void *)calib_inner, (void *)inner_calls);
+        enter((void *)calib_inner, site);
+        exit((void *)calib_inner, site);
     }
-    (void)frame[0];
 }
 
+JP_NOINSTR __attribute__((noinline)) static void outer_call(hookit_fast_fn enter, hookit_fast_fn exit)
+{
+    void *site = __builtin_return_address(0);
+    enter((void *)calib_outer, site);
+    inner_calls(enter, exit);
+    exit((void *)calib_outer, site);
+}
+
+/* One private tree for every round; the first round only warms caches and
+ * pages, then the best of the others counts. */
 JP_NOINSTR void jp_calibrate(hookit_fast_fn enter, hookit_fast_fn exit)
 {
     struct jp_thread *saved = jp_self;
+    struct jp_thread *t = jp_thread_scratch();
+    if (!t)
+        return;
     uint64_t best_full = UINT64_MAX, best_inner = UINT64_MAX;
-    for (int round = 0; round < ROUNDS; round++) {
-        struct jp_thread *t = jp_thread_scratch();
-        if (!t)
-            break;
-        jp_self = t;
-        enter((void *)calib_outer, (void *)jp_calibrate);
-        inner_calls(enter, exit);
-        exit((void *)calib_outer, (void *)jp_calibrate);
+    jp_self = t;
+    for (int round = 0; round <= ROUNDS; round++) {
+        outer_call(enter, exit);
         struct arena_node *outer = jp_node(jp_node(t->rec->root)->first_child);
         struct arena_node *inner = outer->first_child ? jp_node(outer->first_child) : NULL;
-        if (inner && inner->calls == CALLS) {
+        if (round > 0 && inner && inner->calls == CALLS) {
             if (outer->incl / CALLS < best_full)
                 best_full = outer->incl / CALLS;
             if (inner->incl / CALLS < best_inner)
                 best_inner = inner->incl / CALLS;
         }
-        jp_thread_scratch_free(t);
+        outer->incl = outer->calls = 0;
+        if (inner)
+            inner->incl = inner->calls = 0;
     }
     jp_self = saved;
+    jp_thread_scratch_free(t);
     if (best_full != UINT64_MAX) {
         overhead_full_ticks = best_full;
         overhead_inner_ticks = best_inner;

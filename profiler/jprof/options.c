@@ -9,7 +9,7 @@
 
 struct jp_options jp_opt = {
     .use_tsc = 1,
-    .lines = 1,
+    .lines = 0,
     .start_on = 1,
     .sample = 0,
     .sample_us = 1000,
@@ -81,8 +81,8 @@ static const struct option_def options[] = {
                        "\"(merged)\" thread (default 1000)", set_threads_kept },
     { "compensate", "compensate           subtract the profiler's measured cost per call from times",
       set_compensate },
-    { "lines", "lines                resolve source file:line of functions (default)", set_lines },
-    { "nolines", "nolines              do not read debug line info at exit", set_nolines },
+    { "lines", "lines                resolve source file:line of functions (reads DWARF at exit: memory and time)", set_lines },
+    { "nolines", "nolines              do not read debug line info at exit (default)", set_nolines },
     { "nostart", "nostart              start with collection off (hookit_start() turns it on)",
       set_nostart },
     { "io", "io                   I/O per calling context, per file, per interval (default)",

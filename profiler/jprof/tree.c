@@ -80,16 +80,22 @@ JP_NOINSTR static inline void close_top(struct jp_thread *t, uint64_t now)
     n->incl += now - f->t0;
 }
 
-/* Frames the new entry at sp proves abandoned (see the file comment).  A
- * frame on another stack than the current one is kept while we run on that
- * other stack (a handler on sigaltstack), dropped once we are back on ours. */
-JP_NOINSTR __attribute__((noinline)) static void cut_back(struct jp_thread *t, uintptr_t sp, uint64_t now)
+/* Frames the new entry at sp proves abandoned (see the file comment): a
+ * frame whose caller's frame is below ours, or at the same place but for
+ * another call site (a sibling after a longjmp).  At the same place and the
+ * same call site it is the function an inlined callee was inlined into
+ * (GCC and Clang instrument inlined functions, passing their host's return
+ * address): still open.  A frame on another stack than the current one is
+ * kept while we run on that other stack (a handler on sigaltstack), dropped
+ * once we are back on ours. */
+JP_NOINSTR __attribute__((noinline)) static void cut_back(struct jp_thread *t, uintptr_t sp, uintptr_t site,
+                                                           uint64_t now)
 {
     int here = on_stack(t, sp);
     while (t->depth > 0) {
-        uintptr_t fsp = t->stack[t->depth].sp;
-        int there = on_stack(t, fsp);
-        int gone = (here == there) ? fsp <= sp : (here && !there);
+        const struct arena_frame *f = &t->stack[t->depth];
+        int there = on_stack(t, f->sp);
+        int gone = (here == there) ? f->sp < sp || (f->sp == sp && f->site != site) : (here && !there);
         if (!gone)
             break;
         close_top(t, now);
@@ -164,7 +170,7 @@ JP_NOINSTR __attribute__((always_inline)) static inline void enter(int clock, vo
     } else {
         sp = site ? caller_cfa(__builtin_dwarf_cfa(), site) : (uintptr_t)__builtin_dwarf_cfa();
         if (JP_UNLIKELY(t->stack[depth].sp <= sp)) {
-            cut_back(t, sp, now);
+            cut_back(t, sp, (uintptr_t)site, now);
             depth = t->depth;
         }
     }
@@ -177,6 +183,7 @@ JP_NOINSTR __attribute__((always_inline)) static inline void enter(int clock, vo
         struct arena_frame *f = &t->stack[++depth];
         f->t0 = now;
         f->sp = sp;
+        f->site = (uintptr_t)site;
         f->node = c;
         barrier();              /* the frame is complete before it counts */
         t->cur = c;
