@@ -75,9 +75,10 @@ struct arena_node {
                                      * (I/O, memory), summed when trees are merged */
     uint64_t calls;
     uint64_t incl;                  /* inclusive ticks of closed activations */
-    uint64_t last_child;            /* writer's lookup cache; readers ignore it */
+    arena_ref last_child;           /* writer's lookup cache; readers ignore it */
+    arena_ref child_index;          /* writer's hash index of many children; readers ignore it */
     uint64_t samples;               /* timer=sample: CPU-time samples taken here */
-    uint64_t reserved;
+    uint64_t reserved;              /* MPI frames: bytes moved (profiler/jprof/mpi.c) */
 };
 
 struct arena_frame {

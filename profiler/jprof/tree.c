@@ -17,6 +17,7 @@
  *    counted, never allowed to corrupt the tree. */
 #include "jprof.h"
 
+#include <string.h>
 #include <time.h>
 
 #define barrier() __asm__ volatile("" ::: "memory")
@@ -28,10 +29,14 @@
  * the CFA orders frames exactly: a caller's CFA is above its callee's,
  * siblings share one.  The search starts at our own CFA (the hook reaches
  * us by a tail jump, so that is the function's stack pointer at the hook
- * call) and is short: the function's saved registers.  When the return
- * address is not found nearby (a huge frame, a synthetic frame without a
- * call site) our own CFA stands in. */
-#define CFA_SEARCH_SLOTS 32
+ * call) and is short: the function's saved registers and locals.
+ *
+ * When the return address is not found (a frame over 1 KiB, a synthetic
+ * frame without a call site) the function's own stack pointer plus one
+ * stands in: above what its callees will see as their CFA (so they never
+ * take it for abandoned), below its callers' and siblings' CFAs (so a
+ * longjmp past it is still seen), and odd, so never equal to a real CFA. */
+#define CFA_SEARCH_SLOTS 128
 /* The search reads the instrumented function's frame on purpose, which
  * AddressSanitizer (make check SANITIZE=address) would take for an
  * overflow of ours. */
@@ -42,7 +47,7 @@ JP_NOINSTR JP_READS_CALLER_FRAME __attribute__((noinline)) static uintptr_t call
     for (int i = 4; i < CFA_SEARCH_SLOTS; i++)
         if (from[i] == site)
             return (uintptr_t)&from[i + 1];
-    return (uintptr_t)from;
+    return (uintptr_t)from + 1;
 }
 
 /* Unrolled for the usual case: one to three saved registers. */
@@ -102,21 +107,100 @@ JP_NOINSTR __attribute__((noinline)) static void cut_back(struct jp_thread *t, u
     }
 }
 
+/* A parent with many children (an interpreter's dispatch loop calling
+ * hundreds of functions) gets a hash index of them, so finding a child does
+ * not scan a long sibling list.  The index is the writer's alone: arena
+ * slots holding log2(capacity), then an open table of child references;
+ * it doubles at half full (the old table is left behind in the arena).
+ * Readers follow the sibling links as always. */
+#define INDEX_FROM_CHILDREN 8
+#define INDEX_FIRST_BITS 6
+
+JP_NOINSTR static inline uint32_t index_slot(uint64_t fn, unsigned bits)
+{
+    return (uint32_t)((fn * 0x9e3779b97f4a7c15ull) >> (64 - bits));
+}
+
+JP_NOINSTR static arena_ref *index_table(const struct arena_node *p, unsigned *bits)
+{
+    arena_ref *block = jp_at(p->child_index);
+    *bits = block[0];
+    return block + 1;
+}
+
+JP_NOINSTR static void index_put(arena_ref *table, unsigned bits, uint64_t fn, arena_ref child)
+{
+    uint32_t mask = (1u << bits) - 1, i = index_slot(fn, bits);
+    while (table[i])
+        i = (i + 1) & mask;
+    table[i] = child;
+}
+
+/* (Re)build parent's index with room for twice its children. */
+JP_NOINSTR static void index_build(struct arena_node *p, uint32_t children)
+{
+    unsigned bits = INDEX_FIRST_BITS;
+    while ((1u << bits) < 2 * (children + 1))
+        bits++;
+    uint64_t bytes = (((uint64_t)1 << bits) + 1) * sizeof(arena_ref);
+    arena_ref ref = jp_arena_alloc((uint32_t)((bytes + ARENA_SLOT - 1) / ARENA_SLOT));
+    if (!ref)
+        return;
+    arena_ref *block = jp_at(ref);
+    memset(block, 0, bytes);
+    block[0] = bits;
+    for (arena_ref c = p->first_child; c; c = jp_node(c)->next_sibling)
+        index_put(block + 1, bits, jp_node(c)->fn, c);
+    p->child_index = ref;
+}
+
+JP_NOINSTR static arena_ref index_find(const struct arena_node *p, uint64_t fn)
+{
+    unsigned bits;
+    arena_ref *table = index_table(p, &bits);
+    uint32_t mask = (1u << bits) - 1;
+    for (uint32_t i = index_slot(fn, bits); table[i]; i = (i + 1) & mask)
+        if (jp_node(table[i])->fn == fn)
+            return table[i];
+    return 0;
+}
+
 /* The child of parent for fn when it is not the last one found: the one
- * after it (calls in a loop body come in order), a scan, else a new node. */
+ * after it (calls in a loop body come in order), the index or a scan, else
+ * a new node. */
 JP_NOINSTR __attribute__((noinline)) static arena_ref find_child(struct jp_thread *t, arena_ref parent_ref,
                                                                  uint64_t fn)
 {
     struct arena_node *parent = jp_node(parent_ref);
-    arena_ref last = (arena_ref)parent->last_child;
+    arena_ref last = parent->last_child;
     arena_ref c = last ? jp_node(last)->next_sibling : 0;
-    if (!c || jp_node(c)->fn != fn) {
-        c = parent->first_child;
-        while (c && jp_node(c)->fn != fn)
-            c = jp_node(c)->next_sibling;
-        if (!c && !(c = jp_node_new(t, parent_ref, fn)))
-            return 0;
+    if (c && jp_node(c)->fn == fn)
+        goto found;
+    uint32_t children = 0;
+    if (parent->child_index) {
+        c = index_find(parent, fn);
+    } else {
+        for (c = parent->first_child; c && jp_node(c)->fn != fn; c = jp_node(c)->next_sibling)
+            children++;
+        if (!c && children >= INDEX_FROM_CHILDREN)
+            index_build(parent, children);
     }
+    if (!c) {
+        if (!(c = jp_node_new(t, parent_ref, fn)))
+            return 0;
+        if (parent->child_index) {
+            unsigned bits;
+            arena_ref *table = index_table(parent, &bits);
+            uint32_t used = 0;
+            for (arena_ref k = parent->first_child; k && used < (1u << bits); k = jp_node(k)->next_sibling)
+                used++;
+            if (2 * used > (1u << bits))
+                index_build(parent, used);
+            else
+                index_put(table, bits, fn, c);
+        }
+    }
+found:
     parent->last_child = c;
     return c;
 }
@@ -168,14 +252,14 @@ JP_NOINSTR __attribute__((always_inline)) static inline void enter(int clock, vo
          * for an abandoned frame, and never cuts it for a native entry. */
         sp = t->stack_hi ? t->stack_hi - 1 : UINTPTR_MAX;
     } else {
-        sp = site ? caller_cfa(__builtin_dwarf_cfa(), site) : (uintptr_t)__builtin_dwarf_cfa();
+        sp = site ? caller_cfa(__builtin_dwarf_cfa(), site) : (uintptr_t)__builtin_dwarf_cfa() + 1;
         if (JP_UNLIKELY(t->stack[depth].sp <= sp)) {
             cut_back(t, sp, (uintptr_t)site, now);
             depth = t->depth;
         }
     }
     arena_ref cur = t->cur;
-    arena_ref c = (arena_ref)jp_node(cur)->last_child;
+    arena_ref c = jp_node(cur)->last_child;
     if (JP_UNLIKELY(!c || jp_node(c)->fn != (uint64_t)fn))
         c = find_child(t, cur, (uint64_t)fn);
     if (JP_LIKELY(c) && (JP_LIKELY(depth + 1 < t->capacity) || jp_grow_stack(t) == 0)) {
