@@ -36,6 +36,12 @@ def not_under(*sanitizers, why):
     return mark
 
 
+# What a test must add when it links one of the build's static archives
+# (obj/libprofile.a, lib/liba2n.a) into a program of its own: they were
+# compiled with the sanitizer, so the program needs its runtime.
+SANITIZE_FLAGS = [f"-fsanitize={','.join(sorted(SANITIZE))}"] if SANITIZE else []
+
+
 def _sanitizer_runtime():
     """The shared runtime a program needs preloaded to load our sanitized
     libraries, or None."""

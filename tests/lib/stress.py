@@ -23,7 +23,7 @@ def profcheck_bin(tmp):
     out = os.path.join(tmp, "profcheck")
     if not os.path.exists(out):
         lib = os.path.join(hk.BUILD, "obj", "libprofile.a")
-        p = subprocess.run(["gcc", "-std=gnu11", "-D_GNU_SOURCE", "-O2", "-I" + hk.ROOT,
+        p = subprocess.run(["gcc", "-std=gnu11", "-D_GNU_SOURCE", "-O2"] + hk.SANITIZE_FLAGS + ["-I" + hk.ROOT,
                             "-I" + hk.INCLUDE, "-o", out, os.path.join(PROGS, "profcheck.c"),
                             lib, "-lz"], capture_output=True, text=True)
         assert p.returncode == 0, p.stderr
