@@ -35,8 +35,10 @@
 
 #define ARENA_RESERVE (16ull << 30)     /* address space: 256M slots */
 /* A killed process's leftover is kept this long for `hookit recover`
- * before a newly registering process removes it. */
+ * before a newly registering process removes it, and only the newest
+ * LEFTOVER_KEEP_MAX of them. */
 #define LEFTOVER_KEEP_S (24 * 3600)
+#define LEFTOVER_KEEP_MAX 16
 
 char *jp_arena_base;
 static char registry[REGISTRY_PATH_MAX];  /* our registry directory, "" when none */
@@ -87,9 +89,34 @@ JP_NOINSTR static uint64_t leftover_starttime(const char *path, int *recoverable
     return ok ? pr.proc_starttime : 0;
 }
 
+/* A killed process's leftover kept for `hookit recover`. */
+struct leftover {
+    pid_t pid;
+    time_t created;
+};
+
+JP_NOINSTR static int newest_first(const void *a, const void *b)
+{
+    const struct leftover *x = a, *y = b;
+    return (x->created < y->created) - (x->created > y->created);
+}
+
+/* Keep the LEFTOVER_KEEP_MAX newest leftovers: each holds the pages its
+ * trees used, in memory (tmpfs), and a test suite or a crash loop that
+ * kills many programs must not fill it. */
+JP_NOINSTR static void keep_newest(const char *dir, struct leftover *l, size_t n)
+{
+    if (n <= LEFTOVER_KEEP_MAX)
+        return;
+    qsort(l, n, sizeof *l, newest_first);
+    for (size_t i = LEFTOVER_KEEP_MAX; i < n; i++)
+        unlink_pair(dir, l[i].pid, "");
+}
+
 /* Remove what dead processes left behind: files of an exec'ed-away image
- * of our own pid, unreadable or empty arenas, and killed processes'
- * arenas once they are older than LEFTOVER_KEEP_S (until then they wait
+ * whose process is gone (or is us), maps copies cut short, unreadable or
+ * empty arenas, and killed processes' arenas beyond the newest
+ * LEFTOVER_KEEP_MAX or older than LEFTOVER_KEEP_S (until then they wait
  * for `hookit recover`).  Never a live process's files. */
 JP_NOINSTR static void clean_stale(const char *dir, pid_t self)
 {
@@ -98,6 +125,8 @@ JP_NOINSTR static void clean_stale(const char *dir, pid_t self)
         return;
     struct dirent *e;
     time_t now = time(NULL);
+    struct leftover *kept = NULL;
+    size_t nkept = 0, cap = 0;
     while ((e = readdir(d))) {
         char *end;
         const char *name = e->d_name;
@@ -127,11 +156,24 @@ JP_NOINSTR static void clean_stale(const char *dir, pid_t self)
         if (registry_alive((pid_t)pid, start))
             continue;
         struct stat st;
-        int old = lstat(path, &st) == 0 && now - st.st_mtime > LEFTOVER_KEEP_S;
-        if (!recoverable || old)
+        int stat_ok = lstat(path, &st) == 0;
+        if (!recoverable || !stat_ok || now - st.st_mtime > LEFTOVER_KEEP_S) {
             unlink_pair(dir, (pid_t)pid, "");
+            continue;
+        }
+        if (nkept == cap) {
+            size_t want = cap ? cap * 2 : 64;
+            struct leftover *bigger = realloc(kept, want * sizeof *kept);
+            if (!bigger)
+                continue;
+            kept = bigger;
+            cap = want;
+        }
+        kept[nkept++] = (struct leftover){ (pid_t)pid, st.st_mtime };
     }
     closedir(d);
+    keep_newest(dir, kept, nkept);
+    free(kept);
 }
 
 /* Copy /proc/self/maps to PID.maps (temporary file, then rename). */

@@ -548,3 +548,38 @@ def test_top_keys_on_a_terminal(tmp):
         stop(p)
     last = out.split(b"\033[H\033[2J")[-1]
     assert b"== thread 0" not in last and b"== thread 1 (busy)" in last, last[-1500:]
+
+
+def fake_leftover(rt, pid, mtime):
+    """A killed process's arena as the profiler leaves it: a valid header
+    with one thread listed (contents beyond that are not needed here)."""
+    import struct
+    path = os.path.join(rt, f"{pid}.arena")
+    head = b"HKARENA1" + struct.pack("<IIQIi", 1, 64, 192, 2, pid)
+    with open(path, "wb") as f:
+        f.write(head.ljust(64, b"\0") + b"\0" * 128)
+    os.chmod(path, 0o600)
+    os.utime(path, (mtime, mtime))
+
+
+def test_leftovers_are_bounded(tmp):
+    """Killed processes' arenas wait for recover, but only the 16 newest:
+    they hold memory (tmpfs)."""
+    rt = runtime(tmp)
+    os.mkdir(rt, 0o700)
+    now = time.time()
+    pids = []
+    for i in range(18):
+        q = subprocess.Popen(["true"])
+        q.wait()
+        pids.append(q.pid)
+        fake_leftover(rt, q.pid, now - 1000 + i)        # pids[0] is the oldest
+    exe = build(tmp)
+    hk.run(tmp, [exe, "0", "0.1"], env={"HOOKIT_RUNTIME_DIR": rt})
+    left = sorted(int(f.split(".")[0]) for f in os.listdir(rt) if f.endswith(".arena"))
+    assert left == sorted(pids[2:]), (left, pids)
+    # and one older than a day goes whatever the count
+    fake_leftover(rt, pids[0], now - 2 * 86400)
+    hk.run(tmp, [exe, "0", "0.1"], env={"HOOKIT_RUNTIME_DIR": rt})
+    assert not os.path.exists(os.path.join(rt, f"{pids[0]}.arena"))
+    assert len(os.listdir(rt)) == 16
