@@ -53,7 +53,21 @@ JP_NOINSTR void jp_output_fork_child(void)
     profiles_written = 0;
 }
 
+JP_NOINSTR static int write_profile(int how);
+
+/* Writing a profile is not the program's I/O, wherever it is called from
+ * (a hook carrying out `hookit ctl flush`, say). */
 JP_NOINSTR int jp_write_profile(int how)
+{
+    if (jp_host->io_quiet)
+        jp_host->io_quiet(1);
+    int rc = write_profile(how);
+    if (jp_host->io_quiet)
+        jp_host->io_quiet(0);
+    return rc;
+}
+
+JP_NOINSTR static int write_profile(int how)
 {
     int saved = errno;
     uint64_t t0 = jp_now_mono();
