@@ -26,6 +26,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/auxv.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
@@ -206,6 +207,12 @@ JP_NOINSTR static void save_maps(void)
 JP_NOINSTR static int new_registry_file(void)
 {
     char err[REGISTRY_PATH_MAX + 128], path[REGISTRY_PATH_MAX + 64];
+    if (getauxval(AT_SECURE)) {
+        /* set-user-ID/-group-ID: HOOKIT_RUNTIME_DIR is the caller's word,
+         * the files would be created with the program's rights. */
+        jp_host->debug_log("jprof: set-user-ID or set-group-ID program: no live view");
+        return -1;
+    }
     if (registry_dir(geteuid(), 1, registry, sizeof registry, err, sizeof err) != 0) {
         if (errno == ENOENT || !strstr(err, "refused"))
             jp_host->debug_log("jprof: %s; no live view", err);
