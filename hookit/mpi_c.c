@@ -28,10 +28,13 @@ typedef long aint;              /* MPI_Aint */
     typedef int hk_c_##NAME##_fn PARAMS;                                              \
     HK_EXPORT HK_NOINSTR int MPI_##NAME PARAMS                                        \
     {                                                                                 \
-        static hk_c_##NAME##_fn *real;                                                \
-        if (HK_UNLIKELY(!real))                                                       \
+        static hk_c_##NAME##_fn *resolved;                                            \
+        hk_c_##NAME##_fn *real = __atomic_load_n(&resolved, __ATOMIC_RELAXED);        \
+        if (HK_UNLIKELY(!real)) {                                                     \
             real = (hk_c_##NAME##_fn *)hk_mpi_resolve("MPI_" #NAME, "PMPI_" #NAME,    \
                                                       HK_MPI_ID_##NAME);              \
+            __atomic_store_n(&resolved, real, __ATOMIC_RELAXED); /* same value in any thread */ \
+        }                                                                             \
         if (HK_UNLIKELY(!real))                                                       \
             return hk_mpi_missing("MPI_" #NAME);                                      \
         struct hk_mpi_call c;                                                         \

@@ -122,13 +122,27 @@ HK_NOINSTR static void *lookup(const char *name)
     return fn;
 }
 
+/* *slot, looked up once (threads racing store the same value); a name
+ * that is not there is remembered as such. */
+#define NOT_FOUND ((void *)&lookup)
+HK_NOINSTR static void *cached(void **slot, const char *name)
+{
+    void *fn = __atomic_load_n(slot, __ATOMIC_RELAXED);
+    if (!fn) {
+        fn = lookup(name);
+        if (!fn)
+            fn = NOT_FOUND;
+        __atomic_store_n(slot, fn, __ATOMIC_RELAXED);
+    }
+    return fn == NOT_FOUND ? NULL : fn;
+}
+
 HK_NOINSTR uint64_t hk_mpi_type_bytes(int64_t count, hk_mpi_h type)
 {
-    static type_size_fn *size_of;
+    static void *slot;
     if (count <= 0)
         return 0;
-    if (!size_of)
-        size_of = (type_size_fn *)lookup("PMPI_Type_size");
+    type_size_fn *size_of = (type_size_fn *)cached(&slot, "PMPI_Type_size");
     int size = 0;
     if (!size_of || size_of(type, &size) != 0 || size < 0)
         return 0;
@@ -137,9 +151,8 @@ HK_NOINSTR uint64_t hk_mpi_type_bytes(int64_t count, hk_mpi_h type)
 
 HK_NOINSTR int hk_mpi_comm_size(hk_mpi_h comm)
 {
-    static comm_size_fn *size_of;
-    if (!size_of)
-        size_of = (comm_size_fn *)lookup("PMPI_Comm_size");
+    static void *slot;
+    comm_size_fn *size_of = (comm_size_fn *)cached(&slot, "PMPI_Comm_size");
     int size = 0;
     if (!size_of || size_of(comm, &size) != 0 || size < 0)
         return 0;
@@ -160,16 +173,14 @@ static const char *const manglings[4][2] = {
 
 HK_NOINSTR static int fsize(const int *handle, int mangling, int which)
 {
-    static ftype_size_fn *fns[4][2];
+    static void *slots[4][2];
     if (mangling < 0 || mangling > 3)
         return 0;
-    ftype_size_fn **fn = &fns[mangling][which];
-    if (!*fn)
-        *fn = (ftype_size_fn *)lookup(manglings[mangling][which]);
+    ftype_size_fn *fn = (ftype_size_fn *)cached(&slots[mangling][which], manglings[mangling][which]);
     int size = 0, ierr = 0;
-    if (!*fn)
+    if (!fn)
         return 0;
-    (*fn)(handle, &size, &ierr);
+    fn(handle, &size, &ierr);
     return ierr == 0 && size > 0 ? size : 0;
 }
 
@@ -191,14 +202,13 @@ HK_NOINSTR int hk_mpi_fin_place(const void *buf, int mangling)
 {
     static const char *const blocks[] = { "mpi_fortran_in_place_", "mpi_fortran_in_place",
                                           "mpi_fortran_in_place__", "MPI_FORTRAN_IN_PLACE" };
-    static const void *in_place;
-    static int looked;
+    static void *slots[sizeof blocks / sizeof *blocks];
     (void)mangling;
-    if (!looked) {
-        for (unsigned i = 0; i < sizeof blocks / sizeof *blocks && !in_place; i++)
-            in_place = lookup(blocks[i]);
-        looked = 1;
+    for (unsigned i = 0; i < sizeof blocks / sizeof *blocks; i++) {
+        const void *in_place = cached(&slots[i], blocks[i]);
+        if (in_place)
+            return buf == in_place;
     }
-    return in_place && buf == in_place;
+    return 0;
 }
 #endif

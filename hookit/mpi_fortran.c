@@ -42,11 +42,14 @@
     typedef void hk_f_##SYM##_fn(FP##N);                                              \
     HK_EXPORT HK_NOINSTR void SYM(FP##N)                                              \
     {                                                                                 \
-        static hk_f_##SYM##_fn *real;                                                 \
+        static hk_f_##SYM##_fn *resolved;                                             \
+        hk_f_##SYM##_fn *real = __atomic_load_n(&resolved, __ATOMIC_RELAXED);          \
         const int mangling = M;                                                       \
         (void)mangling;                                                               \
-        if (HK_UNLIKELY(!real))                                                       \
+        if (HK_UNLIKELY(!real)) {                                                     \
             real = (hk_f_##SYM##_fn *)hk_mpi_fresolve(#SYM, HK_MPI_NFUNCS + HK_MPI_ID_##NAME); \
+            __atomic_store_n(&resolved, real, __ATOMIC_RELAXED);                      \
+        }                                                                             \
         if (HK_UNLIKELY(!real)) {                                                     \
             *(int *)(IERR) = hk_mpi_missing(#SYM);                                    \
             return;                                                                   \
