@@ -376,13 +376,16 @@ int rank_merge_finish(struct rank_merge *rm, struct profile *merged)
 {
     if (fflush(rm->summary_f) != 0)
         return -1;
-    char *functions = functions_table(rm);
-    char count[32];
-    snprintf(count, sizeof count, "%u", rm->ninputs);
-    int rc = functions && profile_set_meta(merged, "ranks", rm->summary) == 0 &&
+    int rc = 0;
+    if (rm->all_ranked && rm->ninputs) {      /* the ranks of an MPI job */
+        char *functions = functions_table(rm);
+        char count[32];
+        snprintf(count, sizeof count, "%u", rm->ninputs);
+        rc = functions && profile_set_meta(merged, "ranks", rm->summary) == 0 &&
              profile_set_meta(merged, "functions", functions) == 0 &&
              profile_set_meta(merged, "merged_ranks", count) == 0 ? 0 : -1;
-    free(functions);
+        free(functions);
+    }
     for (uint32_t k = 0; rc == 0 && k < merged->nthreads; k++)
         rc = rank_columns(rm, merged, &merged->threads[k]);
     return rc;

@@ -1,6 +1,7 @@
 /*
  * hookit merge across the ranks of a parallel job (docs/mpi.md), beside the
- * call-path merge of tools/aggregate.h, fed the same inputs one at a time:
+ * call-path merge of tools/aggregate.h, fed the same inputs one at a time.
+ * When every input has an MPI rank:
  *
  *  - per rank (input): time, MPI time and its share, MPI calls and bytes
  *    -> metadata "ranks", a tab-separated table with a header line;
@@ -8,8 +9,9 @@
  *    mean, max over the inputs of inclusive and exclusive time, the rank of
  *    the min and the max, imbalance = max / mean -> metadata "functions";
  *  - per call path: the merge's min_incl_input/max_incl_input as ranks
- *    (min_incl_rank, max_incl_rank) and imbalance_pct = 100 x max / mean of
- *    the inclusive time (100: perfectly even), as metric columns.
+ *    (min_incl_rank, max_incl_rank), as metric columns.
+ * And for any merge: imbalance_pct = 100 x max / mean of the inclusive time
+ * per call path (100: perfectly even).
  *
  * Memory: the function table and one line per input; never an input kept.
  */
