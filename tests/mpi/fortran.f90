@@ -1,12 +1,21 @@
-! A Fortran MPI program (tests/mpi): rank-dependent work, then ROUNDS
+! A Fortran MPI program (tests/mpi): rank-dependent work (rank r calls
+! spin (r + 1) * 5 times), then ROUNDS
 ! MPI_SEND/MPI_RECV of 500 double precision values (4000 bytes) around the
 ! ring, one MPI_ALLREDUCE of 4 integers (16 bytes) and one MPI_BARRIER.
+subroutine spin(x)
+  double precision, intent(inout) :: x
+  integer :: i
+  do i = 1, 200000
+     x = x + sqrt(dble(i))
+  end do
+end subroutine spin
+
 subroutine compute(rank, x)
   integer, intent(in) :: rank
   double precision, intent(inout) :: x
   integer :: i
-  do i = 1, (rank + 1) * 2000000
-     x = x + sqrt(dble(i))
+  do i = 1, (rank + 1) * 5
+     call spin(x)
   end do
 end subroutine compute
 

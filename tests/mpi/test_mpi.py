@@ -20,7 +20,7 @@ import hk  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 NP = 4
-UNIT_NS = 80_000_000          # ranks.c: rank r spins (r + 1) * 80 ms in work()
+UNIT_NS = 80_000_000          # ranks.c: rank r sleeps (r + 1) * 80 ms in work()
 MPIRUN = ["mpirun", "--allow-run-as-root", "--oversubscribe", "-np", str(NP)]
 # Shared memory and loopback only (no network interfaces needed), no ssh.
 MPI_ENV = {
@@ -205,10 +205,13 @@ def test_fortran_four_ranks(tmp):
         assert all(f["module"].startswith("libmpi_mpifh") for f in frames.values()), frames
         assert hk.node(t, "compute_")["calls"] == 1
     job = os.path.join(tmp, "job.prof")
-    hk.hookit(tmp, "merge", "-o", job, *files.values())
+    hk.hookit(tmp, "merge", "-o", job, *(files[r] for r in range(NP)))
     doc = hk.export_json(tmp, job)
-    comp = next(f for f in doc["functions"] if f["name"] == "compute_")
-    assert (comp["min_rank"], comp["max_rank"]) == (0, 3), comp
+    spin = hk.node(hk.thread_of(doc, 0), "compute_", "spin_")
+    assert (spin["calls"], spin["min_calls"], spin["max_calls"], spin["mean_calls"]) == \
+        (50, 5, 20, 12), spin
+    assert [r["rank"] for r in doc["ranks"]] == list(range(NP)), doc["ranks"]
+    assert next(f for f in doc["functions"] if f["name"] == "spin_")["calls"] == 50
 
 
 CALLS = {   # calls.c: parent function -> {MPI frame: bytes}, one call each
