@@ -124,7 +124,7 @@ static int literal(struct cur *c, const char *w)
     return 0;
 }
 
-static int members(struct cur *c, char close, int depth, int keyed)
+static int members(struct cur *c, unsigned char close, int depth, int keyed)
 {
     c->p++;
     ws(c);

@@ -44,6 +44,10 @@ static void grow(void)
 {
     size_t nsize = tsize ? tsize * 2 : 4096;
     size_t *nt = calloc(nsize, sizeof *nt);
+    if (!nt) {
+        fprintf(stderr, "profcheck: out of memory\n");
+        exit(2);
+    }
     for (size_t i = 0; i < naggs; i++) {
         size_t j = hash(aggs[i].key) & (nsize - 1);
         while (nt[j])
@@ -68,7 +72,12 @@ static void add(const char *key, unsigned long long calls)
     }
     if (naggs == cap) {
         cap = cap ? cap * 2 : 1024;
-        aggs = realloc(aggs, cap * sizeof *aggs);
+        struct agg *bigger = realloc(aggs, cap * sizeof *aggs);
+        if (!bigger) {
+            fprintf(stderr, "profcheck: out of memory\n");
+            exit(2);
+        }
+        aggs = bigger;
     }
     aggs[naggs] = (struct agg){ strdup(key), calls };
     table[j] = ++naggs;
