@@ -237,6 +237,11 @@ int arena_copy_to_thread(struct profile *p, struct arena_funcs *funcs,
         if (compensate) {
             uint64_t cost = nd->calls * tm->overhead_inner_ns + below[i] * tm->overhead_full_ns;
             nd->incl_ns = nd->incl_ns > cost ? nd->incl_ns - cost : 0;
+            /* The overhead is an average: where a node's own time is smaller
+             * than its share, its exclusive time ends at zero rather than
+             * below, and the node still holds its children. */
+            if (nd->incl_ns < child_sum[i])
+                nd->incl_ns = child_sum[i];
             if (nd->parent != PROF_NONE)
                 below[nd->parent] += nd->calls + below[i];
         }

@@ -1,0 +1,48 @@
+"""JPROFOPTS modes: timer=sample (exact counts, sampled time) and
+compensate (the profiler's measured cost per call subtracted)."""
+import hk
+
+FIB_CALLS = 242785      # fib(25) calls, the node counts below add up to this
+
+
+def fib_profile(tmp, opts, name):
+    exe = hk.cc(tmp, ["recurse_fib.c"], name, flags=["-O2"])
+    p = hk.run(tmp, [exe, "25"], env={"JPROFOPTS": opts} if opts else None)
+    assert p.stdout == "fib(25) = 75025\n" and p.stderr == "", p
+    prof = hk.profiles(tmp, name)[-1]
+    doc = hk.export_json(tmp, prof)
+    return doc, prof
+
+
+def total_fib_calls(thread):
+    return sum(n["calls"] for path, n in hk.walk(thread["roots"]) if path[-1] == "fib")
+
+
+def test_timer_sample_exact_counts_sampled_time(tmp):
+    doc, _ = fib_profile(tmp, "timer=sample,sample_us=100", "fib_sample")
+    meta = doc["process"]["meta"]
+    assert meta["timer"] == "sample" and meta["sample_period_ns"] == "100000", meta
+    t = hk.thread_of(doc, 0)
+    assert total_fib_calls(t) == FIB_CALLS
+    hk.check_tree_consistent(t)
+    # Sampled time is whole periods; inclusive is exclusive plus children.
+    for path, n in hk.walk(t["roots"]):
+        assert n["excl_ns"] % 100000 == 0, (path, n["excl_ns"])
+        assert n["incl_ns"] == n["excl_ns"] + sum(c["incl_ns"] for c in n.get("children", [])), path
+
+
+def test_compensate_subtracts_measured_overhead(tmp):
+    raw, comp = [], []
+    for i in range(3):
+        doc, _ = fib_profile(tmp, "", f"fib_raw{i}")
+        raw.append(hk.node(hk.thread_of(doc, 0), "main")["incl_ns"])
+        assert doc["process"]["meta"]["compensated"] == "no"
+        doc, _ = fib_profile(tmp, "compensate", f"fib_comp{i}")
+        meta = doc["process"]["meta"]
+        assert meta["compensated"] == "yes" and int(meta["overhead_ns_per_call"]) > 0, meta
+        t = hk.thread_of(doc, 0)
+        assert total_fib_calls(t) == FIB_CALLS
+        hk.check_tree_consistent(t)
+        comp.append(hk.node(t, "main")["incl_ns"])
+    # fib is almost all hook overhead: compensation removes most of it.
+    assert min(comp) < 0.8 * min(raw), (raw, comp)
