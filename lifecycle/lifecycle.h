@@ -49,6 +49,11 @@ struct lc_client {
     /* Added after the first version (may be NULL): dlclose is about to
      * unmap handle's library; its code can still be read and resolved. */
     void (*pre_dlclose)(void *handle);
+    /* Added (may be NULL): just before (done = 0) and just after (done = 1)
+     * the real MPI_Init, MPI_Init_thread or MPI_Finalize; name is the entry
+     * point the program called ("MPI_Init", "PMPI_Finalize", "mpi_init_",
+     * "MPI_INIT_THREAD", ...). */
+    void (*mpi_call)(const char *name, int done);
 };
 
 /* Register libhookit's client.  Safe to call before the layer is started. */

@@ -68,11 +68,15 @@ static void lc_mpi_missing(const char *name)
 }
 
 /* ---- the events ------------------------------------------------------------------------- */
-static void lc_mpi_before_init(void)
+/* Internal clients get mpi_call(name, 0) just before the real MPI_Init,
+ * MPI_Init_thread or MPI_Finalize (name: the entry point called) and
+ * mpi_call(name, 1) just after it, inside the monitor_* callbacks. */
+static void lc_mpi_before_init(const char *name)
 {
     lc_ensure_init();
     int saved = errno;
     monitor_mpi_pre_init();
+    LC_CLIENTS(mpi_call, name, 0);
     errno = saved;
 }
 
@@ -111,9 +115,10 @@ static void lc_mpi_world_from_env(void)
     }
 }
 
-static void lc_mpi_after_init(int *argc, char ***argv)
+static void lc_mpi_after_init(const char *name, int *argc, char ***argv)
 {
     int saved = errno;
+    LC_CLIENTS(mpi_call, name, 1);
     atomic_store(&lc_mpi_initialized, 1);
     lc_mpi_world_from_env();
     char **lc_argv_copy = lc_argv;
@@ -130,16 +135,18 @@ static void lc_mpi_got_rank(int rank, int size)
     errno = saved;
 }
 
-static void lc_mpi_before_finalize(void)
+static void lc_mpi_before_finalize(const char *name)
 {
     int saved = errno;
     monitor_fini_mpi();
+    LC_CLIENTS(mpi_call, name, 0);
     errno = saved;
 }
 
-static void lc_mpi_after_finalize(void)
+static void lc_mpi_after_finalize(const char *name)
 {
     int saved = errno;
+    LC_CLIENTS(mpi_call, name, 1);
     atomic_store(&lc_mpi_initialized, 0);
     monitor_mpi_post_fini();
     errno = saved;
@@ -179,9 +186,9 @@ LC_MPI_PLAIN(PMPI_Comm_size)
         }                                                                           \
         if (lc_mpi_depth++)                                                         \
             return lc_mpi_depth--, real(argc, argv);                                \
-        lc_mpi_before_init();                                                       \
+        lc_mpi_before_init(#P "_Init");                                             \
         int r = real(argc, argv);                                                   \
-        lc_mpi_after_init(argc, argv);                                              \
+        lc_mpi_after_init(#P "_Init", argc, argv);                                  \
         lc_mpi_depth--;                                                             \
         return r;                                                                   \
     }                                                                               \
@@ -195,9 +202,9 @@ LC_MPI_PLAIN(PMPI_Comm_size)
         }                                                                           \
         if (lc_mpi_depth++)                                                         \
             return lc_mpi_depth--, real(argc, argv, req, prov);                     \
-        lc_mpi_before_init();                                                       \
+        lc_mpi_before_init(#P "_Init_thread");                                      \
         int r = real(argc, argv, req, prov);                                        \
-        lc_mpi_after_init(argc, argv);                                              \
+        lc_mpi_after_init(#P "_Init_thread", argc, argv);                           \
         lc_mpi_depth--;                                                             \
         return r;                                                                   \
     }                                                                               \
@@ -211,9 +218,9 @@ LC_MPI_PLAIN(PMPI_Comm_size)
         }                                                                           \
         if (lc_mpi_depth++)                                                         \
             return lc_mpi_depth--, real();                                          \
-        lc_mpi_before_finalize();                                                   \
+        lc_mpi_before_finalize(#P "_Finalize");                                     \
         int r = real();                                                             \
-        lc_mpi_after_finalize();                                                    \
+        lc_mpi_after_finalize(#P "_Finalize");                                      \
         lc_mpi_depth--;                                                             \
         return r;                                                                   \
     }                                                                               \
@@ -261,9 +268,9 @@ LC_MPI_C_WRAPPERS(PMPI)
             lc_mpi_depth--;                                                         \
             return;                                                                 \
         }                                                                           \
-        lc_mpi_before_init();                                                       \
+        lc_mpi_before_init(#init);                                                  \
         real(ierr);                                                                 \
-        lc_mpi_after_init(NULL, NULL);                                              \
+        lc_mpi_after_init(#init, NULL, NULL);                                       \
         lc_mpi_depth--;                                                             \
     }                                                                               \
                                                                                     \
@@ -280,9 +287,9 @@ LC_MPI_C_WRAPPERS(PMPI)
             lc_mpi_depth--;                                                         \
             return;                                                                 \
         }                                                                           \
-        lc_mpi_before_init();                                                       \
+        lc_mpi_before_init(#init_thread);                                           \
         real(req, prov, ierr);                                                      \
-        lc_mpi_after_init(NULL, NULL);                                              \
+        lc_mpi_after_init(#init_thread, NULL, NULL);                                \
         lc_mpi_depth--;                                                             \
     }                                                                               \
                                                                                     \
@@ -299,9 +306,9 @@ LC_MPI_C_WRAPPERS(PMPI)
             lc_mpi_depth--;                                                         \
             return;                                                                 \
         }                                                                           \
-        lc_mpi_before_finalize();                                                   \
+        lc_mpi_before_finalize(#finalize);                                          \
         real(ierr);                                                                 \
-        lc_mpi_after_finalize();                                                    \
+        lc_mpi_after_finalize(#finalize);                                           \
         lc_mpi_depth--;                                                             \
     }                                                                               \
                                                                                     \
