@@ -8,6 +8,7 @@
  * last-chance fallback. */
 #include "hookit/internal.h"
 #include "hookit/io_api.h"
+#include "hookit/mpi_api.h"
 #include "lifecycle/lifecycle.h"
 
 #include <pthread.h>
@@ -96,6 +97,7 @@ static const struct lc_client bridge = {
     .pre_dlclose = on_pre_dlclose,
     .post_dlclose = on_dlclose,
     .mpi_rank = on_mpi_rank,
+    .mpi_call = hk_mpi_lifecycle,
 };
 
 HK_NOINSTR void hk_init(void)

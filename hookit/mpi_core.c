@@ -5,14 +5,15 @@
  * Nothing here runs unless the program calls an MPI function, and every
  * MPI function is looked up at its first call (an MPI library may be
  * dlopen'ed late, as mpi4py does): libhookit never links MPI. */
-#ifndef HOOKIT_STATIC
 #include "hookit/mpi_internal.h"
+#include "hookit/mpi_api.h"
 #include "hookit/io_api.h"
 
 #include <dlfcn.h>
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <strings.h>
 
 __thread int hk_mpi_depth __attribute__((tls_model("initial-exec")));
 
@@ -26,6 +27,7 @@ static const uint8_t kinds[HK_MPI_NFUNCS] = { HK_MPI_LIST(HK_MPI_KIND) };
 /* The library that holds each id's real function, by base name. */
 static char modules[2 * HK_MPI_NFUNCS][48];
 
+#ifndef HOOKIT_STATIC
 HK_NOINSTR static void note_module(uint32_t id, const void *fn)
 {
     Dl_info info;
@@ -63,6 +65,7 @@ HK_NOINSTR int hk_mpi_missing(const char *name)
     hk_log("%s called but no MPI library provides it", name);
     return 16;
 }
+#endif
 
 /* ---- events ----------------------------------------------------------------------- */
 HK_NOINSTR static int wanted(void)
@@ -109,6 +112,35 @@ HK_NOINSTR void hk_mpi_end(struct hk_mpi_call *c, int result)
     hk_mpi_depth--;
 }
 
+/* ---- MPI_Init, MPI_Init_thread, MPI_Finalize (the lifecycle layer's) --------------- */
+/* The lifecycle layer wraps these (they give the rank and end the MPI part
+ * of the run) and tells libhookit around the real call (lc_client.mpi_call):
+ * the same events as the other wrappers, so they are frames too. */
+HK_NOINSTR void hk_mpi_lifecycle(const char *name, int done)
+{
+    static __thread struct hk_mpi_call call __attribute__((tls_model("initial-exec")));
+    if (done) {
+        hk_mpi_end(&call, 0);
+        return;
+    }
+    const char *n = (name[0] == 'P' || name[0] == 'p') ? name + 1 : name;
+    uint32_t id = !strncasecmp(n, "MPI_Init_thread", 15) ? HK_MPI_ID_Init_thread :
+                  !strncasecmp(n, "MPI_Init", 8) ? HK_MPI_ID_Init : HK_MPI_ID_Finalize;
+    int c_binding = !strcmp(n, "MPI_Init") || !strcmp(n, "MPI_Init_thread") ||
+                    !strcmp(n, "MPI_Finalize");
+    if (!c_binding)
+        id += HK_MPI_NFUNCS;
+#ifndef HOOKIT_STATIC
+    if (!modules[id][0]) {     /* the library's definition, after libhookit's wrapper */
+        hk_io_guard++;
+        note_module(id, dlsym(RTLD_NEXT, name));
+        hk_io_guard--;
+    }
+#endif
+    hk_mpi_begin(&call, id);
+}
+
+#ifndef HOOKIT_STATIC
 /* ---- sizes ----------------------------------------------------------------------- */
 typedef int type_size_fn(hk_mpi_h, int *);
 typedef int comm_size_fn(hk_mpi_h, int *);

@@ -14,7 +14,9 @@
 
 typedef void *hk_mpi_h;         /* any MPI handle, by value */
 
-/* Every wrapped function: its name without the MPI_ prefix and its kind.
+/* Every wrapped function: its name without the MPI_ prefix and its kind
+ * (Init, Init_thread, Finalize: wrapped by the lifecycle layer, reported
+ * through hk_mpi_lifecycle).
  * The order gives the ids (hookit_mpi.id): C binding = index, Fortran
  * binding = HK_MPI_NFUNCS + index. */
 #define HK_MPI_LIST(X)                                                      \
@@ -36,7 +38,8 @@ typedef void *hk_mpi_h;         /* any MPI handle, by value */
     X(File_read_at_all, IO) X(File_write, IO) X(File_write_all, IO)         \
     X(File_write_at, IO) X(File_write_at_all, IO)                           \
     X(File_iread, IO) X(File_iwrite, IO) X(File_iread_at, IO) X(File_iwrite_at, IO) \
-    X(Put, RMA) X(Get, RMA) X(Accumulate, RMA) X(Win_fence, RMA)
+    X(Put, RMA) X(Get, RMA) X(Accumulate, RMA) X(Win_fence, RMA)            \
+    X(Init, ENV) X(Init_thread, ENV) X(Finalize, ENV)
 
 #define HK_MPI_ENUM(name, kind) HK_MPI_ID_##name,
 enum { HK_MPI_LIST(HK_MPI_ENUM) HK_MPI_NFUNCS };

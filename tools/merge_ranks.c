@@ -40,6 +40,14 @@ int rank_is_mpi_name(const char *name)
     return name && !strncmp(name, "MPI:", 4);
 }
 
+/* MPI_Init and MPI_Finalize are frames, but start-up and shut-down, not
+ * the communication a rank's MPI time is about (as mpiP counts it). */
+static int counts_as_mpi_time(const char *name)
+{
+    return rank_is_mpi_name(name) && strcmp(name, "MPI:MPI_Init") != 0 &&
+           strcmp(name, "MPI:MPI_Init_thread") != 0 && strcmp(name, "MPI:MPI_Finalize") != 0;
+}
+
 static uint64_t hash_pair(const char *name, const char *module)
 {
     uint64_t h = 1469598103934665603ull;
@@ -204,7 +212,7 @@ static int fold_thread(struct rank_merge *rm, const struct profile *p, const str
             tot->app_ns += n->incl_ns;
         else
             in_mpi[i] = in_mpi[parent] || rank_is_mpi_name(p->funcs[th->nodes[parent].func].name);
-        if (mpi && !in_mpi[i]) {
+        if (mpi && !in_mpi[i] && counts_as_mpi_time(p->funcs[n->func].name)) {
             tot->mpi_ns += n->incl_ns;
             tot->mpi_calls += n->calls;
             tot->mpi_bytes += bytes;

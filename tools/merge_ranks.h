@@ -4,7 +4,8 @@
  * When every input has an MPI rank:
  *
  *  - per rank (input): time, MPI time and its share, MPI calls and bytes
- *    -> metadata "ranks", a tab-separated table with a header line;
+ *    (MPI_Init and MPI_Finalize not counted) -> metadata "ranks", a
+ *    tab-separated table with a header line;
  *  - per function (by name and module, recursion counted once): sum, min,
  *    mean, max over the inputs of inclusive and exclusive time, the rank of
  *    the min and the max, imbalance = max / mean -> metadata "functions";

@@ -167,6 +167,7 @@ enum hookit_mpi_kind {
     HOOKIT_MPI_WAIT,            /* wait and test */
     HOOKIT_MPI_IO,              /* MPI-IO (MPI_File_*) */
     HOOKIT_MPI_RMA,             /* one-sided */
+    HOOKIT_MPI_ENV,             /* MPI_Init, MPI_Init_thread, MPI_Finalize */
 };
 
 /* How the process ended, passed to HookitFinish. */

@@ -97,7 +97,12 @@ def mpi_frames(thread, parent):
     return {c["name"]: c for c in n["children"] if c["name"].startswith("MPI:")}
 
 
-def check_c_rank(doc, rank, module="libmpi.so.40"):
+FINISHED = {"MPI:MPI_Init": (1, 0), "MPI:MPI_Finalize": (1, 0)}
+# terminated while waiting in main's MPI_Barrier for the rank that died
+TERMINATED = {"MPI:MPI_Init": (1, 0), "MPI:MPI_Barrier": (1, 0)}
+
+
+def check_c_rank(doc, rank, module="libmpi.so.40", in_main=FINISHED):
     pr = doc["process"]
     assert pr["rank"] == rank and pr["size"] == NP, pr
     t = hk.thread_of(doc, 0)
@@ -112,6 +117,8 @@ def check_c_rank(doc, rank, module="libmpi.so.40"):
         assert (f["calls"], f["mpi_bytes"]) == (calls, nbytes), (rank, name, f)
         assert f["module"].startswith(module.split(".so")[0]), f
         assert f["children"] == [] and f["incl_ns"] > 0, f
+    life = {n["name"]: n for n in hk.node(t, "main")["children"] if n["name"].startswith("MPI:")}
+    assert {k: (n["calls"], n["mpi_bytes"]) for k, n in life.items()} == in_main, life
     work = hk.node(t, "main", "work")
     assert work["incl_ns"] >= (rank + 1) * UNIT_NS, (rank, work["incl_ns"])
     assert all(not n["name"].startswith("MPI:") for _, n in hk.walk(hk.node(t, "work")["children"]))
@@ -204,6 +211,7 @@ def test_fortran_four_ranks(tmp):
         assert {k: (f["calls"], f["mpi_bytes"]) for k, f in frames.items()} == expect, frames
         assert all(f["module"].startswith("libmpi_mpifh") for f in frames.values()), frames
         assert hk.node(t, "compute_")["calls"] == 1
+        assert (hk.node(t, "MPI:MPI_Init")["calls"], hk.node(t, "MPI:MPI_Finalize")["calls"]) == (1, 1)
     job = os.path.join(tmp, "job.prof")
     hk.hookit(tmp, "merge", "-o", job, *(files[r] for r in range(NP)))
     doc = hk.export_json(tmp, job)
@@ -306,7 +314,7 @@ def test_rank_killed_by_sigkill_others_terminated(tmp):
         doc = hk.export_json(tmp, path)
         meta = doc["process"]["meta"]
         assert meta["end"] == "signal" and meta["signal"].startswith("15 "), meta
-        check_c_rank(doc, rank)
+        check_c_rank(doc, rank, in_main=TERMINATED)
 
 
 def test_rank_crashes_others_terminated(tmp):
@@ -320,7 +328,7 @@ def test_rank_crashes_others_terminated(tmp):
     for rank, path in files.items():
         doc = hk.export_json(tmp, path)
         ends[rank] = doc["process"]["meta"]["signal"].split()[0]
-        check_c_rank(doc, rank)
+        check_c_rank(doc, rank, in_main={"MPI:MPI_Init": (1, 0)} if rank == 1 else TERMINATED)
     assert ends == {0: "15", 1: "11", 2: "15", 3: "15"}, ends
     job = os.path.join(tmp, "job.prof")
     hk.hookit(tmp, "merge", "-o", job, *files.values())
