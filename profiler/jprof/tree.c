@@ -87,20 +87,25 @@ JP_NOINSTR static inline void close_top(struct jp_thread *t, uint64_t now)
 
 /* Frames the new entry at sp proves abandoned (see the file comment): a
  * frame whose caller's frame is below ours, or at the same place but for
- * another call site (a sibling after a longjmp).  At the same place and the
- * same call site it is the function an inlined callee was inlined into
- * (GCC and Clang instrument inlined functions, passing their host's return
- * address): still open.  A frame on another stack than the current one is
+ * another call site (a sibling after a longjmp), or for the same function
+ * (called again after a longjmp out of it).  At the same place and the
+ * same call site for another function it is the function an inlined
+ * callee was inlined into (GCC and Clang instrument inlined functions,
+ * passing their host's return address): still open.  A frame on another stack than the current one is
  * kept while we run on that other stack (a handler on sigaltstack), dropped
  * once we are back on ours. */
 JP_NOINSTR __attribute__((noinline)) static void cut_back(struct jp_thread *t, uintptr_t sp, uintptr_t site,
-                                                           uint64_t now)
+                                                           uint64_t fn, uint64_t now)
 {
     int here = on_stack(t, sp);
     while (t->depth > 0) {
         const struct arena_frame *f = &t->stack[t->depth];
         int there = on_stack(t, f->sp);
-        int gone = (here == there) ? f->sp < sp || (f->sp == sp && f->site != site) : (here && !there);
+        /* Same place, same call site: an inlined callee's host, unless it is
+         * the same function called again from there (a loop that longjmp'd
+         * out of the earlier call). */
+        int same_call = f->sp == sp && f->site == site && jp_node(f->node)->fn != fn;
+        int gone = (here == there) ? f->sp < sp || (f->sp == sp && !same_call) : (here && !there);
         if (!gone)
             break;
         close_top(t, now);
@@ -254,7 +259,7 @@ JP_NOINSTR __attribute__((always_inline)) static inline void enter(int clock, vo
     } else {
         sp = site ? caller_cfa(__builtin_dwarf_cfa(), site) : (uintptr_t)__builtin_dwarf_cfa() + 1;
         if (JP_UNLIKELY(t->stack[depth].sp <= sp)) {
-            cut_back(t, sp, (uintptr_t)site, now);
+            cut_back(t, sp, (uintptr_t)site, (uint64_t)fn, now);
             depth = t->depth;
         }
     }
