@@ -33,7 +33,16 @@ HK_NOINSTR static void send_thread(uint32_t type)
     hk_plugin_event(&ev);
 }
 
-HK_NOINSTR static void on_init_thread(void) { send_thread(HOOKIT_EV_THREAD_START); }
+/* The lifecycle layer numbers threads as they are created (in the creating
+ * thread), which is the order a profile lists them in. */
+extern int monitor_get_thread_num(void) __attribute__((weak));
+
+HK_NOINSTR static void on_init_thread(void)
+{
+    struct hookit_event ev = { .type = HOOKIT_EV_THREAD_START, .tid = (pid_t)syscall(SYS_gettid),
+                               .thread_num = monitor_get_thread_num ? monitor_get_thread_num() : -1 };
+    hk_plugin_event(&ev);
+}
 HK_NOINSTR static void on_fini_thread(void) { send_thread(HOOKIT_EV_THREAD_END); }
 HK_NOINSTR static void on_pre_fork(void) { send(HOOKIT_EV_FORK_PREPARE); }
 HK_NOINSTR static void on_post_fork_parent(void) { send(HOOKIT_EV_FORK_PARENT); }

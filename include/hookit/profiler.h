@@ -189,6 +189,7 @@ struct hookit_event {
     const struct hookit_io *io; /* IO */
     const struct hookit_mem *mem; /* ALLOC, FREE */
     const struct hookit_mpi *mpi; /* MPI_ENTER, MPI_EXIT */
+    int32_t  thread_num;        /* THREAD_START: number in order of creation (main = 0), -1 unknown */
 };
 
 /* What libhookit offers the plugin. */

@@ -66,7 +66,7 @@ JP_EXPORT JP_NOINSTR void HookitEvent(const struct hookit_event *ev)
         break;
     case HOOKIT_EV_THREAD_START:
         if (!jp_self)
-            jp_thread_attach();
+            jp_thread_attach_numbered(ev->thread_num);
         break;
     case HOOKIT_EV_THREAD_END:
         jp_thread_end();

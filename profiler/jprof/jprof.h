@@ -54,6 +54,7 @@ struct jp_thread {
 
 extern __thread struct jp_thread *jp_self __attribute__((tls_model("initial-exec")));
 struct jp_thread *jp_thread_attach(void);
+struct jp_thread *jp_thread_attach_numbered(int number);
 void jp_thread_end(void);
 void jp_thread_fork_child(void);
 arena_ref jp_node_new(struct jp_thread *t, arena_ref parent, uint64_t fn);

@@ -255,6 +255,14 @@ JP_NOINSTR void jp_thread_scratch_free(struct jp_thread *t)
 
 JP_NOINSTR struct jp_thread *jp_thread_attach(void)
 {
+    return jp_thread_attach_numbered(-1);
+}
+
+/* number: the thread's place in order of creation when the lifecycle layer
+ * knows it (it numbers threads in the creating thread), else -1: then the
+ * order in which threads first reach the profiler. */
+JP_NOINSTR struct jp_thread *jp_thread_attach_numbered(int number)
+{
     int saved = errno;
     struct jp_thread *t = make_thread(1);
     if (!t || start_tree(t) != 0) {
@@ -262,7 +270,18 @@ JP_NOINSTR struct jp_thread *jp_thread_attach(void)
         return NULL;
     }
     t->rec->tid = (int32_t)syscall(SYS_gettid);
-    t->rec->index = is_main_thread() ? 0 : __atomic_fetch_add(&next_index, 1, __ATOMIC_RELAXED);
+    if (is_main_thread()) {
+        t->rec->index = 0;
+    } else if (number > 0) {
+        t->rec->index = (uint32_t)number;
+        uint32_t next = __atomic_load_n(&next_index, __ATOMIC_RELAXED);
+        while (next <= (uint32_t)number &&
+               !__atomic_compare_exchange_n(&next_index, &next, (uint32_t)number + 1, 1,
+                                            __ATOMIC_RELAXED, __ATOMIC_RELAXED))
+            ;
+    } else {
+        t->rec->index = __atomic_fetch_add(&next_index, 1, __ATOMIC_RELAXED);
+    }
     t->rec->state = ARENA_THREAD_RUNNING;
     jp_thread_name(t->rec);
     find_stack_bounds(t);

@@ -99,11 +99,11 @@ def test_detached_threads_still_running_at_exit(tmp):
         rc, out, err, pid = hk.popen_run(tmp, [exe], timeout=30)
         assert (rc, out, err) == (5, "detached: exiting\n", ""), (rc, out, err)
         doc = hk.export_json(tmp, hk.one_profile(tmp, "detached"))
-        # A thread the scheduler had not yet run when main returned (a loaded
-        # machine) never started: it has no tree.  The others are numbered
-        # in the order they started.
+        # Threads are numbered in order of creation; one the scheduler had
+        # not yet run when main returned (a loaded machine) never started and
+        # has no tree, leaving a gap.
         indexes = sorted(t["index"] for t in doc["threads"])
-        assert indexes == list(range(len(indexes))) and len(indexes) >= 1, indexes
+        assert indexes[0] == 0 and len(set(indexes)) == len(indexes) <= 9, indexes
         hk.assert_tree(hk.thread_of(doc, 0), {("main",): 1, ("main", "main_work"): 1})
         assert hk.node(hk.thread_of(doc, 0), "main_work")["incl_ns"] >= 19_000_000
         for index in indexes[1:]:
