@@ -11,8 +11,11 @@ DESTDIR ?=
 VERSION := 0.1.0
 
 CC      ?= gcc
-# B=DIR builds elsewhere (several builds of one tree side by side).
+# B=DIR builds elsewhere (several builds of one tree side by side).  An
+# absolute path inside the tree is made relative, so that the dependency
+# files of every build name objects the same way.
 B       ?= build
+override B := $(patsubst $(CURDIR)/%,%,$(abspath $(B)))
 O       := $(B)/obj
 
 WARN    := -Wall -Wextra -Wno-unused-parameter -Wshadow -Wstrict-prototypes

@@ -127,6 +127,7 @@ JP_NOINSTR static int merge_tree(arena_ref src_root)
         dn->calls += s->calls;
         dn->incl += s->incl;
         dn->samples += s->samples;
+        dn->reserved += s->reserved;    /* MPI frames' bytes */
         add_ext(dn, s);
         if (s->first_child) {
             if (++depth == cap) {
