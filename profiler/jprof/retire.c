@@ -120,6 +120,9 @@ JP_NOINSTR static int merge_tree(arena_ref src_root)
     arena_ref r = jp_node(src_root)->first_child;
     while (r) {
         struct arena_node *s = jp_node(r);
+        /* path[0..depth] is always set: depth only grows by one with the
+         * store below it, and shrinks back along the same parents. */
+        // NOLINTNEXTLINE(clang-analyzer-core.CallAndMessage): see above
         arena_ref d = merged_child(path[depth], s->fn);
         if (!d)
             break;
