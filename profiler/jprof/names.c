@@ -44,7 +44,10 @@ struct closing {
     uint64_t *keys;             /* ... and the synthetic keys they become */
     size_t count, cap;
 };
-static struct closing closing;
+/* Per thread: two threads may be closing libraries at once, each between
+ * its own pre- and post-dlclose.  The state is allocated; only a pointer is
+ * thread-local (a plugin's static TLS must stay small). */
+static __thread struct closing *closing_self __attribute__((tls_model("initial-exec")));
 
 JP_NOINSTR static int find_segments(struct dl_phdr_info *info, size_t size, void *arg)
 {
@@ -64,28 +67,28 @@ JP_NOINSTR static int find_segments(struct dl_phdr_info *info, size_t size, void
 
 JP_NOINSTR static int in_closing(uint64_t fn)
 {
-    for (unsigned i = 0; i < closing.nranges; i++)
-        if (fn >= closing.lo[i] && fn < closing.hi[i])
+    for (unsigned i = 0; i < closing_self->nranges; i++)
+        if (fn >= closing_self->lo[i] && fn < closing_self->hi[i])
             return 1;
     return 0;
 }
 
 JP_NOINSTR static void remember(arena_ref ref, uint64_t key)
 {
-    if (closing.count == closing.cap) {
-        size_t cap = closing.cap ? closing.cap * 2 : 64;
-        arena_ref *n = realloc(closing.nodes, cap * sizeof *n);
+    if (closing_self->count == closing_self->cap) {
+        size_t cap = closing_self->cap ? closing_self->cap * 2 : 64;
+        arena_ref *n = realloc(closing_self->nodes, cap * sizeof *n);
         if (n)
-            closing.nodes = n;
-        uint64_t *k = realloc(closing.keys, cap * sizeof *k);
+            closing_self->nodes = n;
+        uint64_t *k = realloc(closing_self->keys, cap * sizeof *k);
         if (k)
-            closing.keys = k;
+            closing_self->keys = k;
         if (!n || !k)
             return;
-        closing.cap = cap;
+        closing_self->cap = cap;
     }
-    closing.nodes[closing.count] = ref;
-    closing.keys[closing.count++] = key;
+    closing_self->nodes[closing_self->count] = ref;
+    closing_self->keys[closing_self->count++] = key;
 }
 
 /* The synthetic key naming fn, a function of the closing library. */
@@ -125,13 +128,15 @@ JP_NOINSTR void jp_names_pre_dlclose(void *handle)
     struct link_map *lm = NULL;
     if (!handle || dlinfo(handle, RTLD_DI_LINKMAP, &lm) != 0 || !lm || !lm->l_name || !*lm->l_name)
         return;
+    if (!closing_self && !(closing_self = calloc(1, sizeof *closing_self)))
+        return;
     pthread_mutex_lock(&a2n_lock);
-    closing.count = 0;
-    closing.nranges = 0;
-    snprintf(closing.name, sizeof closing.name, "%s", lm->l_name);
-    closing.bias = lm->l_addr;
-    dl_iterate_phdr(find_segments, &closing);
-    if (closing.nranges && a2n)
+    closing_self->count = 0;
+    closing_self->nranges = 0;
+    snprintf(closing_self->name, sizeof closing_self->name, "%s", lm->l_name);
+    closing_self->bias = lm->l_addr;
+    dl_iterate_phdr(find_segments, closing_self);
+    if (closing_self->nranges && a2n)
         collect_nodes();
     pthread_mutex_unlock(&a2n_lock);
 }
@@ -140,18 +145,20 @@ JP_NOINSTR static int still_mapped(struct dl_phdr_info *info, size_t size, void 
 {
     (void)size;
     (void)arg;
-    return info->dlpi_addr == closing.bias && !strcmp(info->dlpi_name, closing.name);
+    return info->dlpi_addr == closing_self->bias && !strcmp(info->dlpi_name, closing_self->name);
 }
 
 /* After dlclose: if the library is gone, its nodes take their names along. */
 JP_NOINSTR void jp_names_post_dlclose(void)
 {
+    if (!closing_self)
+        return;
     pthread_mutex_lock(&a2n_lock);
-    if (closing.count && !dl_iterate_phdr(still_mapped, NULL))
-        for (size_t i = 0; i < closing.count; i++)
-            __atomic_store_n(&jp_node(closing.nodes[i])->fn, closing.keys[i], __ATOMIC_RELEASE);
-    closing.count = 0;
-    closing.nranges = 0;
+    if (closing_self->count && !dl_iterate_phdr(still_mapped, NULL))
+        for (size_t i = 0; i < closing_self->count; i++)
+            __atomic_store_n(&jp_node(closing_self->nodes[i])->fn, closing_self->keys[i], __ATOMIC_RELEASE);
+    closing_self->count = 0;
+    closing_self->nranges = 0;
     pthread_mutex_unlock(&a2n_lock);
 }
 
