@@ -3,6 +3,7 @@
  * name, never over an existing file: when the name is taken (a flush, an
  * exec that kept the pid) a counter is added.  Layout: docs/trace-format.md. */
 #include "hktrace.h"
+#include "profile/procinfo.h"
 #include "profile/codec.h"
 #include "profile/profile.h"
 #include "profile/trace.h"
@@ -201,40 +202,13 @@ HT_NOINSTR static int write_body(struct out *o, struct profile *meta, const uint
     return o->failed ? -1 : 0;
 }
 
-/* The executable's base name, safe as part of a file name. */
-HT_NOINSTR static void exe_name(char *out, size_t size)
-{
-    char path[4096];
-    ssize_t n = readlink("/proc/self/exe", path, sizeof path - 1);
-    path[n > 0 ? n : 0] = 0;
-    const char *base = strrchr(path, '/');
-    base = base ? base + 1 : path;
-    if (!*base)
-        base = program_invocation_short_name;
-    snprintf(out, size, "%.200s", base);
-    for (char *c = out; *c; c++)
-        if (!((*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') || (*c >= '0' && *c <= '9') ||
-              *c == '.' || *c == '_' || *c == '-' || *c == '+'))
-            *c = '_';
-}
-
-HT_NOINSTR static void file_name(char *out, size_t size, const char *exe, int attempt)
-{
-    char rank[24] = "", extra[16] = "";
-    if (ht_rank >= 0)
-        snprintf(rank, sizeof rank, ".r%d", ht_rank);
-    if (attempt > 0)
-        snprintf(extra, sizeof extra, ".%d", attempt);
-    snprintf(out, size, "hookit.%s%s.%d%s.trace", exe, rank, (int)getpid(), extra);
-}
-
 /* Link tmp to the first free name; never replaces a file. */
 HT_NOINSTR static int publish(int dfd, const char *tmp, char *name, size_t size)
 {
     char exe[256];
-    exe_name(exe, sizeof exe);
+    procinfo_exe_name(exe, sizeof exe);
     for (int attempt = 0; attempt < MAX_TRIES; attempt++) {
-        file_name(name, size, exe, attempt);
+        procinfo_file_name(name, size, exe, ht_rank, (int)getpid(), attempt, "trace");
         if (linkat(dfd, tmp, dfd, name, 0) == 0)
             return 0;
         if (errno == EEXIST)

@@ -2,6 +2,7 @@
  * executable, arguments, MPI rank, times, how the run ended) and a function
  * table of every id in use, named through A2N. */
 #include "hktrace.h"
+#include "profile/procinfo.h"
 #include "profile/profile.h"
 #include "profile/trace.h"
 #include <hookit/a2n.h>
@@ -38,41 +39,6 @@ HT_NOINSTR void ht_names_reload(void)
         a2n_reload(a2n);
 }
 
-/* /proc/self/cmdline: NUL-separated arguments. */
-HT_NOINSTR static int fill_argv(struct profile *p)
-{
-    static char buf[65536];
-    int fd = open("/proc/self/cmdline", O_RDONLY | O_CLOEXEC);
-    ssize_t len = fd >= 0 ? read(fd, buf, sizeof buf - 1) : -1;
-    if (fd >= 0)
-        close(fd);
-    if (len < 0)
-        len = 0;
-    buf[len] = 0;
-    uint32_t argc = 0;
-    for (ssize_t i = 0; i < len; i += (ssize_t)strlen(buf + i) + 1)
-        argc++;
-    p->process.argv = profile_alloc(p, (argc + 1) * sizeof *p->process.argv);
-    if (!p->process.argv)
-        return -1;
-    uint32_t k = 0;
-    for (ssize_t i = 0; i < len && k < argc; i += (ssize_t)strlen(buf + i) + 1)
-        if (!(p->process.argv[k++] = profile_intern(p, buf + i)))
-            return -1;
-    p->process.argc = k;
-    return 0;
-}
-
-HT_NOINSTR static const char *end_name(int how)
-{
-    switch (how) {
-    case HOOKIT_END_SIGNAL: return "signal";
-    case HOOKIT_END_EXEC: return "exec";
-    case HOOKIT_END_EXIT: return "exit";
-    default: return "flush";
-    }
-}
-
 HT_NOINSTR static int set_u64(struct profile *p, const char *key, uint64_t v)
 {
     char buf[32];
@@ -92,7 +58,7 @@ HT_NOINSTR static int fill_process(struct profile *p, int how)
     p->process.exe = profile_intern(p, exe);
     p->process.start_ns = ht_start_wall_ns;
     p->process.duration_ns = ht_now_mono() - ht_start_mono_ns;
-    int rc = p->process.exe ? fill_argv(p) : -1;
+    int rc = p->process.exe ? procinfo_fill_argv(p) : -1;
     struct utsname u;
     if (rc == 0 && uname(&u) == 0)
         rc = profile_set_meta(p, "hostname", u.nodename);
@@ -101,7 +67,7 @@ HT_NOINSTR static int fill_process(struct profile *p, int how)
     rc |= profile_set_meta(p, "clock", ht_clock_is_tsc() ? "tsc" : "monotonic");
     snprintf(buf, sizeof buf, "%.6f", ht_ticks_per_ns());
     rc |= profile_set_meta(p, "ticks_per_ns", buf);
-    rc |= profile_set_meta(p, "end", end_name(how));
+    rc |= profile_set_meta(p, "end", procinfo_end_name(how));
     if (how == HOOKIT_END_SIGNAL && ht_death_signal > 0) {
         snprintf(buf, sizeof buf, "%d (%s)", ht_death_signal, strsignal(ht_death_signal));
         rc |= profile_set_meta(p, "signal", buf);

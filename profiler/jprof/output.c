@@ -2,6 +2,7 @@
  * HOOKIT_OUTPUT, atomically, never over an existing file: when the name is
  * taken (a flush, or an exec that kept the pid) a counter is added. */
 #include "jprof.h"
+#include "profile/procinfo.h"
 #include "profile/profile.h"
 
 #include <errno.h>
@@ -15,34 +16,6 @@
 #include <unistd.h>
 
 #define MAX_TRIES 100
-
-/* The executable's base name, safe as part of a file name. */
-JP_NOINSTR static void exe_name(char *out, size_t size)
-{
-    char path[4096];
-    ssize_t n = readlink("/proc/self/exe", path, sizeof path - 1);
-    path[n > 0 ? n : 0] = 0;
-    const char *base = strrchr(path, '/');
-    base = base ? base + 1 : path;
-    if (!*base)
-        base = program_invocation_short_name;
-    snprintf(out, size, "%.200s", base);
-    for (char *c = out; *c; c++)
-        if (!((*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') || (*c >= '0' && *c <= '9') ||
-              *c == '.' || *c == '_' || *c == '-' || *c == '+'))
-            *c = '_';
-}
-
-JP_NOINSTR static void file_name(char *out, size_t size, const char *exe, int attempt)
-{
-    char rank[24] = "", extra[16] = "";
-    if (jp_rank >= 0)
-        snprintf(rank, sizeof rank, ".r%d", jp_rank);
-    if (attempt > 0)
-        snprintf(extra, sizeof extra, ".%d", attempt);
-    int pid = jp_profiled_pid ? jp_profiled_pid : getpid();
-    snprintf(out, size, "hookit.%s%s.%d%s.prof", exe, rank, pid, extra);
-}
 
 /* Profiles this process wrote: a flush's file and the final one are
  * numbered on from the last, without comment. */
@@ -85,10 +58,11 @@ JP_NOINSTR static int write_profile(int how)
         return -1;
     }
     char exe[256], name[600], err[512];
-    exe_name(exe, sizeof exe);
+    procinfo_exe_name(exe, sizeof exe);
+    int pid = jp_profiled_pid ? jp_profiled_pid : getpid();
     int rc = -1, attempt, first = profiles_written;
     for (attempt = first; attempt < first + MAX_TRIES; attempt++) {
-        file_name(name, sizeof name, exe, attempt);
+        procinfo_file_name(name, sizeof name, exe, jp_rank, pid, attempt, "prof");
         rc = profile_write_file(p, jp_host->output_dir, name, err, sizeof err);
         if (rc == 0 || errno != EEXIST)
             break;
@@ -101,7 +75,7 @@ JP_NOINSTR static int write_profile(int how)
         /* The usual name was taken (a file or a symlink someone put there):
          * say where the profile went instead. */
         char usual[600];
-        file_name(usual, sizeof usual, exe, first);
+        procinfo_file_name(usual, sizeof usual, exe, jp_rank, pid, first, "prof");
         jp_host->log("jprof: %s/%s already exists (left alone): wrote %s instead",
                      jp_host->output_dir, usual, name);
     } else {

@@ -1,6 +1,7 @@
 /* The profiled process's metadata for the profile: pid, parent, executable,
  * arguments, MPI rank, times, and how the run ended. */
 #include "jprof.h"
+#include "profile/procinfo.h"
 #include "profile/profile.h"
 
 #include <fcntl.h>
@@ -27,41 +28,6 @@ JP_NOINSTR void jp_process_start(void)
     jp_start_wall_ns = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
     start_mono_ns = jp_now_mono();
     jp_profiled_pid = 0;
-}
-
-/* /proc/self/cmdline: NUL-separated arguments. */
-JP_NOINSTR static int fill_argv(struct profile *p)
-{
-    char buf[65536];
-    int fd = open("/proc/self/cmdline", O_RDONLY | O_CLOEXEC);
-    ssize_t len = fd >= 0 ? read(fd, buf, sizeof buf - 1) : -1;
-    if (fd >= 0)
-        close(fd);
-    if (len < 0)
-        len = 0;
-    buf[len] = 0;
-    uint32_t argc = 0;
-    for (ssize_t i = 0; i < len; i += (ssize_t)strlen(buf + i) + 1)
-        argc++;
-    p->process.argv = profile_alloc(p, (argc + 1) * sizeof *p->process.argv);
-    if (!p->process.argv)
-        return -1;
-    uint32_t k = 0;
-    for (ssize_t i = 0; i < len && k < argc; i += (ssize_t)strlen(buf + i) + 1)
-        if (!(p->process.argv[k++] = profile_intern(p, buf + i)))
-            return -1;
-    p->process.argc = k;
-    return 0;
-}
-
-JP_NOINSTR static const char *end_name(int how)
-{
-    switch (how) {
-    case HOOKIT_END_SIGNAL: return "signal";
-    case HOOKIT_END_EXEC: return "exec";
-    case HOOKIT_END_EXIT: return "exit";
-    default: return "flush";
-    }
 }
 
 JP_NOINSTR static uint64_t sum_over_threads(size_t field_offset)
@@ -91,7 +57,7 @@ JP_NOINSTR int jp_fill_process(struct profile *p, int how)
     p->process.exe = profile_intern(p, exe);
     p->process.start_ns = jp_start_wall_ns;
     p->process.duration_ns = jp_now_mono() - start_mono_ns;
-    int rc = p->process.exe ? fill_argv(p) : -1;
+    int rc = p->process.exe ? procinfo_fill_argv(p) : -1;
     struct utsname u;
     if (rc == 0 && uname(&u) == 0)
         rc = profile_set_meta(p, "hostname", u.nodename);
@@ -108,7 +74,7 @@ JP_NOINSTR int jp_fill_process(struct profile *p, int how)
     if (jp_sampling())
         rc |= set_meta_u64(p, "sample_period_ns", jp_sample_period_ns());
     rc |= profile_set_meta(p, "ticks_per_ns", buf);
-    rc |= profile_set_meta(p, "end", end_name(how));
+    rc |= profile_set_meta(p, "end", procinfo_end_name(how));
     if (how == HOOKIT_END_SIGNAL && jp_death_signal > 0) {
         snprintf(buf, sizeof buf, "%d (%s)", jp_death_signal, strsignal(jp_death_signal));
         rc |= profile_set_meta(p, "signal", buf);

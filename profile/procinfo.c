@@ -1,0 +1,74 @@
+/* What every profiler plugin writes about the process it runs in: its
+ * arguments, the executable's base name (safe inside a file name), and the
+ * name of a profile file.  Shared by libjprof and libhktrace. */
+#include "profile/procinfo.h"
+#include "profile/profile.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#define NOINSTR __attribute__((no_instrument_function))
+
+NOINSTR int procinfo_fill_argv(struct profile *p)
+{
+    static char buf[65536];     /* at exit, maybe in a signal path: no big stack */
+    int fd = open("/proc/self/cmdline", O_RDONLY | O_CLOEXEC);
+    ssize_t len = fd >= 0 ? read(fd, buf, sizeof buf - 1) : -1;
+    if (fd >= 0)
+        close(fd);
+    if (len < 0)
+        len = 0;
+    buf[len] = 0;
+    uint32_t argc = 0;
+    for (ssize_t i = 0; i < len; i += (ssize_t)strlen(buf + i) + 1)
+        argc++;
+    p->process.argv = profile_alloc(p, (argc + 1) * sizeof *p->process.argv);
+    if (!p->process.argv)
+        return -1;
+    uint32_t k = 0;
+    for (ssize_t i = 0; i < len && k < argc; i += (ssize_t)strlen(buf + i) + 1)
+        if (!(p->process.argv[k++] = profile_intern(p, buf + i)))
+            return -1;
+    p->process.argc = k;
+    return 0;
+}
+
+NOINSTR void procinfo_exe_name(char *out, size_t size)
+{
+    char path[4096];
+    ssize_t n = readlink("/proc/self/exe", path, sizeof path - 1);
+    path[n > 0 ? n : 0] = 0;
+    const char *base = strrchr(path, '/');
+    base = base ? base + 1 : path;
+    if (!*base)
+        base = program_invocation_short_name;
+    snprintf(out, size, "%.200s", base);
+    for (char *c = out; *c; c++)
+        if (!((*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') || (*c >= '0' && *c <= '9') ||
+              *c == '.' || *c == '_' || *c == '-' || *c == '+'))
+            *c = '_';
+}
+
+NOINSTR void procinfo_file_name(char *out, size_t size, const char *exe, int rank, int pid,
+                                int attempt, const char *suffix)
+{
+    char r[24] = "", extra[16] = "";
+    if (rank >= 0)
+        snprintf(r, sizeof r, ".r%d", rank);
+    if (attempt > 0)
+        snprintf(extra, sizeof extra, ".%d", attempt);
+    snprintf(out, size, "hookit.%s%s.%d%s.%s", exe, r, pid, extra, suffix);
+}
+
+NOINSTR const char *procinfo_end_name(int how)
+{
+    switch (how) {
+    case 2: return "signal";    /* HOOKIT_END_SIGNAL */
+    case 3: return "exec";      /* HOOKIT_END_EXEC */
+    case 1: return "exit";      /* HOOKIT_END_EXIT */
+    default: return "flush";
+    }
+}
