@@ -9,8 +9,6 @@
 
 #include <stdlib.h>
 #include <string.h>
-#include <stdio.h>
-#include <unistd.h>
 
 /* ---- building ----------------------------------------------------------- */
 struct builder {
@@ -26,8 +24,6 @@ JP_NOINSTR static int fill_nodes(struct builder *b, const struct arena_thread *r
 {
     const struct jp_thread *t = (const struct jp_thread *)(uintptr_t)rec->priv;
     uint32_t depth = t && rec->state == ARENA_THREAD_RUNNING ? t->depth : 0;
-    if (getenv("JP_DBG")) { char bb[256]; int nn = snprintf(bb, sizeof bb, "thread state %u priv %p depth %u busy %d\n", rec->state, (void*)t, depth, t ? t->busy : -1); write(2, bb, nn);
-      for (uint32_t i = 0; t && i <= depth; i++) { nn = snprintf(bb, sizeof bb, "frame %u node %u fn %lx t0 %lu now %lu\n", i, t->stack[i].node, (unsigned long)jp_node(t->stack[i].node)->fn, (unsigned long)t->stack[i].t0, (unsigned long)b->now); write(2, bb, nn);} }
     struct arena_view view = { jp_arena_base, (uint64_t)jp_arena_header()->used };
     uint64_t n = arena_tree_copy(&view, rec->root, NULL, UINT64_MAX, NULL);
     struct arena_copy_node *copy = malloc(((size_t)n + 1) * sizeof *copy);
