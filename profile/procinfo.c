@@ -1,6 +1,9 @@
 /* What every profiler plugin writes about the process it runs in: its
  * arguments, the executable's base name (safe inside a file name), and the
  * name of a profile file.  Shared by libjprof and libhktrace. */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE             /* program_invocation_short_name (also built alone, by tests) */
+#endif
 #include "profile/procinfo.h"
 #include "profile/profile.h"
 
