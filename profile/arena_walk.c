@@ -110,55 +110,19 @@ uint64_t arena_tree_copy(const struct arena_view *v, arena_ref root, struct aren
 
 /* ---- the function table --------------------------------------------------- */
 
-static size_t slot_of(const struct arena_funcs *f, uint64_t key)
-{
-    size_t i = (size_t)((key * 0x9e3779b97f4a7c15ull) >> 20) & f->mask;
-    while (f->keys[i] && f->keys[i] != key)
-        i = (i + 1) & f->mask;
-    return i;
-}
-
-static int table_alloc(struct arena_funcs *f, size_t cap)
-{
-    f->keys = calloc(cap, sizeof *f->keys);
-    f->vals = calloc(cap, sizeof *f->vals);
-    f->mask = cap - 1;
-    return f->keys && f->vals ? 0 : -1;
-}
-
 int arena_funcs_init(struct arena_funcs *f)
 {
     memset(f, 0, sizeof *f);
-    return table_alloc(f, 2048);
-}
-
-static int table_grow(struct arena_funcs *f)
-{
-    struct arena_funcs bigger = *f;
-    if (table_alloc(&bigger, (f->mask + 1) * 2) != 0) {
-        free(bigger.keys);
-        free(bigger.vals);
-        return -1;
-    }
-    for (size_t i = 0; i <= f->mask; i++)
-        if (f->keys[i]) {
-            size_t j = slot_of(&bigger, f->keys[i]);
-            bigger.keys[j] = f->keys[i];
-            bigger.vals[j] = f->vals[i];
-        }
-    free(f->keys);
-    free(f->vals);
-    *f = bigger;
-    return 0;
+    return u64map_room(&f->map);
 }
 
 int64_t arena_funcs_index(struct arena_funcs *f, uint64_t fn)
 {
-    if ((f->count + 1) * 2 > f->mask + 1 && table_grow(f) != 0)
+    if (u64map_room(&f->map) != 0)
         return -1;
-    size_t i = slot_of(f, fn);
-    if (f->keys[i])
-        return (int64_t)f->vals[i] - 1;
+    size_t i = u64map_slot(&f->map, fn);
+    if (f->map.keys[i])
+        return f->map.vals[i];
     if (f->n == f->cap) {
         uint32_t cap = f->cap ? f->cap * 2 : 256;
         struct prof_func *a = realloc(f->array, cap * sizeof *a);
@@ -169,10 +133,8 @@ int64_t arena_funcs_index(struct arena_funcs *f, uint64_t fn)
     }
     memset(&f->array[f->n], 0, sizeof *f->array);
     f->array[f->n].addr = fn;
-    f->keys[i] = fn;
-    f->vals[i] = ++f->n;
-    f->count++;
-    return (int64_t)f->n - 1;
+    u64map_put(&f->map, i, fn, f->n);
+    return f->n++;
 }
 
 int arena_funcs_to_profile(struct arena_funcs *f, struct profile *p)
@@ -188,8 +150,7 @@ int arena_funcs_to_profile(struct arena_funcs *f, struct profile *p)
 
 void arena_funcs_free(struct arena_funcs *f)
 {
-    free(f->keys);
-    free(f->vals);
+    u64map_free(&f->map);
     free(f->array);
     memset(f, 0, sizeof *f);
 }

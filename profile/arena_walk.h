@@ -11,6 +11,7 @@
 #include <stdint.h>
 
 #include "profile/arena.h"
+#include "profile/u64map.h"
 #include "profile/profile.h"
 
 /* An arena mapped at base, of which size bytes may be read. */
@@ -46,8 +47,7 @@ uint64_t arena_tree_copy(const struct arena_view *v, arena_ref root, struct aren
 
 /* Function addresses to indexes into a profile's function table. */
 struct arena_funcs {
-    uint64_t *keys, *vals;      /* open addressing: address -> index + 1 */
-    size_t mask, count;
+    struct u64map map;          /* address -> index in array */
     struct prof_func *array;
     uint32_t n, cap;
 };

@@ -5,6 +5,7 @@
  * every report and export works on traces too.  Format: docs/trace-format.md.
  */
 #include "profile/trace.h"
+#include "profile/u64map.h"
 #include "profile/codec.h"
 
 #include <errno.h>
@@ -449,50 +450,19 @@ PUBLIC int trace_next(struct trace_cursor *c, struct trace_event *ev)
 struct cct {
     struct prof_node *nodes;
     uint32_t n, cap;
-    uint64_t *keys;                         /* (parent + 1) << 32 | func; 0 = empty */
-    uint32_t *vals;
-    size_t mask, used;
+    struct u64map child_map;                /* (parent + 1) << 32 | func, bit 63 set -> node */
 };
-
-static int cct_grow_map(struct cct *t)
-{
-    size_t cap = t->keys ? (t->mask + 1) * 2 : 1024;
-    uint64_t *keys = calloc(cap, sizeof *keys);
-    uint32_t *vals = malloc(cap * sizeof *vals);
-    if (!keys || !vals) {
-        free(keys);
-        free(vals);
-        return -1;
-    }
-    for (size_t i = 0; t->keys && i <= t->mask; i++) {
-        if (!t->keys[i])
-            continue;
-        size_t j = (size_t)(t->keys[i] * 0x9e3779b97f4a7c15ull >> 17) & (cap - 1);
-        while (keys[j])
-            j = (j + 1) & (cap - 1);
-        keys[j] = t->keys[i];
-        vals[j] = t->vals[i];
-    }
-    free(t->keys);
-    free(t->vals);
-    t->keys = keys;
-    t->vals = vals;
-    t->mask = cap - 1;
-    return 0;
-}
 
 /* The child of parent (PROF_NONE for a root) for func, created when new. */
 static uint32_t cct_child(struct cct *t, uint32_t parent, uint32_t func)
 {
-    if ((t->used + 1) * 2 > t->mask + 1 && cct_grow_map(t) != 0)
+    if (u64map_room(&t->child_map) != 0)
         return PROF_NONE;
     uint64_t key = (uint64_t)(parent == PROF_NONE ? 0 : parent + 1) << 32 | func;
     key |= 1ull << 63;                      /* never 0 */
-    size_t j = (size_t)(key * 0x9e3779b97f4a7c15ull >> 17) & t->mask;
-    while (t->keys[j] && t->keys[j] != key)
-        j = (j + 1) & t->mask;
-    if (t->keys[j])
-        return t->vals[j];
+    size_t j = u64map_slot(&t->child_map, key);
+    if (t->child_map.keys[j])
+        return t->child_map.vals[j];
     if (t->n == t->cap) {
         uint32_t cap = t->cap ? t->cap * 2 : 256;
         struct prof_node *a = realloc(t->nodes, (size_t)cap * sizeof *a);
@@ -502,9 +472,7 @@ static uint32_t cct_child(struct cct *t, uint32_t parent, uint32_t func)
         t->cap = cap;
     }
     t->nodes[t->n] = (struct prof_node){ .func = func, .parent = parent };
-    t->keys[j] = key;
-    t->vals[j] = t->n;
-    t->used++;
+    u64map_put(&t->child_map, j, key, t->n);
     return t->n++;
 }
 
@@ -610,8 +578,7 @@ static int thread_tree(const struct trace *tr, const struct trace_thread *tt, st
     trace_cursor_free(&c);
     free(stack);
     free(t.nodes);
-    free(t.keys);
-    free(t.vals);
+    u64map_free(&t.child_map);
     return rc;
 }
 

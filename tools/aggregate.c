@@ -1,4 +1,5 @@
 #include "tools/aggregate.h"
+#include "profile/u64map.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -25,9 +26,7 @@ struct athread {
     const char *name;
     struct anode *nodes;
     uint32_t n, cap;
-    uint64_t *keys;             /* (parent + 1) << 32 | func, bit 63 set; 0 = empty */
-    uint32_t *vals;
-    size_t mask, used;
+    struct u64map node_map;     /* (parent + 1) << 32 | func, bit 63 set -> node */
     uint32_t *order;            /* after agg_finish: output node -> anode */
 };
 
@@ -37,9 +36,8 @@ struct agg {
     struct profile *out;        /* strings and the process of the result */
     struct prof_func *funcs;
     uint32_t nfuncs, func_cap;
-    uint64_t *fkeys;            /* function map: hash of (name, module) pointers */
-    uint32_t *fvals;
-    size_t fmask;
+    struct u64map func_map;     /* hash of the interned (name, module) -> function;
+                                 * equal hashes are told apart by the pointers */
     struct athread *threads;
     uint32_t nthreads, thread_cap;
     const char *sum_names[AGG_MAX_SUMS]; /* metric columns of the inputs, summed (interned) */
@@ -62,10 +60,7 @@ struct agg *agg_new(int flags, uint32_t ninputs_hint)
     a->flags = flags;
     a->per_input_n = (flags & AGG_PER_INPUT) ? ninputs_hint : 0;
     a->out = profile_new();
-    a->fmask = 1023;
-    a->fkeys = calloc(a->fmask + 1, sizeof *a->fkeys);
-    a->fvals = calloc(a->fmask + 1, sizeof *a->fvals);
-    if (!a->out || !a->fkeys || !a->fvals) {
+    if (!a->out) {
         agg_free(a);
         return NULL;
     }
@@ -81,46 +76,17 @@ void agg_free(struct agg *a)
         for (uint32_t i = 0; i < th->n; i++)
             free(th->nodes[i].per_input);
         free(th->nodes);
-        free(th->keys);
-        free(th->vals);
+        u64map_free(&th->node_map);
         free(th->order);
     }
     free(a->threads);
     free(a->funcs);
-    free(a->fkeys);
-    free(a->fvals);
+    u64map_free(&a->func_map);
     profile_free(a->out);
     free(a);
 }
 
 /* ---- functions, matched by (name, module) ------------------------------------ */
-
-static int fmap_grow(struct agg *a)
-{
-    size_t cap = (a->fmask + 1) * 2;
-    uint64_t *keys = calloc(cap, sizeof *keys);
-    uint32_t *vals = calloc(cap, sizeof *vals);
-    if (!keys || !vals) {
-        free(keys);
-        free(vals);
-        return -1;
-    }
-    for (size_t i = 0; i <= a->fmask; i++) {
-        if (!a->fkeys[i])
-            continue;
-        size_t j = mix(a->fkeys[i]) & (cap - 1);
-        while (keys[j])
-            j = (j + 1) & (cap - 1);
-        keys[j] = a->fkeys[i];
-        vals[j] = a->fvals[i];
-    }
-    free(a->fkeys);
-    free(a->fvals);
-    a->fkeys = keys;
-    a->fvals = vals;
-    a->fmask = cap - 1;
-    return 0;
-}
 
 /* The result's index of the function f of an input, added when new. */
 static uint32_t func_of(struct agg *a, const struct prof_func *f)
@@ -129,18 +95,18 @@ static uint32_t func_of(struct agg *a, const struct prof_func *f)
     const char *module = profile_intern(a->out, f->module ? f->module : "");
     if (!name || !module)
         return PROF_NONE;
-    if ((a->nfuncs + 1) * 2 > a->fmask + 1 && fmap_grow(a) != 0)
+    struct u64map *m = &a->func_map;
+    if (u64map_room(m) != 0)
         return PROF_NONE;
     uint64_t key = mix((uint64_t)(uintptr_t)name) ^ (uint64_t)(uintptr_t)module * 31;
     key |= 1;
-    size_t j = mix(key) & a->fmask;
-    while (a->fkeys[j]) {
-        if (a->fkeys[j] == key) {
-            const struct prof_func *g = &a->funcs[a->fvals[j]];
+    size_t j = u64map_home(m, key);
+    for (; m->keys[j]; j = u64map_next(m, j)) {
+        if (m->keys[j] == key) {
+            const struct prof_func *g = &a->funcs[m->vals[j]];
             if (g->name == name && g->module == module)
-                return a->fvals[j];
+                return m->vals[j];
         }
-        j = (j + 1) & a->fmask;
     }
     if (a->nfuncs == a->func_cap) {
         uint32_t cap = a->func_cap ? a->func_cap * 2 : 256;
@@ -156,50 +122,20 @@ static uint32_t func_of(struct agg *a, const struct prof_func *f)
     g->module = module;
     g->file = f->file ? profile_intern(a->out, f->file) : NULL;
     g->line = f->line;
-    a->fkeys[j] = key;
-    a->fvals[j] = a->nfuncs;
+    u64map_put(m, j, key, a->nfuncs);
     return a->nfuncs++;
 }
 
 /* ---- nodes, matched by (parent, function) --------------------------------------- */
 
-static int nmap_grow(struct athread *t)
-{
-    size_t cap = t->keys ? (t->mask + 1) * 2 : 1024;
-    uint64_t *keys = calloc(cap, sizeof *keys);
-    uint32_t *vals = malloc(cap * sizeof *vals);
-    if (!keys || !vals) {
-        free(keys);
-        free(vals);
-        return -1;
-    }
-    for (size_t i = 0; t->keys && i <= t->mask; i++) {
-        if (!t->keys[i])
-            continue;
-        size_t j = mix(t->keys[i]) & (cap - 1);
-        while (keys[j])
-            j = (j + 1) & (cap - 1);
-        keys[j] = t->keys[i];
-        vals[j] = t->vals[i];
-    }
-    free(t->keys);
-    free(t->vals);
-    t->keys = keys;
-    t->vals = vals;
-    t->mask = cap - 1;
-    return 0;
-}
-
 static uint32_t node_of(struct agg *a, struct athread *t, uint32_t parent, uint32_t func)
 {
-    if ((t->used + 1) * 2 > t->mask + 1 && nmap_grow(t) != 0)
+    if (u64map_room(&t->node_map) != 0)
         return PROF_NONE;
     uint64_t key = (1ull << 63) | (uint64_t)(parent == PROF_NONE ? 0 : parent + 1) << 32 | func;
-    size_t j = mix(key) & t->mask;
-    while (t->keys[j] && t->keys[j] != key)
-        j = (j + 1) & t->mask;
-    if (t->keys[j])
-        return t->vals[j];
+    size_t j = u64map_slot(&t->node_map, key);
+    if (t->node_map.keys[j])
+        return t->node_map.vals[j];
     if (t->n == t->cap) {
         uint32_t cap = t->cap ? t->cap * 2 : 256;
         struct anode *ns = realloc(t->nodes, (size_t)cap * sizeof *ns);
@@ -215,9 +151,7 @@ static uint32_t node_of(struct agg *a, struct athread *t, uint32_t parent, uint3
     n->first_absent = UINT32_MAX;
     if (a->per_input_n && !(n->per_input = calloc((size_t)a->per_input_n * 3, sizeof(uint64_t))))
         return PROF_NONE;
-    t->keys[j] = key;
-    t->vals[j] = t->n;
-    t->used++;
+    u64map_put(&t->node_map, j, key, t->n);
     return t->n++;
 }
 

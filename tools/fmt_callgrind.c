@@ -15,6 +15,7 @@
  * of 0 (its call count is kept): its time is already inside the outer
  * activation's cost.  This is the recursion rule of docs/reports.md.
  */
+#include "profile/u64map.h"
 #include "tools/cli.h"
 #include "tools/export_opts.h"
 #include "tools/tree.h"
@@ -34,57 +35,19 @@ struct cg {
     uint64_t *subtree_calls;    /* per node of the current thread */
     struct edge *edges;
     uint32_t nedges, cap;
-    uint64_t *keys;             /* edge map: (caller << 32 | callee) + 1 */
-    uint32_t *vals;
-    size_t mask;
+    struct u64map edge_map;     /* (caller << 32 | callee) + 1 -> edge */
     uint32_t root;              /* the current thread's synthetic caller */
     int failed;
 };
 
-static uint64_t mix(uint64_t x)
-{
-    x ^= x >> 31;
-    x *= 0x9e3779b97f4a7c15ull;
-    return x ^ (x >> 29);
-}
-
-static int grow_map(struct cg *c)
-{
-    size_t cap = c->keys ? (c->mask + 1) * 2 : 1024;
-    uint64_t *keys = calloc(cap, sizeof *keys);
-    uint32_t *vals = malloc(cap * sizeof *vals);
-    if (!keys || !vals) {
-        free(keys);
-        free(vals);
-        return -1;
-    }
-    for (size_t i = 0; c->keys && i <= c->mask; i++) {
-        if (!c->keys[i])
-            continue;
-        size_t j = mix(c->keys[i]) & (cap - 1);
-        while (keys[j])
-            j = (j + 1) & (cap - 1);
-        keys[j] = c->keys[i];
-        vals[j] = c->vals[i];
-    }
-    free(c->keys);
-    free(c->vals);
-    c->keys = keys;
-    c->vals = vals;
-    c->mask = cap - 1;
-    return 0;
-}
-
 static struct edge *edge_for(struct cg *c, uint32_t caller, uint32_t callee)
 {
-    if ((c->nedges + 1) * 2 > (c->keys ? c->mask + 1 : 0) && grow_map(c) != 0)
+    if (u64map_room(&c->edge_map) != 0)
         return NULL;
     uint64_t key = ((uint64_t)caller << 32 | callee) + 1;
-    size_t j = mix(key) & c->mask;
-    while (c->keys[j] && c->keys[j] != key)
-        j = (j + 1) & c->mask;
-    if (c->keys[j])
-        return &c->edges[c->vals[j]];
+    size_t j = u64map_slot(&c->edge_map, key);
+    if (c->edge_map.keys[j])
+        return &c->edges[c->edge_map.vals[j]];
     if (c->nedges == c->cap) {
         uint32_t cap = c->cap ? c->cap * 2 : 256;
         struct edge *e = realloc(c->edges, (size_t)cap * sizeof *e);
@@ -93,8 +56,7 @@ static struct edge *edge_for(struct cg *c, uint32_t caller, uint32_t callee)
         c->edges = e;
         c->cap = cap;
     }
-    c->keys[j] = key;
-    c->vals[j] = c->nedges;
+    u64map_put(&c->edge_map, j, key, c->nedges);
     c->edges[c->nedges] = (struct edge){ caller, callee, 0, 0, 0 };
     return &c->edges[c->nedges++];
 }
@@ -345,8 +307,7 @@ static int write_profile(FILE *out, const struct profile *p)
     free(c.self_calls);
     free(c.active);
     free(c.edges);
-    free(c.keys);
-    free(c.vals);
+    u64map_free(&c.edge_map);
     free(w.root_names);
     free(w.ob.keys);
     free(w.ob.vals);
