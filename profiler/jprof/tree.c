@@ -219,6 +219,44 @@ JP_NOINSTR static inline uint64_t read_clock(int clock)
     return clock == CLOCK_TSC ? jp_tsc() : clock == CLOCK_MONO ? jp_now_mono() : 0;
 }
 
+/* The start of every entry and exit: the thread's state, made busy (a
+ * signal handler's hooks are then dropped and counted), the clock read, the
+ * seqlock opened.  NULL when the event is to be ignored. */
+JP_NOINSTR __attribute__((always_inline)) static inline struct jp_thread *
+hook_begin(int clock, int attach, uint64_t *now, uint32_t *seq)
+{
+    struct jp_thread *t = jp_self;
+    if (JP_UNLIKELY(!t) && (!attach || !(t = jp_thread_attach())))
+        return NULL;
+    if (JP_UNLIKELY(t->busy)) {
+        t->rec->dropped++;
+        return NULL;
+    }
+    t->busy = 1;
+    barrier();
+    /* A signal handler that ran between our reading jp_self and setting
+     * busy may have ended this thread (the lifecycle's shoot-down at exit):
+     * then t is no longer ours to touch. */
+    if (JP_UNLIKELY(jp_self != t))
+        return NULL;
+    *now = read_clock(clock);
+    *seq = t->rec->seq;
+    t->rec->seq = *seq + 1;
+    __atomic_thread_fence(__ATOMIC_RELEASE);
+    return t;
+}
+
+/* The end: the open depth published, the seqlock closed, busy cleared. */
+JP_NOINSTR __attribute__((always_inline)) static inline void hook_end(struct jp_thread *t,
+                                                                    struct arena_thread *rec,
+                                                                    uint32_t depth, uint32_t seq)
+{
+    rec->depth = depth;
+    __atomic_store_n(&rec->seq, seq + 2, __ATOMIC_RELEASE);
+    barrier();
+    t->busy = 0;
+}
+
 /* Entry.  Untimed entries (CLOCK_NONE, the sampling mode) only count;
  * samples charge the current node.  The clock is read inside the busy
  * section: a signal handler that runs instrumented code just before it then
@@ -230,25 +268,12 @@ JP_NOINSTR static inline uint64_t read_clock(int clock)
 JP_NOINSTR __attribute__((always_inline)) static inline void enter(int clock, void *fn, void *site,
                                                                   int synthetic)
 {
-    struct jp_thread *t = jp_self;
-    if (JP_UNLIKELY(!t) && !(t = jp_thread_attach()))
+    uint64_t now;
+    uint32_t seq;
+    struct jp_thread *t = hook_begin(clock, 1, &now, &seq);
+    if (!t)
         return;
     struct arena_thread *rec = t->rec;
-    if (JP_UNLIKELY(t->busy)) {
-        rec->dropped++;
-        return;
-    }
-    t->busy = 1;
-    barrier();
-    /* A signal handler that ran between our reading jp_self and setting
-     * busy may have ended this thread (the lifecycle's shoot-down at exit):
-     * then t is no longer ours to touch. */
-    if (JP_UNLIKELY(jp_self != t))
-        return;
-    uint64_t now = read_clock(clock);
-    uint32_t seq = rec->seq;
-    rec->seq = seq + 1;
-    __atomic_thread_fence(__ATOMIC_RELEASE);
 
     uint32_t depth = t->depth;
     uintptr_t sp;
@@ -280,10 +305,7 @@ JP_NOINSTR __attribute__((always_inline)) static inline void enter(int clock, vo
     } else {
         rec->dropped++;
     }
-    rec->depth = depth;
-    __atomic_store_n(&rec->seq, seq + 2, __ATOMIC_RELEASE);
-    barrier();
-    t->busy = 0;
+    hook_end(t, rec, depth, seq);
 }
 
 /* Exit that does not match the top frame: close down to the matching frame
@@ -303,25 +325,12 @@ JP_NOINSTR __attribute__((noinline)) static void exit_unmatched(struct jp_thread
 
 JP_NOINSTR __attribute__((always_inline)) static inline void leave(int clock, void *fn)
 {
-    struct jp_thread *t = jp_self;
-    if (JP_UNLIKELY(!t))
+    uint64_t now;
+    uint32_t seq;
+    struct jp_thread *t = hook_begin(clock, 0, &now, &seq);
+    if (!t)
         return;
     struct arena_thread *rec = t->rec;
-    if (JP_UNLIKELY(t->busy)) {
-        rec->dropped++;
-        return;
-    }
-    t->busy = 1;
-    barrier();
-    /* A signal handler that ran between our reading jp_self and setting
-     * busy may have ended this thread (the lifecycle's shoot-down at exit):
-     * then t is no longer ours to touch. */
-    if (JP_UNLIKELY(jp_self != t))
-        return;
-    uint64_t now = read_clock(clock);
-    uint32_t seq = rec->seq;
-    rec->seq = seq + 1;
-    __atomic_thread_fence(__ATOMIC_RELEASE);
 
     uint32_t depth = t->depth;
     struct arena_frame *f = &t->stack[depth];
@@ -340,10 +349,7 @@ JP_NOINSTR __attribute__((always_inline)) static inline void leave(int clock, vo
         exit_unmatched(t, (uint64_t)fn, now);
         depth = t->depth;
     }
-    rec->depth = depth;
-    __atomic_store_n(&rec->seq, seq + 2, __ATOMIC_RELEASE);
-    barrier();
-    t->busy = 0;
+    hook_end(t, rec, depth, seq);
     if (JP_UNLIKELY(rec->request))
         jp_attend(t);
 }
