@@ -6,18 +6,14 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "profile/optlist.h"
+
 struct ht_options ht_opt = {
     .threshold_ns = 0,
     .max_depth = 0,
     .size_bytes = 256ull << 20,
     .use_tsc = 1,
     .lines = 1,
-};
-
-struct option_def {
-    const char *name;           /* "depth=" for options with a value */
-    const char *help;
-    int (*apply)(const char *value);
 };
 
 /* "250", "250ns", "10us", "1.5ms", "2s" as nanoseconds. */
@@ -86,7 +82,7 @@ HT_NOINSTR static int set_clock(const char *v)
 
 HT_NOINSTR static int set_nolines(const char *v) { (void)v; ht_opt.lines = 0; return 0; }
 
-static const struct option_def options[] = {
+static const struct optlist_entry options[] = {
     { "threshold=", "threshold=T  do not write calls shorter than T (250ns, 10us, 1ms; default 0)",
       set_threshold },
     { "depth=", "depth=N      do not write calls nested deeper than N levels (default: no limit)",
@@ -96,43 +92,9 @@ static const struct option_def options[] = {
     { "clock=", "clock=tsc|monotonic  time source (default tsc when invariant)", set_clock },
     { "nolines", "nolines      do not read debug line info at exit", set_nolines },
 };
-#define NOPTIONS (sizeof options / sizeof options[0])
-
-HT_NOINSTR static void apply_one(const char *item, void (*log)(const char *, ...))
-{
-    if (!strcmp(item, "help")) {
-        log("hktrace: HKTRACEOPTS options (comma separated):");
-        for (size_t i = 0; i < NOPTIONS; i++)
-            log("hktrace:   %s", options[i].help);
-        return;
-    }
-    const char *eq = strchr(item, '=');
-    size_t key_len = eq ? (size_t)(eq - item) + 1 : strlen(item);
-    for (size_t i = 0; i < NOPTIONS; i++) {
-        if (strlen(options[i].name) != key_len || strncmp(options[i].name, item, key_len))
-            continue;
-        if (options[i].apply(eq ? eq + 1 : "") != 0)
-            log("hktrace: bad value in HKTRACEOPTS option '%.80s'; expected %s", item,
-                options[i].help);
-        return;
-    }
-    log("hktrace: unknown option '%.80s' in HKTRACEOPTS; valid options: threshold=, depth=, "
-        "size=, clock=, nolines, help", item);
-}
 
 HT_NOINSTR void ht_options_parse(const char *text, void (*log)(const char *, ...))
 {
-    char item[256];
-    while (text && *text) {
-        const char *end = strchr(text, ',');
-        size_t len = end ? (size_t)(end - text) : strlen(text);
-        if (len >= sizeof item) {
-            log("hktrace: HKTRACEOPTS option too long (at most %zu bytes), ignored", sizeof item - 1);
-        } else if (len > 0) {
-            memcpy(item, text, len);
-            item[len] = 0;
-            apply_one(item, log);
-        }
-        text = end ? end + 1 : NULL;
-    }
+    static const struct optlist spec = { "hktrace", "HKTRACEOPTS", options, sizeof options / sizeof options[0] };
+    optlist_parse(&spec, text, log);
 }

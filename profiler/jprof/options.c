@@ -7,6 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "profile/optlist.h"
+
 struct jp_options jp_opt = {
     .use_tsc = 1,
     .lines = 0,
@@ -15,12 +17,6 @@ struct jp_options jp_opt = {
     .sample_us = 1000,
     .death_timeout_ms = 10000,
     .threads_kept = 1000,
-};
-
-struct option_def {
-    const char *name;           /* "clock" or "clock=" for options with a value */
-    const char *help;
-    int (*apply)(const char *value);
 };
 
 JP_NOINSTR static int set_clock(const char *v)
@@ -71,7 +67,7 @@ JP_NOINSTR static int set_lines(const char *v) { (void)v; jp_opt.lines = 1; retu
 JP_NOINSTR static int set_nolines(const char *v) { (void)v; jp_opt.lines = 0; return 0; }
 JP_NOINSTR static int set_nostart(const char *v) { (void)v; jp_opt.start_on = 0; return 0; }
 
-static const struct option_def options[] = {
+static const struct optlist_entry options[] = {
     { "clock=", "clock=tsc|monotonic  time source (default tsc when invariant)", set_clock },
     { "timer=", "timer=exact|sample   exact time per call (default), or exact counts and time "
                 "from per-thread CPU-time sampling (cheaper)", set_timer },
@@ -94,57 +90,9 @@ static const struct option_def options[] = {
     { "io_interval=", "io_interval=T        time slice of the I/O and heap series: 500ms, 2s, ... "
       "(default 1s)", jp_opt_io_interval },
 };
-#define NOPTIONS (sizeof options / sizeof options[0])
-
-JP_NOINSTR static void list_options(void (*log)(const char *, ...))
-{
-    log("jprof: JPROFOPTS options (comma separated):");
-    for (size_t i = 0; i < NOPTIONS; i++)
-        log("jprof:   %s", options[i].help);
-}
-
-JP_NOINSTR static const char *valid_names(char *buf, size_t size)
-{
-    size_t len = 0;
-    buf[0] = 0;
-    for (size_t i = 0; i < NOPTIONS && len < size; i++)
-        len += (size_t)snprintf(buf + len, size - len, "%s%s", i ? ", " : "", options[i].name);
-    return buf;
-}
-
-JP_NOINSTR static void apply_one(const char *item, void (*log)(const char *, ...))
-{
-    char names[256];
-    if (!strcmp(item, "help")) {
-        list_options(log);
-        return;
-    }
-    const char *eq = strchr(item, '=');
-    size_t key_len = eq ? (size_t)(eq - item) + 1 : strlen(item);
-    for (size_t i = 0; i < NOPTIONS; i++) {
-        if (strlen(options[i].name) != key_len || strncmp(options[i].name, item, key_len))
-            continue;
-        if (options[i].apply(eq ? eq + 1 : "") != 0)
-            log("jprof: bad value in JPROFOPTS option '%.80s'; expected %s", item, options[i].help);
-        return;
-    }
-    log("jprof: unknown option '%.80s' in JPROFOPTS; valid options: %s, help",
-        item, valid_names(names, sizeof names));
-}
 
 JP_NOINSTR void jp_options_parse(const char *text, void (*log)(const char *, ...))
 {
-    char item[256];
-    while (text && *text) {
-        const char *end = strchr(text, ',');
-        size_t len = end ? (size_t)(end - text) : strlen(text);
-        if (len >= sizeof item) {
-            log("jprof: JPROFOPTS option too long (at most %zu bytes), ignored", sizeof item - 1);
-        } else if (len > 0) {
-            memcpy(item, text, len);
-            item[len] = 0;
-            apply_one(item, log);
-        }
-        text = end ? end + 1 : NULL;
-    }
+    static const struct optlist spec = { "jprof", "JPROFOPTS", options, sizeof options / sizeof options[0] };
+    optlist_parse(&spec, text, log);
 }
