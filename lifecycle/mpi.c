@@ -152,23 +152,24 @@ static void lc_mpi_after_finalize(const char *name)
     errno = saved;
 }
 
-/* Comm_size is not wrapped: looked up as itself, also when static. */
+/* A function that is not wrapped (Comm_size, in every binding), looked up
+ * as itself, also when static: PREFIX##name() returns it or NULL. */
 #ifdef HOOKIT_STATIC
-#define LC_MPI_PLAIN(name) \
-    extern lc_mpi_comm_fn name __attribute__((weak)); \
-    static lc_mpi_comm_fn *lc_mpi_size_##name(void) { return name; }
+#define LC_MPI_UNWRAPPED(type, prefix, name) \
+    extern type name __attribute__((weak)); \
+    static type *prefix##name(void) { return name; }
 #else
-#define LC_MPI_PLAIN(name) \
-    static lc_mpi_comm_fn *lc_mpi_size_##name(void) \
+#define LC_MPI_UNWRAPPED(type, prefix, name) \
+    static type *prefix##name(void) \
     { \
-        static lc_mpi_comm_fn *fn; \
+        static type *fn; \
         if (!fn) \
-            fn = (lc_mpi_comm_fn *)dlsym(RTLD_NEXT, #name); \
+            fn = (type *)dlsym(RTLD_NEXT, #name); \
         return fn; \
     }
 #endif
-LC_MPI_PLAIN(MPI_Comm_size)
-LC_MPI_PLAIN(PMPI_Comm_size)
+LC_MPI_UNWRAPPED(lc_mpi_comm_fn, lc_mpi_size_, MPI_Comm_size)
+LC_MPI_UNWRAPPED(lc_mpi_comm_fn, lc_mpi_size_, PMPI_Comm_size)
 
 /* ---- C bindings ---------------------------------------------------------------------------- */
 #define LC_MPI_C_WRAPPERS(P)                                                        \
@@ -332,27 +333,11 @@ LC_MPI_C_WRAPPERS(PMPI)
         }                                                                           \
     }
 
-/* The size function of the same mangling (never wrapped, so looked up
- * directly, also in the static variant). */
-#ifdef HOOKIT_STATIC
-#define LC_FMPI_SIZE(name) \
-    extern lc_fmpi_comm_fn name __attribute__((weak)); \
-    static lc_fmpi_comm_fn *lc_mpi_fsize_##name(void) { return name; }
-#else
-#define LC_FMPI_SIZE(name) \
-    static lc_fmpi_comm_fn *lc_mpi_fsize_##name(void) \
-    { \
-        static lc_fmpi_comm_fn *fn; \
-        if (!fn) \
-            fn = (lc_fmpi_comm_fn *)dlsym(RTLD_NEXT, #name); \
-        return fn; \
-    }
-#endif
-
-LC_FMPI_SIZE(mpi_comm_size)
-LC_FMPI_SIZE(mpi_comm_size_)
-LC_FMPI_SIZE(mpi_comm_size__)
-LC_FMPI_SIZE(MPI_COMM_SIZE)
+/* The size function of the same mangling (not wrapped). */
+LC_MPI_UNWRAPPED(lc_fmpi_comm_fn, lc_mpi_fsize_, mpi_comm_size)
+LC_MPI_UNWRAPPED(lc_fmpi_comm_fn, lc_mpi_fsize_, mpi_comm_size_)
+LC_MPI_UNWRAPPED(lc_fmpi_comm_fn, lc_mpi_fsize_, mpi_comm_size__)
+LC_MPI_UNWRAPPED(lc_fmpi_comm_fn, lc_mpi_fsize_, MPI_COMM_SIZE)
 LC_FMPI_WRAPPERS(mpi_init, mpi_init_thread, mpi_finalize, mpi_comm_rank, mpi_comm_size)
 LC_FMPI_WRAPPERS(mpi_init_, mpi_init_thread_, mpi_finalize_, mpi_comm_rank_, mpi_comm_size_)
 LC_FMPI_WRAPPERS(mpi_init__, mpi_init_thread__, mpi_finalize__, mpi_comm_rank__, mpi_comm_size__)
