@@ -128,6 +128,7 @@ HK_NOINSTR void hk_alloc_configure(void)
         a = NULL, f = NULL;
     alloc_hook = a;
     free_hook = f;
+    hk_debug("memory: %s", a ? "the plugin's HookitAlloc/HookitFree" : "ALLOC/FREE events");
 }
 
 HK_NOINSTR __attribute__((noinline)) static void deliver(uint32_t type, const char *func, void *p,

@@ -171,9 +171,12 @@ def test_known_allocations(tmp):
     r = hk.hookit(tmp, "report", "--alloc", hk.one_profile(tmp, "known_alloc"))
     row = [l.split() for l in r.stdout.splitlines() if l.endswith("known_alloc.churn()")]
     assert row and row[0][1:7] == ["1", "7", "3348", "7", "3348", "0"], r.stdout
+    # libjprof takes the calls through its direct entry points, not events
+    p = hk.run(tmp, [exe], env={"JPROFOPTS": "alloc", "HOOKIT_DEBUG": "1"})
+    assert "memory: the plugin's HookitAlloc/HookitFree" in p.stderr, p.stderr
 
 
-def check_allocations(doc):
+def check_allocations(doc, totals=True):
     t = hk.thread_of(doc, 0)
 
     def a(name):
@@ -184,6 +187,8 @@ def check_allocations(doc):
     assert a("churn") == (7, 3348, 7, 3348, 0, 0), a("churn")
     assert a("many") == (1000, 16000, 1000, 16000, 0, 0), a("many")
     meta = doc["process"]["meta"]
+    if not totals:
+        return
     assert meta["leak_bytes"] == "4000" and meta["leak_count"] == "4", meta
     # peak: the 4000 kept + realloc's 2000 (the 500 it replaced already released)
     assert meta["alloc_peak_bytes"] == "6000", meta["alloc_peak_bytes"]
@@ -629,3 +634,24 @@ def test_ctl_zerobase_rebases_io_and_alloc(tmp):
     assert (meta["alloc_live_bytes"], meta["alloc_peak_bytes"]) == ("3500", "5700"), meta
     series = [tuple(map(int, l.split())) for l in meta["alloc_series"].split("\n") if l]
     assert series and max(m for _, m in series) == 5700, series
+
+
+def test_static_link_jprof_alloc(tmp):
+    """Fully static, libjprof linked in, JPROFOPTS=alloc: libjprof's direct
+    entry points (HookitAlloc/HookitFree, weak references in libhookit.a)
+    give the same numbers as the dynamic run."""
+    out = os.path.join(tmp, "known_alloc")
+    cmd = [hk.BIN, "link", "--", "gcc", "-static", "-g", "-O1", "-finstrument-functions",
+           "-o", out, src("known_alloc.c")]
+    c = subprocess.run(cmd, capture_output=True, text=True, cwd=tmp)
+    if c.returncode != 0 and "cannot find -l" in c.stderr:
+        hk.skip("static libraries missing: " + c.stderr.strip().splitlines()[-1])
+    assert c.returncode == 0, c.stderr
+    nm = subprocess.run(["nm", out], capture_output=True, text=True).stdout
+    assert " T HookitAlloc" in nm and " T HookitFree" in nm, "libjprof's entry points linked in"
+    p = hk.run(tmp, [out], env={"JPROFOPTS": "alloc", "HOOKIT_DEBUG": "1"})
+    assert p.stdout == "done\n", p.stdout
+    assert "memory: the plugin's HookitAlloc/HookitFree" in p.stderr, p.stderr
+    # the totals also hold what the static C library allocates for itself
+    # (outside any context); the contexts are exact
+    check_allocations(hk.export_json(tmp, hk.one_profile(tmp, "known_alloc")), totals=False)
