@@ -220,9 +220,9 @@ JP_NOINSTR static inline void io_interval_add(struct mthread *m, uint64_t tick, 
 JP_NOINSTR static struct node_ext *current_ext(void)
 {
     struct jp_thread *t = jp_self;
-    if (!t || t->busy || !t->cur)
+    if (!t || jp_busy(t))
         return NULL;
-    struct arena_node *n = jp_node(t->cur);
+    struct arena_node *n = jp_node(jp_cur(t));
     arena_ref e = n->ext;
     if (!e) {
         e = jp_arena_alloc(1);
@@ -402,7 +402,7 @@ JP_NOINSTR static void on_alloc(const struct hookit_mem *m)
 {
     ensure_rate();
     struct jp_thread *t = jp_self;
-    arena_ref node = t ? t->cur : 0;
+    arena_ref node = t ? jp_cur(t) : 0;
     block_insert((uintptr_t)m->ptr, m->size, node);
     struct node_ext *x = current_ext();
     if (x) {
