@@ -73,6 +73,7 @@ JP_NOINSTR static void reset_tree(struct jp_thread *t, uint64_t now)
     if (root) {
         uint32_t depth = jp_depth(t);
         t->stack[0].node = root;
+        t->cur = root;
         t->rec->depth = 0;
         for (uint32_t i = 1; i <= depth; i++) {
             arena_ref n = jp_node_new(t, t->stack[i - 1].node, jp_node(t->stack[i].node)->fn);
@@ -80,6 +81,7 @@ JP_NOINSTR static void reset_tree(struct jp_thread *t, uint64_t now)
                 break;
             t->stack[i].node = n;
             t->stack[i].t0 = now;
+            t->cur = n;
             t->rec->depth = i;
         }
         __atomic_store_n(&t->rec->root, root, __ATOMIC_RELEASE);

@@ -35,13 +35,15 @@ void jp_arena_maps_changed(void);
 
 /* ---- threads (thread.c) -------------------------------------------------- */
 /* Private per-thread state, reached through initial-exec TLS.  The depth
- * and the seqlock live only in the shared record (rec->depth, rec->seq),
- * and the current node is the innermost open frame's: the hot path keeps
- * one copy of each, so it stores each once. */
+ * and the seqlock live only in the shared record (rec->depth, rec->seq):
+ * the hot path stores each once.  The current node is kept here as well as
+ * in the top frame: an entry's look-up then starts one load earlier (the
+ * chain from one hook to the next is what the sampling mode waits on). */
 struct jp_thread {
     struct arena_frame *stack;  /* shadow stack (in the arena); stack[0] is the root frame */
     struct arena_thread *rec;   /* its depth: frames in use above the root */
     uint32_t capacity;
+    arena_ref cur;              /* = stack[rec->depth].node */
     arena_ref chunk_next, chunk_end; /* this thread's free slots */
     uint32_t chunk_slots;       /* size of the next chunk */
     arena_ref rec_ref;
@@ -55,7 +57,7 @@ struct jp_thread {
 extern __thread struct jp_thread *jp_self __attribute__((tls_model("initial-exec")));
 static inline uint32_t jp_depth(const struct jp_thread *t) { return t->rec->depth; }
 /* The node of the innermost open frame (the root's when none is open). */
-static inline arena_ref jp_cur(const struct jp_thread *t) { return t->stack[t->rec->depth].node; }
+static inline arena_ref jp_cur(const struct jp_thread *t) { return t->cur; }
 
 /* Busy: the thread's seq is odd while profiler code changes its tree, for
  * live readers (a torn copy is retried) and for signal handlers that

@@ -226,6 +226,7 @@ JP_NOINSTR static int start_tree(struct jp_thread *t)
         return -1;
     t->rec->root = root;
     t->rec->depth = 0;
+    t->cur = root;
     t->stack[0] = (struct arena_frame){ .t0 = 0, .sp = UINTPTR_MAX, .node = root };
     return 0;
 }
@@ -313,6 +314,7 @@ JP_NOINSTR void jp_thread_end(void)
         jp_node(f->node)->incl += now - f->t0;
     }
     rec->depth = 0;
+    t->cur = rec->root;
     if (!t->named)
         jp_thread_name(rec);
     rec->priv = 0;
@@ -393,6 +395,7 @@ JP_NOINSTR void jp_thread_fork_child(void)
         jp_node(n)->calls = 1;
         t->stack[i].node = n;
         t->stack[i].t0 = now;
+        t->cur = n;
         t->rec->depth = i;
     }
     t->rec->tid = (int32_t)syscall(SYS_gettid);

@@ -89,6 +89,7 @@ JP_NOINSTR static inline void close_top(struct jp_thread *t, uint64_t now)
     uint32_t depth = rec->depth;
     struct arena_frame *f = &t->stack[depth];
     rec->depth = depth - 1;
+    t->cur = f[-1].node;
     barrier();                  /* see leave() */
     jp_node(f->node)->incl += now - f->t0;
 }
@@ -275,6 +276,7 @@ JP_NOINSTR __attribute__((noinline)) static void enter_slow(struct jp_thread *t,
     if (c && (depth + 1 < t->capacity || jp_grow_stack(t) == 0)) {
         jp_node(c)->calls++;
         t->stack[++depth] = (struct arena_frame){ .t0 = now, .sp = sp, .site = site, .node = c };
+        t->cur = c;
     } else {
         rec->dropped++;
     }
@@ -341,7 +343,7 @@ JP_NOINSTR __attribute__((always_inline)) static inline void enter(int clock, vo
     uint32_t depth = rec->depth;
     struct arena_frame *top = &t->stack[depth];
     char *base = jp_arena_base;
-    arena_ref c = ((struct arena_node *)(base + (size_t)top->node * ARENA_SLOT))->last_child;
+    arena_ref c = ((struct arena_node *)(base + (size_t)t->cur * ARENA_SLOT))->last_child;
     struct arena_node *n = (struct arena_node *)(base + (size_t)c * ARENA_SLOT);
     if (JP_UNLIKELY(!synthetic && top->sp <= sp) || JP_UNLIKELY(!c) || JP_UNLIKELY(n->fn != (uint64_t)fn) ||
         JP_UNLIKELY(depth + 1 >= t->capacity)) {
@@ -353,6 +355,7 @@ JP_NOINSTR __attribute__((always_inline)) static inline void enter(int clock, vo
     top[1].sp = sp;
     top[1].site = (uintptr_t)site;
     top[1].node = c;
+    t->cur = c;
     barrier();                  /* the frame is complete before it counts */
     hook_end(rec, depth + 1);
 }
@@ -395,6 +398,7 @@ JP_NOINSTR __attribute__((always_inline)) static inline void leave(int clock, vo
      * that interrupted us here (exit() in a handler) sees the frame either
      * open or closed with its time, never both. */
     rec->depth = depth - 1;
+    t->cur = f[-1].node;
     barrier();
     if (clock != CLOCK_NONE)
         n->incl += now - f->t0;
