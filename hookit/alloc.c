@@ -100,10 +100,42 @@ HK_NOINSTR static inline int counting(void)
     return HK_UNLIKELY(hk_alloc_want) && !hk_io_guard;
 }
 
-HK_NOINSTR static void deliver(uint32_t type, const char *func, void *p, size_t n, void *old)
+/* The plugin's direct entry points (HookitAlloc, HookitFree in
+ * include/hookit/profiler.h), when it has both: called instead of building
+ * an ALLOC/FREE event, without saving errno (they keep it themselves). */
+static void (*alloc_hook)(void *ptr, uint64_t size, void *old_ptr);
+static void (*free_hook)(void *ptr);
+
+#ifdef HOOKIT_STATIC
+extern void HookitAlloc(void *, uint64_t, void *) __attribute__((weak));
+extern void HookitFree(void *) __attribute__((weak));
+#endif
+
+HK_NOINSTR void hk_alloc_configure(void)
+{
+    void (*a)(void *, uint64_t, void *) = NULL;
+    void (*f)(void *) = NULL;
+#ifdef HOOKIT_STATIC
+    a = HookitAlloc;
+    f = HookitFree;
+#else
+    if (hk_plugin.handle) {
+        a = (void (*)(void *, uint64_t, void *))dlsym(hk_plugin.handle, "HookitAlloc");
+        f = (void (*)(void *))dlsym(hk_plugin.handle, "HookitFree");
+    }
+#endif
+    if (!a || !f)
+        a = NULL, f = NULL;
+    alloc_hook = a;
+    free_hook = f;
+    hk_debug("memory: %s", a ? "the plugin's HookitAlloc/HookitFree" : "ALLOC/FREE events");
+}
+
+HK_NOINSTR __attribute__((noinline)) static void deliver(uint32_t type, const char *func, void *p,
+                                                         size_t n, void *old)
 {
     int saved = errno;
-    if (hk_collecting && hk_plugin.event) {
+    if (hk_plugin.event) {
         struct hookit_mem m = { .func = func, .ptr = p, .size = n, .old_ptr = old };
         struct hookit_event e = { .type = type, .mem = &m };
         hk_plugin.event(&e);
@@ -114,8 +146,23 @@ HK_NOINSTR static void deliver(uint32_t type, const char *func, void *p, size_t 
 /* A new block p of n bytes from func (real call made under the guard). */
 #define ALLOCATED(func, p, n, old)                                             \
     do {                                                                       \
-        if (p)                                                                 \
-            deliver(HOOKIT_EV_ALLOC, func, p, n, old);                         \
+        if (HK_LIKELY(p != NULL) && HK_LIKELY(hk_collecting)) {                \
+            if (HK_LIKELY(alloc_hook != NULL))                                 \
+                alloc_hook(p, n, old);                                         \
+            else                                                               \
+                deliver(HOOKIT_EV_ALLOC, func, p, n, old);                     \
+        }                                                                      \
+    } while (0)
+
+/* Block p is released by func (before the real call). */
+#define FREED(func, p)                                                         \
+    do {                                                                       \
+        if (HK_LIKELY(hk_collecting)) {                                        \
+            if (HK_LIKELY(free_hook != NULL))                                  \
+                free_hook(p);                                                  \
+            else                                                               \
+                deliver(HOOKIT_EV_FREE, func, p, 0, NULL);                     \
+        }                                                                      \
     } while (0)
 
 HK_EXPORT HK_NOINSTR void *LC_WRAPPER(malloc)(size_t n)
@@ -168,7 +215,7 @@ HK_EXPORT HK_NOINSTR void LC_WRAPPER(free)(void *p)
         return;
     }
     hk_io_guard++;
-    deliver(HOOKIT_EV_FREE, "free", p, 0, NULL);
+    FREED("free", p);
     AREAL(free)(p);
     hk_io_guard--;
 }
@@ -191,7 +238,7 @@ HK_NOINSTR static void *early_realloc(void *p, size_t n)
         return CALL;                                                           \
     hk_io_guard++;                                                             \
     if (p)                                                                     \
-        deliver(HOOKIT_EV_FREE, #name, p, 0, NULL);                            \
+        FREED(#name, p);                                                       \
     void *q = CALL;                                                            \
     ALLOCATED(#name, q, size, p);                                              \
     hk_io_guard--;                                                             \

@@ -90,6 +90,8 @@ HK_NOINSTR void hk_io_configure(uint32_t caps)
 {
     hk_io_resolve();
     hk_io_want = (caps & HOOKIT_CAP_IO) != 0;
+    if (caps & HOOKIT_CAP_ALLOC)
+        hk_alloc_configure();
     hk_alloc_want = (caps & HOOKIT_CAP_ALLOC) != 0;
 }
 

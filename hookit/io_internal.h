@@ -93,6 +93,9 @@ extern volatile int hk_io_resolved;
 #endif
 /* Resolve the real malloc family (dynamic; a no-op when static). */
 void hk_alloc_resolve(void);
+/* The plugin is started: find its direct entry points HookitAlloc and
+ * HookitFree (alloc.c), if it has them. */
+void hk_alloc_configure(void);
 
 /* ---- switches ------------------------------------------------------------------ */
 /* Set after the plugin started: it asked for I/O (HOOKIT_CAP_IO) or memory

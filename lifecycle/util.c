@@ -4,6 +4,7 @@
  */
 #include "lifecycle/internal.h"
 
+#include <limits.h>
 #include <linux/futex.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -14,15 +15,38 @@
 
 struct lc_config lc_cfg = { .debug = 0, .follow = 1, .shootdown_ms = 2000 };
 
+/* A whole decimal number (optional sign) into *out; 0 if v is not one or
+ * does not fit.  Not strtol: the layer can be initialised from inside a
+ * sanitizer runtime's own start-up (ASan's sigaction call reaches our
+ * override), where ASan's strtol interceptor aborts the process. */
+static int lc_parse_long(const char *v, long *out)
+{
+    int neg = (*v == '-');
+    if (*v == '-' || *v == '+')
+        v++;
+    if (!*v)
+        return 0;
+    unsigned long n = 0, limit = neg ? (unsigned long)LONG_MAX + 1 : (unsigned long)LONG_MAX;
+    for (; *v; v++) {
+        if (*v < '0' || *v > '9')
+            return 0;
+        unsigned digit = (unsigned)(*v - '0');
+        if (n > (limit - digit) / 10)
+            return 0;
+        n = n * 10 + digit;
+    }
+    *out = neg ? (long)(0 - n) : (long)n;
+    return 1;
+}
+
 /* valid == NULL: a variable libhookit also reads and reports. */
 static long lc_env_long(const char *name, long def, long lo, long hi, const char *valid)
 {
     const char *v = getenv(name);
     if (!v || !*v)
         return def;
-    char *end;
-    long n = strtol(v, &end, 10);
-    if (*end || n < lo || n > hi) {
+    long n;
+    if (!lc_parse_long(v, &n) || n < lo || n > hi) {
         if (valid)
             lc_diag("%s=%s is not valid (%s); using %ld", name, v, valid, def);
         return def;

@@ -14,6 +14,7 @@
 #ifndef HOOKIT_PROFILE_TRACE_H
 #define HOOKIT_PROFILE_TRACE_H
 
+#include "profile/u64map.h"
 #include <stddef.h>
 #include <stdint.h>
 
@@ -102,7 +103,10 @@ struct trace {
     struct profile *meta;
     size_t meta_off, meta_len;      /* the embedded profile inside buf */
     uint32_t nids;                  /* function id -> index into meta->funcs */
-    uint32_t *id_to_func;           /* PROF_NONE for unknown ids */
+    uint32_t *id_to_func;           /* PROF_NONE for unknown ids; NULL when sparse */
+    struct u64map id_sparse;        /* id + 1 -> index, when the ids are too sparse
+                                       for a table of nids entries (hktrace's ids
+                                       are hash slots: up to TR_MAX_ID) */
 };
 
 enum trace_event_kind { TRACE_ENTER, TRACE_EXIT };

@@ -66,6 +66,7 @@ PUBLIC void trace_free(struct trace *tr)
     free(tr->buf);
     free(tr->threads);
     free(tr->id_to_func);
+    u64map_free(&tr->id_sparse);
     profile_free(tr->meta);
     free(tr);
 }
@@ -151,6 +152,58 @@ static int read_thread(struct trace *tr, struct tr_reader *r, uint32_t k, size_t
     return 0;
 }
 
+static int idmap_dense(struct trace *tr, struct tr_reader *r, size_t off, const unsigned char *b,
+                       uint32_t n)
+{
+    tr->id_to_func = malloc(((size_t)tr->nids + 1) * sizeof *tr->id_to_func);
+    if (!tr->id_to_func) {
+        fail(r, off, "out of memory");
+        return -1;
+    }
+    for (uint32_t i = 0; i < tr->nids; i++)
+        tr->id_to_func[i] = PROF_NONE;
+    for (uint32_t i = 0; i < n; i++) {
+        uint32_t id = pf_get_u32(b + 4 + 4 * (size_t)i);
+        if (tr->id_to_func[id] != PROF_NONE) {
+            fail(r, off + 4 + 4 * (uint64_t)i, "function id %u listed twice", id);
+            return -1;
+        }
+        tr->id_to_func[id] = i;
+    }
+    return (int)n;
+}
+
+static int idmap_sparse(struct trace *tr, struct tr_reader *r, size_t off, const unsigned char *b,
+                        uint32_t n)
+{
+    for (uint32_t i = 0; i < n; i++) {
+        uint32_t id = pf_get_u32(b + 4 + 4 * (size_t)i);
+        if (u64map_room(&tr->id_sparse) != 0) {
+            fail(r, off, "out of memory");
+            return -1;
+        }
+        size_t j = u64map_slot(&tr->id_sparse, (uint64_t)id + 1);
+        if (tr->id_sparse.keys[j]) {
+            fail(r, off + 4 + 4 * (uint64_t)i, "function id %u listed twice", id);
+            return -1;
+        }
+        u64map_put(&tr->id_sparse, j, (uint64_t)id + 1, i);
+    }
+    return (int)n;
+}
+
+/* The function (index into meta->funcs) of a record's id, PROF_NONE if the
+ * function table does not list it. */
+static uint32_t func_of_id(const struct trace *tr, uint32_t id)
+{
+    if (tr->id_to_func)
+        return id < tr->nids ? tr->id_to_func[id] : PROF_NONE;
+    if (!tr->id_sparse.keys)
+        return PROF_NONE;
+    size_t j = u64map_slot(&tr->id_sparse, (uint64_t)id + 1);
+    return tr->id_sparse.keys[j] ? tr->id_sparse.vals[j] : PROF_NONE;
+}
+
 static int read_idmap(struct trace *tr, struct tr_reader *r, size_t off, uint64_t len)
 {
     const unsigned char *b = tr->buf + off;
@@ -170,22 +223,12 @@ static int read_idmap(struct trace *tr, struct tr_reader *r, size_t off, uint64_
             max = id + 1;
     }
     tr->nids = max;
-    tr->id_to_func = malloc(((size_t)max + 1) * sizeof *tr->id_to_func);
-    if (!tr->id_to_func) {
-        fail(r, off, "out of memory");
-        return -1;
-    }
-    for (uint32_t i = 0; i < max; i++)
-        tr->id_to_func[i] = PROF_NONE;
-    for (uint32_t i = 0; i < n; i++) {
-        uint32_t id = pf_get_u32(b + 4 + 4 * (size_t)i);
-        if (tr->id_to_func[id] != PROF_NONE) {
-            fail(r, off + 4 + 4 * (uint64_t)i, "function id %u listed twice", id);
-            return -1;
-        }
-        tr->id_to_func[id] = i;
-    }
-    return (int)n;
+    /* A table indexed by id while that stays proportional to the map itself;
+     * else (ids are hash slots, one function may have id 4 million) a hash
+     * map of the n ids: memory follows the input, not its largest id. */
+    if (max <= 2 * (uint64_t)n + 1024)
+        return idmap_dense(tr, r, off, b, n);
+    return idmap_sparse(tr, r, off, b, n);
 }
 
 static int read_meta(struct trace *tr, struct tr_reader *r, size_t off, uint64_t len, int flags)
@@ -218,7 +261,7 @@ static int check_records(struct trace *tr, struct tr_reader *r)
                 fail(r, at, "thread %u: unknown record kind 3", k);
                 return -1;
             }
-            if (kind != TR_REC_TIME && (id >= tr->nids || tr->id_to_func[id] == PROF_NONE)) {
+            if (kind != TR_REC_TIME && func_of_id(tr, id) == PROF_NONE) {
                 fail(r, at, "thread %u: function id %u is not in the function table", k, id);
                 return -1;
             }
@@ -422,7 +465,7 @@ PUBLIC int trace_next(struct trace_cursor *c, struct trace_event *ev)
             continue;
         }
         uint32_t id = (uint32_t)(rec >> 2) & TR_MAX_ID;
-        uint32_t func = c->tr->id_to_func[id];      /* validated when read */
+        uint32_t func = func_of_id(c->tr, id);      /* validated when read */
         c->tick += rec >> 24;
         if (kind == TR_REC_ENTER) {
             if (c->depth == c->cap) {

@@ -50,6 +50,12 @@ struct func_row {
     uint64_t calls, bytes, time_ns;
 };
 
+/* Bytes read and written in one interval of the time series. */
+struct io_point {
+    size_t idx;
+    uint64_t rd, wr;
+};
+
 struct io_input {
     const char *path;
     int is_log, complete;
@@ -58,8 +64,9 @@ struct io_input {
     struct iostats_row *files;
     size_t nfiles;
     uint64_t interval_ns;
-    uint64_t *rd, *wr;
-    size_t nint;
+    struct io_point *pts;       /* bytes per interval, in the order met */
+    size_t npts, ptcap;
+    size_t nint;                /* intervals covered: the last point's + 1 */
     uint64_t events;
     struct profile *prof;
     struct func_row *funcs;
@@ -67,24 +74,28 @@ struct io_input {
 };
 
 /* ---- series ---------------------------------------------------------------------- */
+/* One point per event at most (consecutive events of one interval share
+ * theirs): memory follows the log, not the time it spans, so a damaged
+ * time stamp far in the future costs one point, not a table up to it. */
 static int series_add(struct io_input *in, size_t idx, uint64_t r, uint64_t w)
 {
     if (idx >= (1u << 24))
         idx = (1u << 24) - 1;
-    if (idx >= in->nint) {
-        size_t n = idx + 1;
-        uint64_t *a = realloc(in->rd, n * sizeof *a), *b = a ? realloc(in->wr, n * sizeof *b) : NULL;
-        if (a)
-            in->rd = a;
-        if (!a || !b)
-            return -1;
-        in->wr = b;
-        memset(in->rd + in->nint, 0, (n - in->nint) * sizeof *a);
-        memset(in->wr + in->nint, 0, (n - in->nint) * sizeof *b);
-        in->nint = n;
+    if (!in->npts || in->pts[in->npts - 1].idx != idx) {
+        if (in->npts == in->ptcap) {
+            size_t cap = in->ptcap ? in->ptcap * 2 : 64;
+            struct io_point *a = realloc(in->pts, cap * sizeof *a);
+            if (!a)
+                return -1;
+            in->pts = a;
+            in->ptcap = cap;
+        }
+        in->pts[in->npts++] = (struct io_point){ .idx = idx };
     }
-    in->rd[idx] += r;
-    in->wr[idx] += w;
+    in->pts[in->npts - 1].rd += r;
+    in->pts[in->npts - 1].wr += w;
+    if (idx + 1 > in->nint)
+        in->nint = idx + 1;
     return 0;
 }
 
@@ -397,8 +408,7 @@ static int is_log(const char *path)
 static void free_input(struct io_input *in)
 {
     iostats_free_rows(in->files, in->nfiles);
-    free(in->rd);
-    free(in->wr);
+    free(in->pts);
     free(in->exe);
     for (size_t i = 0; i < in->nfuncs; i++)
         free(in->funcs[i].name);
@@ -600,8 +610,9 @@ static double nice_step(double max, int n)
 }
 
 struct plot_data {
-    uint64_t *rd, *wr;
-    size_t n;
+    struct io_point *pts;       /* sorted by interval, one per interval */
+    size_t npts;
+    size_t n;                   /* intervals on the time axis */
     uint64_t interval_ns;
     const char *title;
 };
@@ -612,11 +623,11 @@ static int write_svg(FILE *out, void *ctx)
     const double W = 900, H = 420, L = 90, R = 20, T = 50, B = 60;
     double pw = W - L - R, ph = H - T - B;
     uint64_t max = 1;
-    for (size_t i = 0; i < d->n; i++) {
-        if (d->rd[i] > max)
-            max = d->rd[i];
-        if (d->wr[i] > max)
-            max = d->wr[i];
+    for (size_t i = 0; i < d->npts; i++) {
+        if (d->pts[i].rd > max)
+            max = d->pts[i].rd;
+        if (d->pts[i].wr > max)
+            max = d->pts[i].wr;
     }
     size_t n = d->n ? d->n : 1;
     double ystep = nice_step((double)max, 5);
@@ -654,22 +665,24 @@ static int write_svg(FILE *out, void *ctx)
     /* Bars: read and written side by side in each interval. */
     double slot = pw / (double)n, bw = slot * 0.4;
     fputs("<g id=\"read\" fill=\"#1f77b4\">\n", out);
-    for (size_t i = 0; i < d->n; i++) {
-        if (!d->rd[i])
+    for (size_t k = 0; k < d->npts; k++) {
+        size_t i = d->pts[k].idx;
+        if (!d->pts[k].rd)
             continue;
-        double h = (double)d->rd[i] / ymax * ph;
+        double h = (double)d->pts[k].rd / ymax * ph;
         fprintf(out, "<rect x=\"%.2f\" y=\"%.2f\" width=\"%.2f\" height=\"%.2f\"><title>%g s: %" PRIu64
                 " bytes read</title></rect>\n", L + slot * (double)i + slot * 0.1, T + ph - h, bw, h,
-                (double)i * secs, d->rd[i]);
+                (double)i * secs, d->pts[k].rd);
     }
     fputs("</g>\n<g id=\"written\" fill=\"#ff7f0e\">\n", out);
-    for (size_t i = 0; i < d->n; i++) {
-        if (!d->wr[i])
+    for (size_t k = 0; k < d->npts; k++) {
+        size_t i = d->pts[k].idx;
+        if (!d->pts[k].wr)
             continue;
-        double h = (double)d->wr[i] / ymax * ph;
+        double h = (double)d->pts[k].wr / ymax * ph;
         fprintf(out, "<rect x=\"%.2f\" y=\"%.2f\" width=\"%.2f\" height=\"%.2f\"><title>%g s: %" PRIu64
                 " bytes written</title></rect>\n", L + slot * (double)i + slot * 0.5, T + ph - h, bw,
-                h, (double)i * secs, d->wr[i]);
+                h, (double)i * secs, d->pts[k].wr);
     }
     fputs("</g>\n", out);
     fprintf(out, "<g id=\"legend\"><rect x=\"%.0f\" y=\"34\" width=\"12\" height=\"12\" fill=\"#1f77b4\"/>"
@@ -681,27 +694,42 @@ static int write_svg(FILE *out, void *ctx)
     return ferror(out) ? -1 : 0;
 }
 
+static int point_order(const void *a, const void *b)
+{
+    size_t x = ((const struct io_point *)a)->idx, y = ((const struct io_point *)b)->idx;
+    return x < y ? -1 : x > y;
+}
+
+/* Every input's points, sorted by interval and summed per interval. */
 static int plot(const char *path, struct io_input *ins, size_t n)
 {
     struct plot_data d = { .interval_ns = ins[0].interval_ns ? ins[0].interval_ns : 1000000000ull };
-    for (size_t i = 0; i < n; i++)
+    size_t total = 0;
+    for (size_t i = 0; i < n; i++) {
         if (ins[i].nint > d.n)
             d.n = ins[i].nint;
-    d.rd = calloc(d.n + 1, sizeof *d.rd);
-    d.wr = calloc(d.n + 1, sizeof *d.wr);
-    if (!d.rd || !d.wr) {
-        free(d.rd);
-        free(d.wr);
-        return cli_fail("out of memory");
+        total += ins[i].npts;
     }
+    d.pts = malloc((total ? total : 1) * sizeof *d.pts);
+    if (!d.pts)
+        return cli_fail("out of memory");
     for (size_t i = 0; i < n; i++)
-        for (size_t k = 0; k < ins[i].nint; k++) {
-            d.rd[k] += ins[i].rd[k];
-            d.wr[k] += ins[i].wr[k];
+        for (size_t k = 0; k < ins[i].npts; k++)
+            d.pts[d.npts++] = ins[i].pts[k];
+    if (d.npts)
+        qsort(d.pts, d.npts, sizeof *d.pts, point_order);
+    size_t m = 0;
+    for (size_t k = 0; k < d.npts; k++) {
+        if (m && d.pts[m - 1].idx == d.pts[k].idx) {
+            d.pts[m - 1].rd += d.pts[k].rd;
+            d.pts[m - 1].wr += d.pts[k].wr;
+        } else {
+            d.pts[m++] = d.pts[k];
         }
+    }
+    d.npts = m;
     int rc = cli_write_output(path, write_svg, &d);
-    free(d.rd);
-    free(d.wr);
+    free(d.pts);
     return rc;
 }
 

@@ -51,6 +51,19 @@
  * with host->io_ticks_per_ns().  An ALLOC event must not allocate through
  * the malloc family in a way that can block (the guard makes it safe to
  * call malloc, which then goes straight to the real allocator).
+ *
+ * Optional direct entry points for the malloc family (the hot path of
+ * HOOKIT_CAP_ALLOC): a plugin that exports both
+ *
+ *   void HookitAlloc(void *ptr, uint64_t size, void *old_ptr);
+ *   void HookitFree(void *ptr);
+ *
+ * gets these calls instead of HOOKIT_EV_ALLOC / HOOKIT_EV_FREE events, with
+ * the same arguments and rules as hookit_mem (ALLOC after the real call,
+ * only for a block that was returned; FREE before the real release; old_ptr
+ * set by realloc/reallocarray), with the guard held and only while
+ * collection is on.  Unlike HookitEvent they are called without errno
+ * being saved: they must leave errno as they found it.
  */
 #ifndef HOOKIT_PROFILER_H
 #define HOOKIT_PROFILER_H
@@ -259,6 +272,8 @@ typedef void (*hookit_finish_fn)(int how);
 int  HookitStart(const struct hookit_host *host, struct hookit_plugin *plugin);
 void HookitEvent(const struct hookit_event *event);
 void HookitFinish(int how);
+void HookitAlloc(void *ptr, uint64_t size, void *old_ptr);
+void HookitFree(void *ptr);
 
 #ifdef __cplusplus
 }

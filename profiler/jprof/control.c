@@ -17,6 +17,7 @@
  *                     acknowledges it (control_done = control_seq).
  * The protocol is described in docs/live.md. */
 #include "jprof.h"
+#include "metrics.h"
 #include "profile/arena_walk.h"
 
 #include <errno.h>
@@ -189,6 +190,7 @@ JP_NOINSTR static uint32_t run_command(struct jp_thread *t, uint32_t cmd)
         return jp_write_profile(0) == 0 ? 0 : EIO;
     case ARENA_CMD_RESET:
     case ARENA_CMD_ZEROBASE:
+        jp_metrics_control(cmd);    /* I/O and memory numbers (metrics.c) */
         apply_everywhere(t, cmd == ARENA_CMD_RESET ? ARENA_CMD_RESET : ARENA_CMD_ZEROBASE);
         return 0;
     default:

@@ -19,6 +19,7 @@
  * malloc() and must not depend on it. */
 #include "jprof.h"
 #include "metrics.h"
+#include "profile/arena_walk.h"
 #include "profile/iostats.h"
 
 #include <errno.h>
@@ -27,6 +28,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <time.h>
 
 _Static_assert((int)IOSTATS_READ == (int)HOOKIT_IO_READ && (int)IOSTATS_WRITE == (int)HOOKIT_IO_WRITE &&
                (int)IOSTATS_MMAP == (int)HOOKIT_IO_MMAP && (int)IOSTATS_OPEN == (int)HOOKIT_IO_OPEN,
@@ -60,7 +62,8 @@ JP_NOINSTR int jp_opt_io_interval(const char *v)
 
 /* ---- state ------------------------------------------------------------------------- */
 static const struct hookit_host *host;
-static uint64_t start_tick;
+static uint64_t start_tick;             /* host->io_now() at start: slice 0 of the I/O series */
+static uint64_t start_coarse;           /* coarse_ns() at the same moment: slice 0 of the heap series */
 static double rate;                     /* ticks per ns, known at the first event */
 static uint64_t interval_ticks;
 
@@ -86,25 +89,50 @@ struct interval {
 static struct interval *series;
 static uint32_t last_interval;          /* highest index used */
 
-/* The live heap is one number for the process (its peak is exact). */
+/* Bumped by reset and zerobase (jp_metrics_control): a thread that sees a
+ * new value drops what it had not yet added to the series. */
+static uint32_t series_epoch;
+
+/* The live heap: each thread keeps what it allocated minus what it freed
+ * in its own batch (mthread.live_delta) and adds the batch to the process
+ * total when it passes LIVE_BATCH either way, so threads do not share a
+ * counter on every call.  A thread checks the peak against the total plus
+ * its own batch: exact while one thread allocates, and within LIVE_BATCH
+ * per other thread otherwise. */
+#define LIVE_BATCH (64 << 10)
 static struct {
-    int64_t live;
-    uint64_t peak;
-} total;
+    int64_t pub;                        /* the batches added so far */
+    int64_t base;                       /* pub + every batch at the last reset: blocks of
+                                         * before are no longer tracked */
+    uint64_t peak;                      /* highest live bytes seen */
+    uint32_t block_epoch;               /* bumped by reset: older blocks are untracked */
+} heap __attribute__((aligned(64)));
+
+/* What a thread counts, without atomics; added up when a profile is written.
+ * reset and zerobase copy the counts into the base, which is subtracted. */
+struct mcounts {
+    uint64_t io_calls, bytes_read, bytes_written, io_ticks;
+    uint64_t allocs, alloc_bytes, frees, free_bytes, untracked_frees;
+};
 
 /* Everything else is counted per thread, without atomics, and summed when
  * a profile is written: the hot path takes one lock (the file's) for I/O,
- * one (the block table stripe's) and one atomic add for memory. */
+ * one (the block table stripe's) for memory. */
 struct mthread {
     struct mthread *next;
-    uint64_t io_calls, bytes_read, bytes_written, io_ticks;
-    uint64_t allocs, alloc_bytes, frees, free_bytes, untracked_frees;
+    struct mcounts c, base;
+    /* the calling context of the last event and its extension block */
+    arena_ref ctx_node;
+    struct node_ext *ctx_ext;
+    int64_t live_delta;                 /* this thread's batch of the live heap */
+    uint32_t nallocs;
+    uint32_t epoch;                     /* series_epoch when the fields below were set */
     /* the I/O interval this thread is adding to, and what it added */
     uint32_t io_idx;
     uint64_t io_end;                    /* first tick after it (0: none yet) */
     uint64_t io_read, io_written;
-    /* the heap interval: the highest live size already recorded in it */
-    uint32_t mem_idx, nallocs;
+    /* the heap interval (coarse ns) and the highest live size recorded in it */
+    uint32_t mem_idx;
     uint64_t mem_end, mem_max;
 };
 #define MAX_MTHREADS (1u << 16)
@@ -113,12 +141,13 @@ static uint32_t nmthreads;
 static struct mthread *mthread_list;
 static __thread struct mthread *mt_self __attribute__((tls_model("initial-exec")));
 
-JP_NOINSTR static struct mthread *mthread_new(void)
+JP_NOINSTR __attribute__((noinline)) static struct mthread *mthread_new(void)
 {
     uint32_t i = __atomic_fetch_add(&nmthreads, 1, __ATOMIC_RELAXED);
     if (!mthreads || i >= MAX_MTHREADS)
         return NULL;
     struct mthread *m = &mthreads[i];
+    m->epoch = __atomic_load_n(&series_epoch, __ATOMIC_RELAXED);
     struct mthread *head = __atomic_load_n(&mthread_list, __ATOMIC_RELAXED);
     do
         m->next = head;
@@ -130,7 +159,7 @@ JP_NOINSTR static struct mthread *mthread_new(void)
 JP_NOINSTR static inline struct mthread *mthread(void)
 {
     struct mthread *m = mt_self;
-    return JP_LIKELY(m) ? m : mthread_new();
+    return JP_LIKELY(m != NULL) ? m : mthread_new();
 }
 
 /* The per-context numbers: one arena slot per node that did I/O or allocated. */
@@ -147,14 +176,14 @@ JP_NOINSTR static void *reserve(size_t bytes)
     return p == MAP_FAILED ? NULL : p;
 }
 
-JP_NOINSTR static void spin_lock(volatile int *l)
+JP_NOINSTR static inline void spin_lock(volatile int *l)
 {
-    while (__atomic_exchange_n(l, 1, __ATOMIC_ACQUIRE))
+    while (JP_UNLIKELY(__atomic_exchange_n(l, 1, __ATOMIC_ACQUIRE)))
         while (__atomic_load_n(l, __ATOMIC_RELAXED))
             __builtin_ia32_pause();
 }
 
-JP_NOINSTR static void spin_unlock(volatile int *l)
+JP_NOINSTR static inline void spin_unlock(volatile int *l)
 {
     __atomic_store_n(l, 0, __ATOMIC_RELEASE);
 }
@@ -186,13 +215,35 @@ JP_NOINSTR static void ensure_rate(void)
     rate = r;
 }
 
-JP_NOINSTR static uint32_t interval_of(uint64_t tick, uint64_t *end)
+/* The time stamps of the heap series: CLOCK_MONOTONIC_COARSE (the kernel's
+ * tick, 1 to 4 ms; a few ns to read, no TSC), read on a new high of the
+ * thread's slice and every 32 allocations, never per call. */
+JP_NOINSTR static uint64_t coarse_ns(void)
 {
-    uint64_t i = tick > start_tick ? (tick - start_tick) / interval_ticks : 0;
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* The slice of the series at t (from t0, slices of width), and where it ends. */
+JP_NOINSTR static uint32_t slice_of(uint64_t t, uint64_t t0, uint64_t width, uint64_t *end)
+{
+    uint64_t i = t > t0 ? (t - t0) / width : 0;
     uint32_t idx = i >= MAX_INTERVALS ? MAX_INTERVALS - 1 : (uint32_t)i;
     atomic_max32(&last_interval, idx);
-    *end = start_tick + (i + 1) * interval_ticks;
+    *end = t0 + (i + 1) * width;
     return idx;
+}
+
+/* After reset/zerobase: what the thread had not yet added to the series
+ * belongs to before, and its slices start again. */
+JP_NOINSTR static void series_catch_up(struct mthread *m, uint32_t epoch)
+{
+    m->io_read = m->io_written = 0;
+    m->io_end = 0;
+    m->mem_end = 0;
+    m->mem_max = 0;
+    m->epoch = epoch;
 }
 
 /* The thread's pending bytes go into the shared series. */
@@ -200,6 +251,8 @@ JP_NOINSTR static void io_interval_flush(struct mthread *m)
 {
     if (!series || (!m->io_read && !m->io_written))
         return;
+    if (m->epoch != __atomic_load_n(&series_epoch, __ATOMIC_RELAXED))
+        return;                 /* from before a reset/zerobase */
     ADD(series[m->io_idx].bytes_read, m->io_read);
     ADD(series[m->io_idx].bytes_written, m->io_written);
     m->io_read = m->io_written = 0;
@@ -208,30 +261,58 @@ JP_NOINSTR static void io_interval_flush(struct mthread *m)
 JP_NOINSTR static inline void io_interval_add(struct mthread *m, uint64_t tick, uint64_t rd,
                                               uint64_t wr)
 {
+    uint32_t epoch = __atomic_load_n(&series_epoch, __ATOMIC_RELAXED);
+    if (JP_UNLIKELY(m->epoch != epoch))
+        series_catch_up(m, epoch);
     if (JP_UNLIKELY(tick >= m->io_end)) {
         io_interval_flush(m);
-        m->io_idx = interval_of(tick, &m->io_end);
+        m->io_idx = slice_of(tick, start_tick, interval_ticks, &m->io_end);
     }
     m->io_read += rd;
     m->io_written += wr;
 }
 
-/* The calling thread's current node's extension block, made on first use. */
-JP_NOINSTR static struct node_ext *current_ext(void)
+/* ---- the calling context ------------------------------------------------------------ */
+/* The calling thread's current node, 0 when it has none or is inside the
+ * profiler's own hook (a signal handler).  The one place that knows where
+ * jp_thread keeps it. */
+JP_NOINSTR static inline arena_ref context_node(const struct jp_thread *t)
 {
-    struct jp_thread *t = jp_self;
-    if (!t || jp_busy(t))
+    return t && !jp_busy(t) ? jp_cur(t) : 0;
+}
+
+/* node's extension block, made on first use (only the node's own thread
+ * makes it); NULL for no node or a full arena. */
+JP_NOINSTR __attribute__((noinline)) static struct node_ext *ext_of(arena_ref node)
+{
+    if (!node)
         return NULL;
-    struct arena_node *n = jp_node(jp_cur(t));
+    struct arena_node *n = jp_node(node);
     arena_ref e = n->ext;
     if (!e) {
+        int saved = errno;
         e = jp_arena_alloc(1);
+        errno = saved;
         if (!e)
             return NULL;
         memset(jp_at(e), 0, ARENA_SLOT);
         __atomic_store_n(&n->ext, e, __ATOMIC_RELEASE);
     }
     return jp_at(e);
+}
+
+/* The same, through the thread's cache of its last context: consecutive
+ * events from one context (a loop) skip the node. */
+JP_NOINSTR static inline struct node_ext *context_ext(struct mthread *m, arena_ref node)
+{
+    if (JP_LIKELY(node == m->ctx_node))
+        return m->ctx_ext;
+    struct node_ext *x = ext_of(node);
+    if (x || !node) {
+        m->ctx_node = node;
+        m->ctx_ext = x;
+    }
+    return x;
 }
 
 /* ---- I/O ------------------------------------------------------------------------------ */
@@ -254,7 +335,8 @@ JP_NOINSTR static void account_file(const struct hookit_io *io)
     spin_lock(&f->lock);
     if (!f->used) {
         iostats_init(&f->s);
-        f->path = io->path ? pool_copy(io->path) : NULL;
+        if (!f->path && io->path)
+            f->path = pool_copy(io->path);
         f->used = 1;
     }
     iostats_account(&f->s, io->op, failed, io->bytes, io->offset,
@@ -270,19 +352,20 @@ JP_NOINSTR static void on_io(const struct hookit_io *io)
     uint64_t rd = ok && io->op == HOOKIT_IO_READ ? io->bytes : 0;
     uint64_t wr = ok && io->op == HOOKIT_IO_WRITE ? io->bytes : 0;
     uint64_t dt = io->t1 > io->t0 ? io->t1 - io->t0 : 0;
-    struct node_ext *x = current_ext();
+    struct mthread *m = mthread();
+    arena_ref node = context_node(jp_self);
+    struct node_ext *x = m ? context_ext(m, node) : ext_of(node);
     if (x) {
         x->io_calls++;
         x->io_bytes_read += rd;
         x->io_bytes_written += wr;
         x->io_ticks += dt;
     }
-    struct mthread *m = mthread();
     if (m) {
-        m->io_calls++;
-        m->bytes_read += rd;
-        m->bytes_written += wr;
-        m->io_ticks += dt;
+        m->c.io_calls++;
+        m->c.bytes_read += rd;
+        m->c.bytes_written += wr;
+        m->c.io_ticks += dt;
         if (rd || wr)
             io_interval_add(m, io->t1, rd, wr);
     }
@@ -290,12 +373,18 @@ JP_NOINSTR static void on_io(const struct hookit_io *io)
 }
 
 /* ---- live blocks --------------------------------------------------------------------- */
+/* address -> (size, allocating node), so frees find their size and what was
+ * never freed is charged, at exit, to the context that allocated it.  An
+ * open-addressing table keyed by address, in 64 stripes each under its own
+ * spinlock: a block may be freed by another thread than the one that
+ * allocated it, and threads that touch different stripes never wait for
+ * each other (one uncontended atomic exchange per call). */
 #define STRIPES 64
 struct block {
     uintptr_t ptr;                      /* 0: empty */
     uint64_t size;
     arena_ref node;
-    uint32_t pad;
+    uint32_t epoch;                     /* heap.block_epoch when allocated */
 };
 struct stripe {
     volatile int lock;
@@ -314,143 +403,220 @@ JP_NOINSTR static inline struct stripe *stripe_of(uint64_t h)
     return &stripes[h >> 58];
 }
 
-JP_NOINSTR static inline size_t home(const struct stripe *s, uintptr_t p)
+JP_NOINSTR static inline size_t home_of(uint64_t h, size_t mask)
 {
-    return (size_t)(hash_ptr(p) >> 20) & s->mask;
+    return (size_t)(h >> 20) & mask;
 }
 
 /* Under the stripe's lock: a table twice the size (or the first one). */
-JP_NOINSTR static int grow(struct stripe *s)
+JP_NOINSTR __attribute__((noinline)) static int grow(struct stripe *s)
 {
+    int saved = errno;
     size_t cap = s->tab ? (s->mask + 1) * 2 : 1024;
     struct block *tab = mmap(NULL, cap * sizeof *tab, PROT_READ | PROT_WRITE,
                              MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    if (tab == MAP_FAILED)
+    if (tab == MAP_FAILED) {
+        errno = saved;
         return -1;
+    }
     struct block *old = s->tab;
     size_t old_cap = old ? s->mask + 1 : 0;
-    s->tab = tab;
-    s->mask = cap - 1;
     for (size_t i = 0; i < old_cap; i++)
         if (old[i].ptr) {
-            size_t j = home(s, old[i].ptr);
+            size_t j = home_of(hash_ptr(old[i].ptr), cap - 1);
             while (tab[j].ptr)
-                j = (j + 1) & s->mask;
+                j = (j + 1) & (cap - 1);
             tab[j] = old[i];
         }
+    s->tab = tab;
+    s->mask = cap - 1;
     if (old)
         munmap(old, old_cap * sizeof *old);
+    errno = saved;
     return 0;
 }
 
-JP_NOINSTR static void block_insert(uintptr_t p, uint64_t size, arena_ref node)
+/* Record block p; returns the size of a tracked block that was already at
+ * p (freed behind our back, never through free()), else 0. */
+JP_NOINSTR static inline uint64_t block_insert(uintptr_t p, uint64_t size, arena_ref node,
+                                               uint32_t epoch)
 {
-    struct stripe *s = stripe_of(hash_ptr(p));
+    uint64_t h = hash_ptr(p), replaced = 0;
+    struct stripe *s = stripe_of(h);
     spin_lock(&s->lock);
-    if (((s->count + 1) * 2 > s->mask + 1 || !s->tab) && grow(s) != 0) {
+    if (JP_UNLIKELY((s->count + 1) * 2 > s->mask + 1) && grow(s) != 0) {
         spin_unlock(&s->lock);
-        return;
+        return 0;
     }
-    size_t i = home(s, p);
-    while (s->tab[i].ptr && s->tab[i].ptr != p)
+    struct block *tab = s->tab;
+    size_t i = home_of(h, s->mask);
+    while (tab[i].ptr && tab[i].ptr != p)
         i = (i + 1) & s->mask;
-    if (!s->tab[i].ptr)
+    if (JP_LIKELY(!tab[i].ptr))
         s->count++;
-    else    /* freed behind our back (never through free()): replaced */
-        ADD(total.live, -(int64_t)s->tab[i].size);
-    s->tab[i] = (struct block){ .ptr = p, .size = size, .node = node };
+    else if (tab[i].epoch == epoch)
+        replaced = tab[i].size;
+    tab[i] = (struct block){ .ptr = p, .size = size, .node = node, .epoch = epoch };
     spin_unlock(&s->lock);
+    return replaced;
 }
 
 /* Remove p; its block in *out.  0 if found. */
-JP_NOINSTR static int block_remove(uintptr_t p, struct block *out)
+JP_NOINSTR static inline int block_remove(uintptr_t p, struct block *out)
 {
-    struct stripe *s = stripe_of(hash_ptr(p));
+    uint64_t h = hash_ptr(p);
+    struct stripe *s = stripe_of(h);
     spin_lock(&s->lock);
-    if (!s->tab) {
+    struct block *tab = s->tab;
+    if (JP_UNLIKELY(!tab)) {
         spin_unlock(&s->lock);
         return -1;
     }
-    size_t i = home(s, p);
-    while (s->tab[i].ptr && s->tab[i].ptr != p)
-        i = (i + 1) & s->mask;
-    if (!s->tab[i].ptr) {
+    size_t mask = s->mask;
+    size_t i = home_of(h, mask);
+    while (tab[i].ptr && tab[i].ptr != p)
+        i = (i + 1) & mask;
+    if (JP_UNLIKELY(!tab[i].ptr)) {
         spin_unlock(&s->lock);
         return -1;
     }
-    *out = s->tab[i];
+    *out = tab[i];
     /* Backward-shift deletion keeps every probe chain unbroken. */
     size_t j = i;
     for (;;) {
-        j = (j + 1) & s->mask;
-        if (!s->tab[j].ptr)
+        j = (j + 1) & mask;
+        if (!tab[j].ptr)
             break;
-        size_t k = home(s, s->tab[j].ptr);
+        size_t k = home_of(hash_ptr(tab[j].ptr), mask);
         int stays = i <= j ? (i < k && k <= j) : (i < k || k <= j);
         if (!stays) {
-            s->tab[i] = s->tab[j];
+            tab[i] = tab[j];
             i = j;
         }
     }
-    s->tab[i].ptr = 0;
+    tab[i].ptr = 0;
     s->count--;
     spin_unlock(&s->lock);
     return 0;
 }
 
-JP_NOINSTR static void on_alloc(const struct hookit_mem *m)
+/* Every stripe gets its first table at start: the hot path never sees
+ * a stripe without one. */
+JP_NOINSTR static void blocks_init(void)
 {
-    ensure_rate();
-    struct jp_thread *t = jp_self;
-    arena_ref node = t ? jp_cur(t) : 0;
-    block_insert((uintptr_t)m->ptr, m->size, node);
-    struct node_ext *x = current_ext();
-    if (x) {
-        x->allocs++;
-        x->alloc_bytes += m->size;
-    }
-    int64_t live = ADD(total.live, (int64_t)m->size) + (int64_t)m->size;
-    if (live > 0 && (uint64_t)live > __atomic_load_n(&total.peak, __ATOMIC_RELAXED))
-        atomic_max(&total.peak, (uint64_t)live);
-    struct mthread *mt = mthread();
-    if (!mt)
+    for (int i = 0; i < STRIPES; i++)
+        if (!stripes[i].tab && grow(&stripes[i]) != 0)
+            stripes[i].mask = 0;        /* (count + 1) * 2 > 1: every insert retries grow */
+}
+
+/* ---- the live heap ------------------------------------------------------------------- */
+JP_NOINSTR __attribute__((noinline)) static void live_publish(struct mthread *m)
+{
+    ADD(heap.pub, m->live_delta);
+    m->live_delta = 0;
+}
+
+/* Live bytes now, every thread's batch included (when writing a profile). */
+JP_NOINSTR static int64_t live_now(void)
+{
+    int64_t live = __atomic_load_n(&heap.pub, __ATOMIC_RELAXED);
+    for (struct mthread *m = __atomic_load_n(&mthread_list, __ATOMIC_ACQUIRE); m; m = m->next)
+        live += __atomic_load_n(&m->live_delta, __ATOMIC_RELAXED);
+    return live - heap.base;
+}
+
+/* A new high of the thread's heap slice, or the periodic look at the clock:
+ * into the heap series. */
+JP_NOINSTR __attribute__((noinline)) static void heap_series(struct mthread *m, int64_t live)
+{
+    uint32_t epoch = __atomic_load_n(&series_epoch, __ATOMIC_RELAXED);
+    if (JP_UNLIKELY(m->epoch != epoch))
+        series_catch_up(m, epoch);
+    if (!series || live <= 0)
         return;
-    mt->allocs++;
-    mt->alloc_bytes += m->size;
-    /* The heap series: the clock is read on a new high for this thread's
-     * interval, or every 32 allocations (to notice a new interval). */
-    if (series && live > 0 && ((uint64_t)live > mt->mem_max || (++mt->nallocs & 31) == 0)) {
-        uint64_t tick = host->io_now();
-        if (tick >= mt->mem_end) {
-            mt->mem_idx = interval_of(tick, &mt->mem_end);
-            mt->mem_max = 0;
-        }
-        if ((uint64_t)live > mt->mem_max) {
-            mt->mem_max = (uint64_t)live;
-            atomic_max(&series[mt->mem_idx].live_max, (uint64_t)live + 1);
-        }
+    int saved = errno;
+    uint64_t now = coarse_ns();
+    errno = saved;
+    if (now >= m->mem_end) {
+        m->mem_idx = slice_of(now, start_coarse, mopt.interval_ns, &m->mem_end);
+        m->mem_max = 0;
+    }
+    if ((uint64_t)live > m->mem_max) {
+        m->mem_max = (uint64_t)live;
+        atomic_max(&series[m->mem_idx].live_max, (uint64_t)live + 1);
     }
 }
 
-JP_NOINSTR static void on_free(const struct hookit_mem *m)
+/* ---- memory: the plugin's direct entry points (include/hookit/profiler.h) ---------------- */
+/* A thread past MAX_MTHREADS: no per-thread counts, the block and the live
+ * heap still kept. */
+JP_NOINSTR __attribute__((noinline)) static void alloc_no_thread(uintptr_t p, uint64_t size)
 {
-    struct block b;
-    struct mthread *mt = mthread();
-    if (block_remove((uintptr_t)m->ptr, &b) != 0) {
-        if (mt)
-            mt->untracked_frees++;
+    uint32_t epoch = __atomic_load_n(&heap.block_epoch, __ATOMIC_RELAXED);
+    struct node_ext *x = ext_of(context_node(jp_self));
+    if (x) {
+        x->allocs++;
+        x->alloc_bytes += size;
+    }
+    uint64_t replaced = block_insert(p, size, context_node(jp_self), epoch);
+    int64_t live = ADD(heap.pub, (int64_t)(size - replaced)) + (int64_t)(size - replaced) - heap.base;
+    if (live > 0)
+        atomic_max(&heap.peak, (uint64_t)live);
+}
+
+JP_EXPORT JP_NOINSTR void HookitAlloc(void *ptr, uint64_t size, void *old_ptr)
+{
+    (void)old_ptr;              /* realloc's old block came as a HookitFree before */
+    struct mthread *m = mthread();
+    if (JP_UNLIKELY(!m)) {
+        alloc_no_thread((uintptr_t)ptr, size);
         return;
     }
-    struct node_ext *x = current_ext();
+    arena_ref node = context_node(jp_self);
+    uint64_t replaced = block_insert((uintptr_t)ptr, size, node,
+                                     __atomic_load_n(&heap.block_epoch, __ATOMIC_RELAXED));
+    struct node_ext *x = context_ext(m, node);
+    if (x) {
+        x->allocs++;
+        x->alloc_bytes += size;
+    }
+    m->c.allocs++;
+    m->c.alloc_bytes += size;
+    int64_t delta = m->live_delta += (int64_t)(size - replaced);
+    if (JP_UNLIKELY(delta >= LIVE_BATCH))
+        live_publish(m);
+    int64_t live = __atomic_load_n(&heap.pub, __ATOMIC_RELAXED) + m->live_delta - heap.base;
+    if (JP_UNLIKELY(live > (int64_t)__atomic_load_n(&heap.peak, __ATOMIC_RELAXED)))
+        atomic_max(&heap.peak, (uint64_t)live);
+    if (JP_UNLIKELY(live > (int64_t)m->mem_max) || JP_UNLIKELY((++m->nallocs & 31) == 0))
+        heap_series(m, live);
+}
+
+JP_EXPORT JP_NOINSTR void HookitFree(void *ptr)
+{
+    struct block b;
+    struct mthread *m = mthread();
+    int found = block_remove((uintptr_t)ptr, &b) == 0 &&
+                b.epoch == __atomic_load_n(&heap.block_epoch, __ATOMIC_RELAXED);
+    if (JP_UNLIKELY(!m)) {
+        if (found)
+            ADD(heap.pub, -(int64_t)b.size);
+        return;
+    }
+    if (JP_UNLIKELY(!found)) {
+        m->c.untracked_frees++;
+        return;
+    }
+    struct node_ext *x = context_ext(m, context_node(jp_self));
     if (x) {
         x->frees++;
         x->free_bytes += b.size;
     }
-    if (mt) {
-        mt->frees++;
-        mt->free_bytes += b.size;
-    }
-    ADD(total.live, -(int64_t)b.size);
+    m->c.frees++;
+    m->c.free_bytes += b.size;
+    int64_t delta = m->live_delta -= (int64_t)b.size;
+    if (JP_UNLIKELY(delta <= -LIVE_BATCH))
+        live_publish(m);
 }
 
 /* ---- plugin entry points ------------------------------------------------------------------ */
@@ -460,6 +626,7 @@ JP_NOINSTR uint32_t jp_metrics_start(const struct hookit_host *h)
     if (h->size < sizeof *h || !h->io_now)
         return 0;               /* an older libhookit without the wrappers */
     start_tick = h->io_now();
+    start_coarse = coarse_ns();
     if (!mopt.io && !mopt.alloc)
         return 0;
     if (!files) {
@@ -470,6 +637,8 @@ JP_NOINSTR uint32_t jp_metrics_start(const struct hookit_host *h)
         if (!pool)
             files = NULL;
     }
+    if (mopt.alloc)
+        blocks_init();
     return (mopt.io ? HOOKIT_CAP_IO : 0) | (mopt.alloc ? HOOKIT_CAP_ALLOC : 0);
 }
 
@@ -480,13 +649,13 @@ JP_NOINSTR void jp_metrics_event(const struct hookit_event *ev)
         if (ev->io)
             on_io(ev->io);
         break;
-    case HOOKIT_EV_ALLOC:
+    case HOOKIT_EV_ALLOC:          /* a libhookit that does not call HookitAlloc */
         if (ev->mem)
-            on_alloc(ev->mem);
+            HookitAlloc(ev->mem->ptr, ev->mem->size, ev->mem->old_ptr);
         break;
     case HOOKIT_EV_FREE:
         if (ev->mem)
-            on_free(ev->mem);
+            HookitFree(ev->mem->ptr);
         break;
     default:
         break;
@@ -494,25 +663,106 @@ JP_NOINSTR void jp_metrics_event(const struct hookit_event *ev)
 }
 
 /* The child's profile holds what the child did: counters restart (live
- * blocks stay: the child owns a copy of the heap). */
+ * blocks stay: the child owns a copy of the heap).  Only this thread
+ * survives the fork: every other thread's batch is folded in here. */
 JP_NOINSTR void jp_metrics_fork_child(void)
 {
     if (!host || host->size < sizeof *host || !host->io_now)
         return;
     start_tick = host->io_now();
+    start_coarse = coarse_ns();
     if (files)
-        memset(files, 0, (size_t)(max_file + 1) * sizeof *files);
+        for (uint32_t id = 0; id <= max_file; id++) {
+            files[id].lock = 0;
+            files[id].used = 0;
+        }
     if (series)
         memset(series, 0, (size_t)(last_interval + 1) * sizeof *series);
     max_file = last_interval = 0;
+    int64_t live = live_now();
     for (struct mthread *m = mthread_list; m; m = m->next) {
         struct mthread *next = m->next;
         memset(m, 0, sizeof *m);
         m->next = next;
+        m->epoch = series_epoch;
     }
-    total.peak = total.live > 0 ? (uint64_t)total.live : 0;
+    heap.pub = live + heap.base;
+    heap.peak = live > 0 ? (uint64_t)live : 0;
     for (int i = 0; i < STRIPES; i++)
         stripes[i].lock = 0;
+}
+
+/* ---- reset and zerobase (`hookit ctl`, control.c) -------------------------------------- */
+JP_NOINSTR static int zero_ext(void *ctx, arena_ref ref, const struct arena_node *node)
+{
+    (void)ctx;
+    (void)ref;
+    arena_ref e = __atomic_load_n(&node->ext, __ATOMIC_ACQUIRE);
+    if (e) {
+        uint64_t *v = jp_at(e);
+        for (size_t i = 0; i < sizeof(struct node_ext) / sizeof *v; i++)
+            __atomic_store_n(&v[i], 0, __ATOMIC_RELAXED);
+    }
+    return 0;
+}
+
+/* Every thread's per-context numbers to zero (zerobase keeps the trees). */
+JP_NOINSTR static void zero_contexts(void)
+{
+    struct arena_view v = { jp_arena_base, jp_arena_header()->used };
+    for (arena_ref r = jp_arena_header()->first_thread; r; r = ((struct arena_thread *)jp_at(r))->next) {
+        const struct arena_thread *rec = jp_at(r);
+        arena_ref root = __atomic_load_n(&rec->root, __ATOMIC_ACQUIRE);
+        if (!root)
+            continue;
+        zero_ext(NULL, root, jp_node(root));
+        arena_tree_walk(&v, root, zero_ext, NULL, NULL);
+    }
+}
+
+JP_NOINSTR void jp_metrics_control(uint32_t cmd)
+{
+    if (!host || !(mopt.io || mopt.alloc) || host->size < sizeof *host || !host->io_now)
+        return;
+    if (cmd != ARENA_CMD_RESET && cmd != ARENA_CMD_ZEROBASE)
+        return;
+    int saved = errno;
+    /* Per thread: the counts so far become the base. */
+    for (struct mthread *m = __atomic_load_n(&mthread_list, __ATOMIC_ACQUIRE); m; m = m->next) {
+        const uint64_t *c = (const uint64_t *)&m->c;
+        uint64_t *b = (uint64_t *)&m->base;
+        for (size_t i = 0; i < sizeof m->c / sizeof *c; i++)
+            __atomic_store_n(&b[i], __atomic_load_n(&c[i], __ATOMIC_RELAXED), __ATOMIC_RELAXED);
+    }
+    /* The per-file table and the series start empty. */
+    for (uint32_t id = 1; files && id <= max_file; id++) {
+        struct jfile *f = &files[id];
+        spin_lock(&f->lock);
+        f->used = 0;
+        spin_unlock(&f->lock);
+    }
+    ADD(series_epoch, 1);
+    if (mt_self)
+        series_catch_up(mt_self, series_epoch);
+    for (uint32_t i = 0; series && i <= last_interval; i++) {
+        __atomic_store_n(&series[i].bytes_read, 0, __ATOMIC_RELAXED);
+        __atomic_store_n(&series[i].bytes_written, 0, __ATOMIC_RELAXED);
+        __atomic_store_n(&series[i].live_max, 0, __ATOMIC_RELAXED);
+    }
+    /* The heap: reset forgets the blocks allocated so far (their frees
+     * become untracked, they are no leaks) and counts live bytes from 0;
+     * zerobase keeps them (they are still live, and leaks if never freed)
+     * and restarts the peak from the live bytes now. */
+    if (cmd == ARENA_CMD_RESET) {
+        ADD(heap.block_epoch, 1);
+        __atomic_store_n(&heap.base, heap.base + live_now(), __ATOMIC_RELAXED);
+        __atomic_store_n(&heap.peak, 0, __ATOMIC_RELAXED);
+    } else {
+        int64_t live = live_now();
+        __atomic_store_n(&heap.peak, live > 0 ? (uint64_t)live : 0, __ATOMIC_RELAXED);
+        zero_contexts();        /* reset makes new nodes, without numbers */
+    }
+    errno = saved;
 }
 
 /* ---- output ----------------------------------------------------------------------------------- */
@@ -548,12 +798,13 @@ JP_NOINSTR static int build_leaks(void)
         return -1;
     leak_mask = cap - 1;
     leaked_unattributed = 0;
+    uint32_t epoch = __atomic_load_n(&heap.block_epoch, __ATOMIC_RELAXED);
     for (int i = 0; i < STRIPES; i++) {
         struct stripe *s = &stripes[i];
         spin_lock(&s->lock);
         for (size_t k = 0; s->tab && k <= s->mask; k++) {
-            if (!s->tab[k].ptr)
-                continue;
+            if (!s->tab[k].ptr || s->tab[k].epoch != epoch)
+                continue;       /* free, or from before a reset */
             if (!s->tab[k].node) {
                 leaked_unattributed += s->tab[k].size;
                 continue;
@@ -701,23 +952,21 @@ JP_NOINSTR static int set_files(struct profile *p, double r)
     return rc;
 }
 
-/* Every thread's counters added up (pending interval bytes flushed:
- * the other threads have ended or are not in the middle of an update that
- * matters for a snapshot). */
-JP_NOINSTR static struct mthread sum_threads(void)
+/* Every thread's counters added up, less their base (reset, zerobase);
+ * pending interval bytes flushed: the other threads have ended or are not
+ * in the middle of an update that matters for a snapshot. */
+JP_NOINSTR static struct mcounts sum_threads(void)
 {
-    struct mthread sum = { 0 };
+    struct mcounts sum = { 0 };
+    uint64_t *out = (uint64_t *)&sum;
     for (struct mthread *m = __atomic_load_n(&mthread_list, __ATOMIC_ACQUIRE); m; m = m->next) {
         io_interval_flush(m);
-        sum.io_calls += m->io_calls;
-        sum.bytes_read += m->bytes_read;
-        sum.bytes_written += m->bytes_written;
-        sum.io_ticks += m->io_ticks;
-        sum.allocs += m->allocs;
-        sum.alloc_bytes += m->alloc_bytes;
-        sum.frees += m->frees;
-        sum.free_bytes += m->free_bytes;
-        sum.untracked_frees += m->untracked_frees;
+        const uint64_t *c = (const uint64_t *)&m->c, *b = (const uint64_t *)&m->base;
+        for (size_t i = 0; i < sizeof sum / sizeof *out; i++) {
+            uint64_t v = __atomic_load_n(&c[i], __ATOMIC_RELAXED);
+            uint64_t base = __atomic_load_n(&b[i], __ATOMIC_RELAXED);
+            out[i] += v > base ? v - base : 0;
+        }
     }
     return sum;
 }
@@ -729,7 +978,7 @@ JP_NOINSTR int jp_metrics_process(struct profile *p)
     double r = host->io_ticks_per_ns();
     if (rate <= 0)
         ensure_rate();
-    struct mthread sum = sum_threads();
+    struct mcounts sum = sum_threads();
     int rc = set_u64(p, "io_interval_ns", mopt.interval_ns);
     if (mopt.io) {
         rc |= set_u64(p, "io_calls", sum.io_calls);
@@ -752,8 +1001,10 @@ JP_NOINSTR int jp_metrics_process(struct profile *p)
         rc |= set_u64(p, "free_calls", sum.frees);
         rc |= set_u64(p, "free_bytes", sum.free_bytes);
         rc |= set_u64(p, "free_untracked", sum.untracked_frees);
-        rc |= set_u64(p, "alloc_peak_bytes", total.peak);
-        rc |= set_u64(p, "alloc_live_bytes", total.live > 0 ? (uint64_t)total.live : 0);
+        int64_t live = live_now();
+        uint64_t peak = __atomic_load_n(&heap.peak, __ATOMIC_RELAXED);
+        rc |= set_u64(p, "alloc_peak_bytes", live > 0 && (uint64_t)live > peak ? (uint64_t)live : peak);
+        rc |= set_u64(p, "alloc_live_bytes", live > 0 ? (uint64_t)live : 0);
         rc |= set_u64(p, "leak_count", leak_count);
         rc |= set_u64(p, "leak_bytes", leak_bytes + leaked_unattributed);
         rc |= set_u64(p, "leak_bytes_no_context", leaked_unattributed);

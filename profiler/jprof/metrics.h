@@ -21,6 +21,9 @@ uint32_t jp_metrics_start(const struct hookit_host *host);
 void jp_metrics_event(const struct hookit_event *ev);
 /* In a forked child: the child's numbers start from zero. */
 void jp_metrics_fork_child(void);
+/* ARENA_CMD_RESET / ARENA_CMD_ZEROBASE (control.c's run_command, before the
+ * trees): the I/O and memory numbers follow the call counts. */
+void jp_metrics_control(uint32_t cmd);
 
 /* build.c: metric columns for th, whose node i came from arena node refs[i]. */
 int jp_metrics_thread(struct profile *p, struct prof_thread *th,

@@ -35,7 +35,7 @@ def driver(tmp, name):
     out = os.path.join(tmp, name)
     if not os.path.exists(out):
         sh(["gcc", "-g", "-O1", "-Wall", "-I" + hk.INCLUDE, "-I" + hk.ROOT, "-o", out,
-            os.path.join(HERE, name + ".c"), LIBA2N, "-lbfd", "-lz", "-ldl"], cwd=tmp)
+            os.path.join(HERE, name + ".c"), LIBA2N, "-lbfd", "-lz", "-ldl"] + hk.SANITIZE_FLAGS, cwd=tmp)
     return out
 
 
@@ -403,8 +403,9 @@ def without_proc(tmp, argv):
     if os.getuid() != 0 or not hk.have("unshare"):
         hk.skip("needs root and unshare")
     script = 'umount -l /proc || exit 77; exec "$@"'
+    env = dict(os.environ, ASAN_OPTIONS="detect_leaks=0")   # (SANITIZE=address) LSan needs /proc
     p = subprocess.run(["unshare", "--mount", "--propagation", "private", "sh", "-c", script,
-                        "sh"] + argv, capture_output=True, text=True, cwd=tmp)
+                        "sh"] + argv, capture_output=True, text=True, cwd=tmp, env=env)
     if p.returncode == 77 or "unshare failed" in p.stderr:
         hk.skip("cannot unmount /proc here: " + p.stderr.strip())
     assert p.returncode == 0, (p.returncode, p.stdout, p.stderr)

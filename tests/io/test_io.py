@@ -171,9 +171,12 @@ def test_known_allocations(tmp):
     r = hk.hookit(tmp, "report", "--alloc", hk.one_profile(tmp, "known_alloc"))
     row = [l.split() for l in r.stdout.splitlines() if l.endswith("known_alloc.churn()")]
     assert row and row[0][1:7] == ["1", "7", "3348", "7", "3348", "0"], r.stdout
+    # libjprof takes the calls through its direct entry points, not events
+    p = hk.run(tmp, [exe], env={"JPROFOPTS": "alloc", "HOOKIT_DEBUG": "1"})
+    assert "memory: the plugin's HookitAlloc/HookitFree" in p.stderr, p.stderr
 
 
-def check_allocations(doc):
+def check_allocations(doc, totals=True):
     t = hk.thread_of(doc, 0)
 
     def a(name):
@@ -184,6 +187,8 @@ def check_allocations(doc):
     assert a("churn") == (7, 3348, 7, 3348, 0, 0), a("churn")
     assert a("many") == (1000, 16000, 1000, 16000, 0, 0), a("many")
     meta = doc["process"]["meta"]
+    if not totals:
+        return
     assert meta["leak_bytes"] == "4000" and meta["leak_count"] == "4", meta
     # peak: the 4000 kept + realloc's 2000 (the 500 it replaced already released)
     assert meta["alloc_peak_bytes"] == "6000", meta["alloc_peak_bytes"]
@@ -523,3 +528,130 @@ def test_tcp_fdopen_mmap(tmp):
     assert mixed["consec_writes"] == 1 and mixed["max_byte_written"] == 149, mixed
     # the mapping: a metadata call, no bytes read
     assert mixed["bytes_read"] == 0 and mixed["metas"] == 3, mixed    # fclose, mmap, close
+
+
+def test_alloc_freed_by_another_thread(tmp):
+    """Blocks handed from producer threads to consumer threads that free
+    them (some after a realloc) while the producers go on: every free finds
+    its block and size in the shared table; each side's context is exact."""
+    exe = hk.cc(tmp, [src("alloc_cross.c")], "alloc_cross", flags=["-pthread"])
+    p = hk.run(tmp, [exe], env={"JPROFOPTS": "alloc"})
+    assert p.stdout == "done\n" and p.stderr == "", (p.stdout, p.stderr)
+    doc = hk.export_json(tmp, hk.one_profile(tmp, "alloc_cross"))
+    made = sum(16 + i % 100 for i in range(20000))
+    cols = ("alloc_calls", "alloc_bytes", "free_calls", "free_bytes", "leak_count", "leak_bytes")
+    seen = {"produce": 0, "consume": 0}
+    for t in doc["threads"]:
+        for path, n in hk.walk(t["roots"]):
+            if path[-1] in seen:
+                seen[path[-1]] += 1
+                got = tuple(n.get(k, 0) for k in cols)
+                if path[-1] == "produce":
+                    assert got == (20000, made, 0, 0, 0, 0), got
+                else:   # 2000 reallocs: a free of the producer's block and a block of 200
+                    assert got == (2000, 2000 * 200, 22000, made + 2000 * 200, 0, 0), got
+    assert seen == {"produce": 2, "consume": 2}, seen
+    meta = doc["process"]["meta"]
+    assert meta["free_untracked"] == "0", meta
+    assert int(meta["free_calls"]) >= 44000 and int(meta["alloc_calls"]) >= 44000, meta
+    assert int(meta["alloc_live_bytes"]) == int(meta["leak_bytes"]), meta
+
+
+def run_ctl_phases(tmp, command):
+    """tests/io/ctl_phases.c with `hookit ctl PID command` between its two
+    phases; the exit profile as JSON."""
+    exe = hk.cc(tmp, [src("ctl_phases.c")], "ctl_phases")
+    rt = os.path.join(tmp, "rt")
+    env = hk.test_env(HOOKIT_OUTPUT=tmp, HOOKIT_RUNTIME_DIR=rt, JPROFOPTS="alloc")
+    hk.sanitizer_env(env)
+    p = subprocess.Popen([exe, tmp], cwd=tmp, env=env, stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, text=True)
+    try:
+        assert p.stdout.readline() == "ready\n"
+        r = hk.hookit(tmp, "ctl", str(p.pid), command, env={"HOOKIT_RUNTIME_DIR": rt})
+        assert f"{command} done" in r.stdout, r.stdout
+        open(os.path.join(tmp, "go"), "w").close()
+        out, err = p.communicate(timeout=60)
+    finally:
+        if p.poll() is None:
+            p.kill()
+            p.communicate()
+    assert p.returncode == 0 and err == "", (p.returncode, err)
+    return hk.export_json(tmp, hk.one_profile(tmp, "ctl_phases"))
+
+
+def alloc_cols(n):
+    return tuple(n.get(k, 0) for k in ("alloc_calls", "alloc_bytes", "free_calls", "free_bytes",
+                                       "leak_count", "leak_bytes"))
+
+
+def check_after_phase(doc):
+    """What after() did, the same for reset and zerobase."""
+    meta = doc["process"]["meta"]
+    files = files_table(doc)
+    assert not [f for f in files if f.endswith("/before.dat")], files.keys()
+    a = [v for f, v in files.items() if f.endswith("/after.dat")]
+    assert a and (a[0]["opens"], a[0]["writes"], a[0]["bytes_written"]) == (1, 1, 50), a
+    assert meta["io_bytes_written"] == "50" and meta["io_bytes_read"] == "0", meta
+    assert meta["io_calls"] == "3", meta          # open, write, close
+    series = [tuple(map(int, l.split())) for l in meta["io_series"].split("\n") if l]
+    assert sum(w for _, _, w in series) == 50, series
+    io = hk.node(hk.thread_of(doc, 0), "after", "put")
+    assert (io["io_calls"], io["io_bytes_written"]) == (3, 50), io
+    assert meta["alloc_calls"] == "6" and meta["alloc_bytes"] == str(500 + 5 * 200), meta
+    return meta
+
+
+def test_ctl_reset_clears_io_and_alloc(tmp):
+    """reset: everything before is gone: contexts, files, series, totals;
+    blocks allocated before are no longer tracked (their frees are
+    untracked, they are no leaks) and live bytes count from the reset."""
+    doc = run_ctl_phases(tmp, "reset")
+    meta = check_after_phase(doc)
+    t = hk.thread_of(doc, 0)
+    assert not [p for p, _ in hk.walk(t["roots"]) if p[-1] == "before"], "reset discards the tree"
+    assert alloc_cols(hk.node(t, "after")) == (6, 1500, 5, 1000, 1, 500)
+    assert (meta["free_calls"], meta["free_bytes"], meta["free_untracked"]) == ("5", "1000", "2"), meta
+    assert (meta["leak_count"], meta["leak_bytes"]) == ("1", "500"), meta
+    assert (meta["alloc_live_bytes"], meta["alloc_peak_bytes"]) == ("500", "700"), meta
+    series = [tuple(map(int, l.split())) for l in meta["alloc_series"].split("\n") if l]
+    assert series and max(m for _, m in series) == 700, series
+
+
+def test_ctl_zerobase_rebases_io_and_alloc(tmp):
+    """zerobase: contexts stay with zero numbers, files and series restart,
+    blocks allocated before stay tracked (freed with their size, leaks of
+    their context), the peak restarts from the live bytes at the zerobase."""
+    doc = run_ctl_phases(tmp, "zerobase")
+    meta = check_after_phase(doc)
+    t = hk.thread_of(doc, 0)
+    assert alloc_cols(hk.node(t, "before")) == (0, 0, 0, 0, 1, 3000)
+    assert hk.node(t, "before", "put").get("io_calls", 0) == 0
+    assert alloc_cols(hk.node(t, "after")) == (6, 1500, 7, 3000, 1, 500)
+    assert (meta["free_calls"], meta["free_bytes"], meta["free_untracked"]) == ("7", "3000", "0"), meta
+    assert (meta["leak_count"], meta["leak_bytes"]) == ("2", "3500"), meta
+    # 5000 live at the zerobase, + 500 + 200 before the two 1000s go
+    assert (meta["alloc_live_bytes"], meta["alloc_peak_bytes"]) == ("3500", "5700"), meta
+    series = [tuple(map(int, l.split())) for l in meta["alloc_series"].split("\n") if l]
+    assert series and max(m for _, m in series) == 5700, series
+
+
+def test_static_link_jprof_alloc(tmp):
+    """Fully static, libjprof linked in, JPROFOPTS=alloc: libjprof's direct
+    entry points (HookitAlloc/HookitFree, weak references in libhookit.a)
+    give the same numbers as the dynamic run."""
+    out = os.path.join(tmp, "known_alloc")
+    cmd = [hk.BIN, "link", "--", "gcc", "-static", "-g", "-O1", "-finstrument-functions",
+           "-o", out, src("known_alloc.c")]
+    c = subprocess.run(cmd, capture_output=True, text=True, cwd=tmp)
+    if c.returncode != 0 and "cannot find -l" in c.stderr:
+        hk.skip("static libraries missing: " + c.stderr.strip().splitlines()[-1])
+    assert c.returncode == 0, c.stderr
+    nm = subprocess.run(["nm", out], capture_output=True, text=True).stdout
+    assert " T HookitAlloc" in nm and " T HookitFree" in nm, "libjprof's entry points linked in"
+    p = hk.run(tmp, [out], env={"JPROFOPTS": "alloc", "HOOKIT_DEBUG": "1"})
+    assert p.stdout == "done\n", p.stdout
+    assert "memory: the plugin's HookitAlloc/HookitFree" in p.stderr, p.stderr
+    # the totals also hold what the static C library allocates for itself
+    # (outside any context); the contexts are exact
+    check_allocations(hk.export_json(tmp, hk.one_profile(tmp, "known_alloc")), totals=False)

@@ -67,10 +67,15 @@ def sanitizer_env(env):
         old = env.get("LD_PRELOAD", "")
         if SANITIZER_RUNTIME not in old.split(":"):
             env["LD_PRELOAD"] = SANITIZER_RUNTIME + (":" + old if old else "")
+    # The programs' own deadly signals stay theirs (a test of a crash sees
+    # the same death as natively), not the runtime's report.
+    own_signals = "allow_user_segv_handler=1:handle_segv=0:handle_sigbus=0:handle_sigfpe=0:" \
+                  "handle_sigill=0:handle_abort=0"
     env.setdefault("ASAN_OPTIONS", "detect_leaks=0:verify_asan_link_order=0:abort_on_error=0:"
-                   "allow_user_segv_handler=1:handle_segv=0:handle_abort=0:exitcode=86")
+                   + own_signals + ":exitcode=86")
     env.setdefault("UBSAN_OPTIONS", "halt_on_error=1:print_stacktrace=1:exitcode=87")
-    env.setdefault("TSAN_OPTIONS", "exitcode=88:report_signal_unsafe=0:die_after_fork=0")
+    env.setdefault("TSAN_OPTIONS", "exitcode=88:report_signal_unsafe=0:die_after_fork=0:"
+                   + own_signals)
     return env
 
 

@@ -40,6 +40,7 @@ def run_case(tmp, name, static):
     env = hk.test_env(HOOKIT_OUTPUT=tmp)
     if not static:
         env["LD_PRELOAD"] = hk.LIBHOOKIT
+        hk.sanitizer_env(env)   # a sanitizer runtime stays first
     p = subprocess.run([exe], cwd=tmp, env=env, capture_output=True, text=True, timeout=60)
     assert p.returncode == status, (p.returncode, p.stderr)
     profs = hk.profiles(tmp, name)

@@ -187,7 +187,8 @@ def check_scenario(tmp, s, path, args, monitored_env, variant_name="dynamic", na
     timeout = s.get("timeout", 30)
     argv = [path] + args
     log = os.path.join(tmp, "lc.log")
-    mon_env = dict(base, HOOKIT_LC_LOG=log, **monitored_env)
+    # a sanitizer runtime (make check SANITIZE=...) stays first in LD_PRELOAD
+    mon_env = hk.sanitizer_env(dict(base, HOOKIT_LC_LOG=log, **monitored_env))
     mon = lcscen.execute(tmp, argv, mon_env, timeout, s.get("ready_signal"))
     ctx = f"[{variant_name} {s['name']}]"
     if s.get("native", True):

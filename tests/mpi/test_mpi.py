@@ -339,7 +339,7 @@ def test_rank_crashes_others_terminated(tmp):
 def _genranks(tmp):
     out = os.path.join(tmp, "genranks")
     cmd = ["gcc", "-std=gnu11", "-g", "-O1", "-Wall", "-I" + hk.ROOT, "-o", out,
-           os.path.join(HERE, "genranks.c"), os.path.join(hk.BUILD, "obj", "libprofile.a"), "-lz"]
+           os.path.join(HERE, "genranks.c"), os.path.join(hk.BUILD, "obj", "libprofile.a"), "-lz"] + hk.SANITIZE_FLAGS
     p = subprocess.run(cmd, capture_output=True, text=True)
     assert p.returncode == 0, p.stderr
     return out

@@ -151,8 +151,6 @@ def test_linked_setuid_program_ignores_env_profiler_and_foreign_output(tmp):
 FORMATS = "%s%s%s%n%n%x%p%999999999d%%"
 
 
-@hk.not_under("address", why="ASan's start-up CHECK (asan_init_is_running) fails in this "
-              "program under a preloaded runtime; not investigated")
 def test_env_values_are_never_format_strings(tmp):
     """printf directives in every variable hookit reads come back literally
     (or the program would crash on %n); the program is unaffected."""
@@ -177,8 +175,6 @@ def test_env_values_are_never_format_strings(tmp):
         assert any("%s%s%s%n" in l or "%s%s%s%n"[:4] in l for l in lines), (var, lines)
 
 
-@hk.not_under("address", why="ASan's start-up CHECK (asan_init_is_running) fails in this "
-              "program under a preloaded runtime; not investigated")
 def test_huge_env_values_are_bounded(tmp):
     """120 KB in each variable: the program runs as usual, every
     diagnostic stays one line of bounded length."""

@@ -15,7 +15,7 @@ def fixed_profiles(tmp):
     """Write a.prof and b.prof into tmp; returns their paths."""
     exe = os.path.join(tmp, "mkfixed")
     cmd = ["gcc", "-std=gnu11", "-O1", "-I" + hk.ROOT, os.path.join(HERE, "mkfixed.c"),
-           os.path.join(hk.BUILD, "obj", "libprofile.a"), "-lz", "-o", exe]
+           os.path.join(hk.BUILD, "obj", "libprofile.a"), "-lz", "-o", exe] + hk.SANITIZE_FLAGS
     p = subprocess.run(cmd, capture_output=True, text=True)
     assert p.returncode == 0, p.stderr
     out = []

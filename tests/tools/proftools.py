@@ -33,7 +33,7 @@ def _build(name, sources, flags):
 def mkprof_bin():
     if not os.path.exists(LIBPROFILE):
         raise AssertionError(f"{LIBPROFILE} is not built")
-    return _build("mkprof", ["tests/tools/mkprof.c"], [LIBPROFILE, "-lz"])
+    return _build("mkprof", ["tests/tools/mkprof.c"], [LIBPROFILE, "-lz"] + hk.SANITIZE_FLAGS)
 
 
 def readfuzz_bin():
