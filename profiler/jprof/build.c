@@ -23,7 +23,7 @@ struct builder {
 JP_NOINSTR static int fill_nodes(struct builder *b, const struct arena_thread *rec, struct prof_thread *th)
 {
     const struct jp_thread *t = (const struct jp_thread *)(uintptr_t)rec->priv;
-    uint32_t depth = t && rec->state == ARENA_THREAD_RUNNING ? t->depth : 0;
+    uint32_t depth = t && rec->state == ARENA_THREAD_RUNNING ? rec->depth : 0;
     struct arena_view view = { jp_arena_base, (uint64_t)jp_arena_header()->used };
     uint64_t n = arena_tree_copy(&view, rec->root, NULL, UINT64_MAX, NULL);
     struct arena_copy_node *copy = malloc(((size_t)n + 1) * sizeof *copy);

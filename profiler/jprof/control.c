@@ -36,19 +36,6 @@ JP_NOINSTR static struct arena_process *process_block(void)
     return jp_at(ARENA_PROCESS_REF);
 }
 
-/* The tree changes between these two (profile/arena.h). */
-JP_NOINSTR static void seq_begin(struct arena_thread *rec)
-{
-    rec->seq = rec->seq + 1;
-    __atomic_thread_fence(__ATOMIC_RELEASE);
-}
-
-JP_NOINSTR static void seq_end(struct jp_thread *t)
-{
-    t->rec->depth = t->depth;
-    __atomic_store_n(&t->rec->seq, t->rec->seq + 1, __ATOMIC_RELEASE);
-}
-
 JP_NOINSTR static struct arena_view whole_arena(void)
 {
     return (struct arena_view){ jp_arena_base, jp_arena_header()->used };
@@ -72,12 +59,10 @@ static int zero_node(void *ctx, arena_ref ref, const struct arena_node *node)
 JP_NOINSTR static void zero_tree(struct jp_thread *t, uint64_t now)
 {
     struct arena_view v = whole_arena();
-    seq_begin(t->rec);
     arena_tree_walk(&v, t->rec->root, zero_node, NULL, NULL);
-    for (uint32_t i = 1; i <= t->depth; i++)
+    for (uint32_t i = 1; i <= jp_depth(t); i++)
         t->stack[i].t0 = now;
     t->rec->dropped = t->rec->unmatched = 0;
-    seq_end(t);
 }
 
 /* A fresh root with the open path re-made under it (each frame's time
@@ -85,26 +70,24 @@ JP_NOINSTR static void zero_tree(struct jp_thread *t, uint64_t now)
  * nodes stay where they are (readers may be following them). */
 JP_NOINSTR static void reset_tree(struct jp_thread *t, uint64_t now)
 {
-    seq_begin(t->rec);
     arena_ref root = jp_node_new(t, 0, 0);
     if (root) {
-        uint32_t depth = t->depth;
+        uint32_t depth = jp_depth(t);
         t->stack[0].node = root;
         t->cur = root;
-        t->depth = 0;
+        t->rec->depth = 0;
         for (uint32_t i = 1; i <= depth; i++) {
-            arena_ref n = jp_node_new(t, t->cur, jp_node(t->stack[i].node)->fn);
+            arena_ref n = jp_node_new(t, t->stack[i - 1].node, jp_node(t->stack[i].node)->fn);
             if (!n)
                 break;
             t->stack[i].node = n;
             t->stack[i].t0 = now;
             t->cur = n;
-            t->depth = i;
+            t->rec->depth = i;
         }
         __atomic_store_n(&t->rec->root, root, __ATOMIC_RELEASE);
         t->rec->dropped = t->rec->unmatched = 0;
     }
-    seq_end(t);
 }
 
 JP_NOINSTR static void apply_local(struct jp_thread *t, uint32_t cmd)
@@ -125,9 +108,12 @@ JP_NOINSTR static void apply_everywhere(struct jp_thread *self, uint32_t cmd)
         struct jp_thread *t = (struct jp_thread *)(uintptr_t)rec->priv;
         if (!t || t == self)
             continue;
-        if (__atomic_load_n(&rec->state, __ATOMIC_ACQUIRE) == ARENA_THREAD_ENDED)
-            apply_local(t, cmd);
-        else
+        if (__atomic_load_n(&rec->state, __ATOMIC_ACQUIRE) == ARENA_THREAD_ENDED) {
+            if (jp_busy_begin(t)) {   /* for live readers of its tree */
+                apply_local(t, cmd);
+                jp_busy_done(t->rec);
+            }
+        } else
             __atomic_fetch_or(&rec->request, bit, __ATOMIC_RELEASE);
     }
     if (self)
@@ -143,7 +129,7 @@ JP_NOINSTR static void copy_self(struct jp_thread *t)
     struct arena_thread *rec = t->rec;
     struct arena_view v = whole_arena();
     uint64_t n = arena_tree_copy(&v, rec->root, NULL, UINT64_MAX, NULL);
-    uint32_t depth = t->depth;
+    uint32_t depth = jp_depth(t);
     size_t node_bytes = n * sizeof(struct arena_copy_node), frame_bytes = ((size_t)depth + 1) * sizeof *t->stack;
     uint64_t slots = (node_bytes + frame_bytes + ARENA_SLOT - 1) / ARENA_SLOT;
     if (slots > rec->copy_slots) {
@@ -233,23 +219,22 @@ JP_NOINSTR void jp_control_local(uint32_t cmd)
 {
     int saved = errno;
     struct jp_thread *t = jp_self;
-    if (t && t->busy)
+    if (t && !jp_busy_begin(t)) {
+        errno = saved;
         return;
-    if (t)
-        t->busy = 1;
+    }
     run_command(t, cmd);
     if (t)
-        t->busy = 0;
+        jp_busy_done(t->rec);
     errno = saved;
 }
 
 JP_NOINSTR void jp_attend(struct jp_thread *t)
 {
-    if (!t || t->busy)
+    if (!t || !jp_busy_begin(t))
         return;                 /* a handler inside the profiler: next time */
     int saved = errno;
     uint32_t req = __atomic_exchange_n(&t->rec->request, 0, __ATOMIC_ACQ_REL);
-    t->busy = 1;
     if (req & ARENA_REQ_RESET)
         apply_local(t, ARENA_CMD_RESET);
     if (req & ARENA_REQ_ZERO)
@@ -260,6 +245,6 @@ JP_NOINSTR void jp_attend(struct jp_thread *t)
         copy_self(t);
     if (req & ARENA_REQ_PAUSE)
         park(t);
-    t->busy = 0;
+    jp_busy_done(t->rec);
     errno = saved;
 }

@@ -71,6 +71,12 @@ JP_EXPORT JP_NOINSTR void HookitEvent(const struct hookit_event *ev)
     case HOOKIT_EV_THREAD_END:
         jp_thread_end();
         break;
+    case HOOKIT_EV_FORK_PREPARE:
+        jp_thread_fork_prepare();
+        break;
+    case HOOKIT_EV_FORK_PARENT:
+        jp_thread_fork_parent();
+        break;
     case HOOKIT_EV_FORK_CHILD:
         if (jp_arena_fork_child() != 0)
             jp_host->log("jprof: cannot copy the call trees in the forked child");

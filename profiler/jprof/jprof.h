@@ -34,16 +34,18 @@ void jp_arena_exec_failed(void);
 void jp_arena_maps_changed(void);
 
 /* ---- threads (thread.c) -------------------------------------------------- */
-/* Private per-thread state, reached through initial-exec TLS. */
+/* Private per-thread state, reached through initial-exec TLS.  The depth
+ * and the seqlock live only in the shared record (rec->depth, rec->seq):
+ * the hot path stores each once.  The current node is kept here as well as
+ * in the top frame: an entry's look-up then starts one load earlier (the
+ * chain from one hook to the next is what the sampling mode waits on). */
 struct jp_thread {
     struct arena_frame *stack;  /* shadow stack (in the arena); stack[0] is the root frame */
-    uint32_t depth;             /* frames in use above the root (mirrored in rec->depth) */
+    struct arena_thread *rec;   /* its depth: frames in use above the root */
     uint32_t capacity;
-    arena_ref cur;                 /* node of the innermost open frame */
-    int busy;                   /* re-entrancy guard (signal handlers) */
+    arena_ref cur;              /* = stack[rec->depth].node */
     arena_ref chunk_next, chunk_end; /* this thread's free slots */
     uint32_t chunk_slots;       /* size of the next chunk */
-    struct arena_thread *rec;
     arena_ref rec_ref;
     uintptr_t stack_lo, stack_hi;/* this thread's stack, for the longjmp check */
     uint32_t arena_full;
@@ -53,9 +55,56 @@ struct jp_thread {
 };
 
 extern __thread struct jp_thread *jp_self __attribute__((tls_model("initial-exec")));
+static inline uint32_t jp_depth(const struct jp_thread *t) { return t->rec->depth; }
+/* The node of the innermost open frame (the root's when none is open). */
+static inline arena_ref jp_cur(const struct jp_thread *t) { return t->cur; }
+
+/* Busy: the thread's seq is odd while profiler code changes its tree, for
+ * live readers (a torn copy is retried) and for signal handlers that
+ * interrupt it (their hooks are dropped and counted).  jp_busy_take makes
+ * it odd and returns what it was, in one instruction on x86 (not atomic
+ * between CPUs, and need not be: only the thread writes it; atomic against
+ * a signal handler interrupting the thread, which is what matters).  When
+ * it was odd already the caller is inside a handler and must put it back
+ * (jp_busy_refused) and go. */
+static inline uint32_t jp_busy_take(struct arena_thread *rec)
+{
+#if defined(__x86_64__) || defined(__i386__)
+    uint32_t old = 1;
+    __asm__ volatile("xaddl %0, %1" : "+r"(old), "+m"(rec->seq) : : "memory");
+#else
+    uint32_t old = __atomic_fetch_add(&rec->seq, 1, __ATOMIC_RELAXED);
+#endif
+    __atomic_thread_fence(__ATOMIC_RELEASE);
+    return old;
+}
+static inline void jp_busy_refused(struct arena_thread *rec, uint32_t old)
+{
+    rec->seq = old;
+    rec->dropped++;
+}
+/* Busy ends: seq moves on to the next even value.  Only the thread
+ * writes its seq, so it is still what jp_busy_take left. */
+static inline void jp_busy_done(struct arena_thread *rec)
+{
+    __atomic_store_n(&rec->seq, rec->seq + 1, __ATOMIC_RELEASE);
+}
+static inline int jp_busy(const struct jp_thread *t) { return t->rec->seq & 1; }
+/* Busy for code outside the hooks; 0 when already busy (then do nothing). */
+static inline int jp_busy_begin(struct jp_thread *t)
+{
+    uint32_t old = jp_busy_take(t->rec);
+    if (old & 1) {
+        t->rec->seq = old;
+        return 0;
+    }
+    return 1;
+}
 struct jp_thread *jp_thread_attach(void);
 struct jp_thread *jp_thread_attach_numbered(int number);
 void jp_thread_end(void);
+void jp_thread_fork_prepare(void);
+void jp_thread_fork_parent(void);
 void jp_thread_fork_child(void);
 arena_ref jp_node_new(struct jp_thread *t, arena_ref parent, uint64_t fn);
 void jp_threads_init(void);

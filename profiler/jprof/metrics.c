@@ -278,7 +278,7 @@ JP_NOINSTR static inline void io_interval_add(struct mthread *m, uint64_t tick, 
  * jp_thread keeps it. */
 JP_NOINSTR static inline arena_ref context_node(const struct jp_thread *t)
 {
-    return t && !t->busy ? t->cur : 0;
+    return t && !jp_busy(t) ? jp_cur(t) : 0;
 }
 
 /* node's extension block, made on first use (only the node's own thread

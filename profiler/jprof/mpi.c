@@ -45,8 +45,8 @@ JP_NOINSTR void jp_mpi_event(const struct hookit_event *ev)
         return;
     }
     struct jp_thread *t = jp_self;
-    if (t && !t->busy && t->depth > 0 && jp_node(t->cur)->fn == key)
-        jp_node(t->cur)->reserved += m->bytes;
+    if (t && !jp_busy(t) && jp_depth(t) > 0 && jp_node(jp_cur(t))->fn == key)
+        jp_node(jp_cur(t))->reserved += m->bytes;
     jp_exit_synthetic(key);
 }
 

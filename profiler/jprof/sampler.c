@@ -31,8 +31,8 @@ JP_NOINSTR static int on_sample(int sig, siginfo_t *info, void *uc)
     if (!info || info->si_code != SI_TIMER || info->si_value.sival_int != SAMPLE_COOKIE)
         return 1;
     struct jp_thread *t = jp_self;
-    if (t && t->cur)
-        jp_node(t->cur)->samples++;
+    if (t)
+        jp_node(jp_cur(t))->samples++;
     return 0;
 }
 

@@ -83,7 +83,7 @@ JP_NOINSTR int jp_grow_stack(struct jp_thread *t)
     struct arena_frame *bigger = new_stack(t->capacity * 2, &ref);
     if (!bigger)
         return -1;
-    memcpy(bigger, t->stack, (size_t)(t->depth + 1) * sizeof *bigger);
+    memcpy(bigger, t->stack, (size_t)(jp_depth(t) + 1) * sizeof *bigger);
     t->stack = bigger;
     t->capacity *= 2;
     t->rec->capacity = t->capacity;
@@ -151,9 +151,9 @@ static struct jp_thread *free_threads;
 static pthread_mutex_t free_lock = PTHREAD_MUTEX_INITIALIZER;
 
 /* Where an ended thread's later hooks (TLS destructors, say) go: always
- * busy, so they are dropped, and never a tree. */
-static struct arena_thread ended_rec;
-static struct jp_thread ended_thread = { .busy = 1, .rec = &ended_rec };
+ * busy (odd seq), so they are dropped, and never a tree. */
+static struct arena_thread ended_rec = { .seq = 1 };
+static struct jp_thread ended_thread = { .rec = &ended_rec };
 
 JP_NOINSTR static struct jp_thread *reuse_thread(arena_ref *stack_ref)
 {
@@ -225,9 +225,8 @@ JP_NOINSTR static int start_tree(struct jp_thread *t)
     if (!root)
         return -1;
     t->rec->root = root;
-    t->cur = root;
-    t->depth = 0;
     t->rec->depth = 0;
+    t->cur = root;
     t->stack[0] = (struct arena_frame){ .t0 = 0, .sp = UINTPTR_MAX, .node = root };
     return 0;
 }
@@ -305,25 +304,27 @@ JP_NOINSTR void jp_thread_end(void)
      * interrupted this thread inside an entry or exit: its tree is mid-update
      * and must not be touched here.  The thread stays "running"; the profile
      * counts its open frames up to the end like any live thread's. */
-    if (t->busy)
+    if (!jp_busy_begin(t))
         return;
-    t->busy = 1;
     jp_sampler_thread_end();
     uint64_t now = jp_now();
-    for (; t->depth > 0; t->depth--) {
-        struct arena_frame *f = &t->stack[t->depth];
-        struct arena_node *n = jp_node(f->node);
-        n->incl += now - f->t0;
+    struct arena_thread *rec = t->rec;
+    for (uint32_t d = rec->depth; d > 0; d--) {
+        struct arena_frame *f = &t->stack[d];
+        jp_node(f->node)->incl += now - f->t0;
     }
-    t->cur = t->rec->root;
-    t->rec->depth = 0;
+    rec->depth = 0;
+    t->cur = rec->root;
     if (!t->named)
-        jp_thread_name(t->rec);
-    t->rec->priv = 0;
-    __atomic_store_n(&t->rec->state, ARENA_THREAD_ENDED, __ATOMIC_RELEASE);
-    if (t->rec->index != 0)
-        jp_retire(t->rec, t->rec_ref);
+        jp_thread_name(rec);
+    rec->priv = 0;
+    /* From here on a signal handler's hooks go to the ended state, so the
+     * record can stop being busy before it is handed over. */
     jp_self = &ended_thread;
+    jp_busy_done(rec);
+    __atomic_store_n(&rec->state, ARENA_THREAD_ENDED, __ATOMIC_RELEASE);
+    if (rec->index != 0)
+        jp_retire(rec, t->rec_ref);
     recycle_thread(t);
 }
 
@@ -331,6 +332,25 @@ JP_NOINSTR static void end_by_key(void *arg)
 {
     (void)arg;
     jp_thread_end();
+}
+
+/* The forking thread's depth, in private memory: the child's copy of the
+ * shared record may already show the parent's later calls.  Set between
+ * FORK_PREPARE and FORK_PARENT only, so a child made by a raw fork system
+ * call (no PREPARE) is not given an old fork's depth. */
+static uint32_t fork_depth;
+static int fork_depth_known;
+
+JP_NOINSTR void jp_thread_fork_prepare(void)
+{
+    struct jp_thread *t = jp_self;
+    fork_depth = t ? jp_depth(t) : 0;
+    fork_depth_known = 1;
+}
+
+JP_NOINSTR void jp_thread_fork_parent(void)
+{
+    fork_depth_known = 0;
 }
 
 /* In a forked child: only this thread exists.  Its tree restarts from the
@@ -361,23 +381,23 @@ JP_NOINSTR void jp_thread_fork_child(void)
     t->rec->capacity = t->capacity;
     t->chunk_next = t->chunk_end = 0;
     t->chunk_slots = FIRST_CHUNK;
-    uint32_t depth = t->depth;
+    uint32_t depth = fork_depth_known ? fork_depth : ((struct arena_thread *)jp_at(old_rec))->depth;
+    fork_depth_known = 0;
     if (start_tree(t) != 0) {
         jp_self = NULL;
         return;
     }
     for (uint32_t i = 1; i <= depth; i++) {
         uint64_t fn = jp_node(t->stack[i].node)->fn;
-        arena_ref n = jp_node_new(t, t->cur, fn);
+        arena_ref n = jp_node_new(t, t->stack[i - 1].node, fn);
         if (!n)
             break;
         jp_node(n)->calls = 1;
         t->stack[i].node = n;
         t->stack[i].t0 = now;
         t->cur = n;
-        t->depth = i;
+        t->rec->depth = i;
     }
-    t->rec->depth = t->depth;
     t->rec->tid = (int32_t)syscall(SYS_gettid);
     t->rec->index = 0;
     t->rec->state = ARENA_THREAD_RUNNING;

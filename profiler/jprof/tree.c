@@ -50,10 +50,10 @@ JP_NOINSTR JP_READS_CALLER_FRAME __attribute__((noinline)) static uintptr_t call
     return (uintptr_t)from + 1;
 }
 
-/* Unrolled for the usual case: one to three saved registers. */
-JP_NOINSTR JP_READS_CALLER_FRAME static inline uintptr_t caller_cfa(const uintptr_t *from, void *call_site)
+/* Unrolled for the usual case, one to three saved registers: 0 when the
+ * return address is further up. */
+JP_NOINSTR JP_READS_CALLER_FRAME static inline uintptr_t caller_cfa_near(const uintptr_t *from, uintptr_t site)
 {
-    uintptr_t site = (uintptr_t)call_site;
     if (from[1] == site)
         return (uintptr_t)&from[2];
     if (from[2] == site)
@@ -62,7 +62,15 @@ JP_NOINSTR JP_READS_CALLER_FRAME static inline uintptr_t caller_cfa(const uintpt
         return (uintptr_t)&from[4];
     if (from[0] == site)
         return (uintptr_t)&from[1];
-    return caller_cfa_far(from, site);
+    return 0;
+}
+
+JP_NOINSTR static inline uintptr_t caller_cfa(const uintptr_t *from, uintptr_t site)
+{
+    if (!site)
+        return (uintptr_t)from + 1;
+    uintptr_t sp = caller_cfa_near(from, site);
+    return sp ? sp : caller_cfa_far(from, site);
 }
 
 JP_NOINSTR uint64_t jp_now(void)
@@ -77,12 +85,13 @@ JP_NOINSTR static inline int on_stack(const struct jp_thread *t, uintptr_t sp)
 
 JP_NOINSTR static inline void close_top(struct jp_thread *t, uint64_t now)
 {
-    struct arena_frame *f = &t->stack[t->depth];
-    struct arena_node *n = jp_node(f->node);
-    t->depth--;
-    t->cur = t->stack[t->depth].node;
+    struct arena_thread *rec = t->rec;
+    uint32_t depth = rec->depth;
+    struct arena_frame *f = &t->stack[depth];
+    rec->depth = depth - 1;
+    t->cur = f[-1].node;
     barrier();                  /* see leave() */
-    n->incl += now - f->t0;
+    jp_node(f->node)->incl += now - f->t0;
 }
 
 /* Frames the new entry at sp proves abandoned (see the file comment): a
@@ -98,8 +107,8 @@ JP_NOINSTR __attribute__((noinline)) static void cut_back(struct jp_thread *t, u
                                                            uint64_t fn, uint64_t now)
 {
     int here = on_stack(t, sp);
-    while (t->depth > 0) {
-        const struct arena_frame *f = &t->stack[t->depth];
+    while (jp_depth(t) > 0) {
+        const struct arena_frame *f = &t->stack[jp_depth(t)];
         int there = on_stack(t, f->sp);
         /* Same place, same call site: an inlined callee's host, unless it is
          * the same function called again from there (a loop that longjmp'd
@@ -219,42 +228,80 @@ JP_NOINSTR static inline uint64_t read_clock(int clock)
     return clock == CLOCK_TSC ? jp_tsc() : clock == CLOCK_MONO ? jp_now_mono() : 0;
 }
 
-/* The start of every entry and exit: the thread's state, made busy (a
- * signal handler's hooks are then dropped and counted), the clock read, the
- * seqlock opened.  NULL when the event is to be ignored. */
-JP_NOINSTR __attribute__((always_inline)) static inline struct jp_thread *
-hook_begin(int clock, int attach, uint64_t *now, uint32_t *seq)
+/* The start of every entry and exit: the thread made busy (a signal
+ * handler's hooks are then dropped and counted, and live readers retry),
+ * then the clock read.  0 when the event is to be ignored; */
+JP_NOINSTR __attribute__((always_inline)) static inline int hook_begin(struct jp_thread *t, struct arena_thread *rec,
+                                                                     int clock, uint64_t *now)
 {
-    struct jp_thread *t = jp_self;
-    if (JP_UNLIKELY(!t) && (!attach || !(t = jp_thread_attach())))
-        return NULL;
-    if (JP_UNLIKELY(t->busy)) {
-        t->rec->dropped++;
-        return NULL;
+    uint32_t old = jp_busy_take(rec);
+    if (JP_UNLIKELY(old & 1)) {
+        jp_busy_refused(rec, old);
+        return 0;
     }
-    t->busy = 1;
-    barrier();
-    /* A signal handler that ran between our reading jp_self and setting
+    /* A signal handler that ran between our reading jp_self and taking
      * busy may have ended this thread (the lifecycle's shoot-down at exit):
-     * then t is no longer ours to touch. */
-    if (JP_UNLIKELY(jp_self != t))
-        return NULL;
+     * then t is no longer ours to touch.  Its record got seq moved on by
+     * two while it ended; we leave it even. */
+    if (JP_UNLIKELY(jp_self != t)) {
+        jp_busy_done(rec);
+        return 0;
+    }
     *now = read_clock(clock);
-    *seq = t->rec->seq;
-    t->rec->seq = *seq + 1;
-    __atomic_thread_fence(__ATOMIC_RELEASE);
-    return t;
+    return 1;
 }
 
-/* The end: the open depth published, the seqlock closed, busy cleared. */
-JP_NOINSTR __attribute__((always_inline)) static inline void hook_end(struct jp_thread *t,
-                                                                    struct arena_thread *rec,
-                                                                    uint32_t depth, uint32_t seq)
+/* The end: the open depth published, busy and the seqlock closed. */
+JP_NOINSTR __attribute__((always_inline)) static inline void hook_end(struct arena_thread *rec, uint32_t depth)
 {
     rec->depth = depth;
-    __atomic_store_n(&rec->seq, seq + 2, __ATOMIC_RELEASE);
-    barrier();
-    t->busy = 0;
+    jp_busy_done(rec);
+}
+
+/* An entry the fast path does not take: one that closes abandoned frames,
+ * a child not found as the parent's last one, a full shadow stack.  Busy
+ * is held; everything else is read again from t.  A synthetic frame
+ * (see enter) never closes others. */
+JP_NOINSTR __attribute__((noinline)) static void enter_slow(struct jp_thread *t, uint64_t fn, uintptr_t site,
+                                                            uintptr_t sp, uint64_t now, int synthetic)
+{
+    struct arena_thread *rec = t->rec;
+    if (!synthetic && t->stack[rec->depth].sp <= sp)
+        cut_back(t, sp, site, fn, now);
+    uint32_t depth = rec->depth;
+    arena_ref cur = t->stack[depth].node;
+    arena_ref c = jp_node(cur)->last_child;
+    if (!c || jp_node(c)->fn != fn)
+        c = find_child(t, cur, fn);
+    if (c && (depth + 1 < t->capacity || jp_grow_stack(t) == 0)) {
+        jp_node(c)->calls++;
+        t->stack[++depth] = (struct arena_frame){ .t0 = now, .sp = sp, .site = site, .node = c };
+        t->cur = c;
+    } else {
+        rec->dropped++;
+    }
+    hook_end(rec, depth);
+}
+
+/* The call site more than three words above the hook's frame: the long
+ * search, then the slow entry (a call here would cost the fast path its
+ * saved registers). */
+JP_NOINSTR __attribute__((noinline)) static void enter_far(struct jp_thread *t, uint64_t fn, uintptr_t site,
+                                                           const uintptr_t *from, uint64_t now)
+{
+    enter_slow(t, fn, site, caller_cfa_far(from, site), now, 0);
+}
+
+/* This thread's first event: attach it, then enter as usual. */
+JP_NOINSTR __attribute__((noinline)) static void enter_first(int clock, void *fn, void *site,
+                                                             const uintptr_t *from, int synthetic)
+{
+    struct jp_thread *t = jp_thread_attach();
+    uint64_t now;
+    if (!t || !hook_begin(t, t->rec, clock, &now))
+        return;
+    uintptr_t sp = synthetic ? (t->stack_hi ? t->stack_hi - 1 : UINTPTR_MAX) : caller_cfa(from, (uintptr_t)site);
+    enter_slow(t, (uint64_t)fn, (uintptr_t)site, sp, now, synthetic);
 }
 
 /* Entry.  Untimed entries (CLOCK_NONE, the sampling mode) only count;
@@ -263,93 +310,99 @@ JP_NOINSTR __attribute__((always_inline)) static inline void hook_end(struct jp_
  * lies wholly before this frame's start, never inside it as well as beside
  * it.  synthetic: a frame that is not machine code (a Java method, see
  * jp_enter_synthetic), which has no stack pointer of its own.
- * Written with locals throughout: every store to the arena could alias the
- * thread state for the compiler, which would reload it after each one. */
+ * Every way off the fast path is a tail call, so the fast path saves no
+ * registers; it is written with locals throughout (every store to the
+ * arena could alias the thread state for the compiler). */
 JP_NOINSTR __attribute__((always_inline)) static inline void enter(int clock, void *fn, void *site,
                                                                   int synthetic)
 {
-    uint64_t now;
-    uint32_t seq;
-    struct jp_thread *t = hook_begin(clock, 1, &now, &seq);
-    if (!t)
+    const uintptr_t *from = __builtin_dwarf_cfa();
+    struct jp_thread *t = jp_self;
+    if (JP_UNLIKELY(!t)) {
+        enter_first(clock, fn, site, from, synthetic);
         return;
+    }
     struct arena_thread *rec = t->rec;
-
-    uint32_t depth = t->depth;
+    uint64_t now;
+    if (!hook_begin(t, rec, clock, &now))
+        return;
     uintptr_t sp;
     if (synthetic) {
         /* The top of the thread's stack: the longjmp check never takes it
          * for an abandoned frame, and never cuts it for a native entry. */
         sp = t->stack_hi ? t->stack_hi - 1 : UINTPTR_MAX;
-    } else {
-        sp = site ? caller_cfa(__builtin_dwarf_cfa(), site) : (uintptr_t)__builtin_dwarf_cfa() + 1;
-        if (JP_UNLIKELY(t->stack[depth].sp <= sp)) {
-            cut_back(t, sp, (uintptr_t)site, (uint64_t)fn, now);
-            depth = t->depth;
+    } else if (JP_LIKELY(site)) {
+        sp = caller_cfa_near(from, (uintptr_t)site);
+        if (JP_UNLIKELY(!sp)) {
+            enter_far(t, (uint64_t)fn, (uintptr_t)site, from, now);
+            return;
         }
-    }
-    arena_ref cur = t->cur;
-    arena_ref c = jp_node(cur)->last_child;
-    if (JP_UNLIKELY(!c || jp_node(c)->fn != (uint64_t)fn))
-        c = find_child(t, cur, (uint64_t)fn);
-    if (JP_LIKELY(c) && (JP_LIKELY(depth + 1 < t->capacity) || jp_grow_stack(t) == 0)) {
-        jp_node(c)->calls++;
-        struct arena_frame *f = &t->stack[++depth];
-        f->t0 = now;
-        f->sp = sp;
-        f->site = (uintptr_t)site;
-        f->node = c;
-        barrier();              /* the frame is complete before it counts */
-        t->cur = c;
-        t->depth = depth;
     } else {
-        rec->dropped++;
+        sp = (uintptr_t)from + 1;
     }
-    hook_end(t, rec, depth, seq);
+    uint32_t depth = rec->depth;
+    struct arena_frame *top = &t->stack[depth];
+    char *base = jp_arena_base;
+    arena_ref c = ((struct arena_node *)(base + (size_t)t->cur * ARENA_SLOT))->last_child;
+    struct arena_node *n = (struct arena_node *)(base + (size_t)c * ARENA_SLOT);
+    if (JP_UNLIKELY(!synthetic && top->sp <= sp) || JP_UNLIKELY(!c) || JP_UNLIKELY(n->fn != (uint64_t)fn) ||
+        JP_UNLIKELY(depth + 1 >= t->capacity)) {
+        enter_slow(t, (uint64_t)fn, (uintptr_t)site, sp, now, synthetic);
+        return;
+    }
+    n->calls++;
+    top[1].t0 = now;
+    top[1].sp = sp;
+    top[1].site = (uintptr_t)site;
+    top[1].node = c;
+    t->cur = c;
+    barrier();                  /* the frame is complete before it counts */
+    hook_end(rec, depth + 1);
 }
 
 /* Exit that does not match the top frame: close down to the matching frame
  * if there is one, else count it. */
 JP_NOINSTR __attribute__((noinline)) static void exit_unmatched(struct jp_thread *t, uint64_t fn, uint64_t now)
 {
-    uint32_t d = t->depth;
+    struct arena_thread *rec = t->rec;
+    uint32_t d = rec->depth;
     while (d > 0 && jp_node(t->stack[d].node)->fn != fn)
         d--;
-    if (d == 0) {
-        t->rec->unmatched++;
-        return;
-    }
-    while (t->depth >= d)
-        close_top(t, now);
+    if (d == 0)
+        rec->unmatched++;
+    else
+        while (rec->depth >= d)
+            close_top(t, now);
+    hook_end(rec, rec->depth);
+    if (rec->request)
+        jp_attend(t);
 }
 
 JP_NOINSTR __attribute__((always_inline)) static inline void leave(int clock, void *fn)
 {
-    uint64_t now;
-    uint32_t seq;
-    struct jp_thread *t = hook_begin(clock, 0, &now, &seq);
-    if (!t)
+    struct jp_thread *t = jp_self;
+    if (JP_UNLIKELY(!t))
         return;
     struct arena_thread *rec = t->rec;
-
-    uint32_t depth = t->depth;
+    uint64_t now;
+    if (!hook_begin(t, rec, clock, &now))
+        return;
+    uint32_t depth = rec->depth;
     struct arena_frame *f = &t->stack[depth];
     struct arena_node *n = jp_node(f->node);
-    if (JP_LIKELY(depth > 0 && n->fn == (uint64_t)fn)) {
-        /* Pop first, then add the time: a profile written by a signal
-         * handler that interrupted us here (exit() in a handler) sees the
-         * frame either open or closed with its time, never both. */
-        depth--;
-        t->depth = depth;
-        t->cur = f[-1].node;
-        barrier();
-        if (clock != CLOCK_NONE)
-            n->incl += now - f->t0;
-    } else {
+    if (JP_UNLIKELY(depth == 0 || n->fn != (uint64_t)fn)) {
         exit_unmatched(t, (uint64_t)fn, now);
-        depth = t->depth;
+        return;
     }
-    hook_end(t, rec, depth, seq);
+    /* Pop first, then add the time: a profile written by a signal handler
+     * that interrupted us here (exit() in a handler) sees the frame either
+     * open or closed with its time, never both. */
+    rec->depth = depth - 1;
+    t->cur = f[-1].node;
+    barrier();
+    if (clock != CLOCK_NONE)
+        n->incl += now - f->t0;
+    jp_busy_done(rec);
     if (JP_UNLIKELY(rec->request))
         jp_attend(t);
 }
