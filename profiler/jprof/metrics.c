@@ -23,6 +23,7 @@
 #include "profile/iostats.h"
 
 #include <errno.h>
+#include <pthread.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -98,7 +99,8 @@ static uint32_t series_epoch;
  * total when it passes LIVE_BATCH either way, so threads do not share a
  * counter on every call.  A thread checks the peak against the total plus
  * its own batch: exact while one thread allocates, and within LIVE_BATCH
- * per other thread otherwise. */
+ * per other running thread otherwise (an ending thread adds its batch:
+ * mthread_ended). */
 #define LIVE_BATCH (64 << 10)
 static struct {
     int64_t pub;                        /* the batches added so far */
@@ -125,6 +127,8 @@ struct mthread {
     arena_ref ctx_node;
     struct node_ext *ctx_ext;
     int64_t live_delta;                 /* this thread's batch of the live heap */
+    int64_t batch;                      /* added to the total when it passes this
+                                         * (LIVE_BATCH; 0 once the thread ends) */
     uint32_t nallocs;
     uint32_t epoch;                     /* series_epoch when the fields below were set */
     /* the I/O interval this thread is adding to, and what it added */
@@ -141,6 +145,23 @@ static uint32_t nmthreads;
 static struct mthread *mthread_list;
 static __thread struct mthread *mt_self __attribute__((tls_model("initial-exec")));
 
+/* A thread's batch of the live heap must not outlive it (a program running
+ * through many threads would leave their batches out of the total the
+ * others compare with the peak): a thread-specific key's destructor adds
+ * it when the thread ends, and from then on every call is added at once
+ * (what runs later in the ending thread: other destructors). */
+static pthread_key_t end_key;
+static int end_key_made;
+
+JP_NOINSTR static void live_publish(struct mthread *m);
+
+JP_NOINSTR static void mthread_ended(void *arg)
+{
+    struct mthread *m = arg;
+    m->batch = 0;
+    live_publish(m);
+}
+
 JP_NOINSTR __attribute__((noinline)) static struct mthread *mthread_new(void)
 {
     uint32_t i = __atomic_fetch_add(&nmthreads, 1, __ATOMIC_RELAXED);
@@ -148,6 +169,9 @@ JP_NOINSTR __attribute__((noinline)) static struct mthread *mthread_new(void)
         return NULL;
     struct mthread *m = &mthreads[i];
     m->epoch = __atomic_load_n(&series_epoch, __ATOMIC_RELAXED);
+    m->batch = LIVE_BATCH;
+    if (end_key_made)
+        pthread_setspecific(end_key, m);
     struct mthread *head = __atomic_load_n(&mthread_list, __ATOMIC_RELAXED);
     do
         m->next = head;
@@ -564,6 +588,16 @@ JP_NOINSTR __attribute__((noinline)) static void alloc_no_thread(uintptr_t p, ui
         atomic_max(&heap.peak, (uint64_t)live);
 }
 
+JP_NOINSTR __attribute__((noinline)) static void free_no_thread(uint64_t size)
+{
+    struct node_ext *x = ext_of(context_node(jp_self));
+    if (x) {
+        x->frees++;
+        x->free_bytes += size;
+    }
+    ADD(heap.pub, -(int64_t)size);
+}
+
 JP_EXPORT JP_NOINSTR void HookitAlloc(void *ptr, uint64_t size, void *old_ptr)
 {
     (void)old_ptr;              /* realloc's old block came as a HookitFree before */
@@ -583,7 +617,7 @@ JP_EXPORT JP_NOINSTR void HookitAlloc(void *ptr, uint64_t size, void *old_ptr)
     m->c.allocs++;
     m->c.alloc_bytes += size;
     int64_t delta = m->live_delta += (int64_t)(size - replaced);
-    if (JP_UNLIKELY(delta >= LIVE_BATCH))
+    if (JP_UNLIKELY(delta >= m->batch))
         live_publish(m);
     int64_t live = __atomic_load_n(&heap.pub, __ATOMIC_RELAXED) + m->live_delta - heap.base;
     if (JP_UNLIKELY(live > (int64_t)__atomic_load_n(&heap.peak, __ATOMIC_RELAXED)))
@@ -600,7 +634,7 @@ JP_EXPORT JP_NOINSTR void HookitFree(void *ptr)
                 b.epoch == __atomic_load_n(&heap.block_epoch, __ATOMIC_RELAXED);
     if (JP_UNLIKELY(!m)) {
         if (found)
-            ADD(heap.pub, -(int64_t)b.size);
+            free_no_thread(b.size);
         return;
     }
     if (JP_UNLIKELY(!found)) {
@@ -615,7 +649,7 @@ JP_EXPORT JP_NOINSTR void HookitFree(void *ptr)
     m->c.frees++;
     m->c.free_bytes += b.size;
     int64_t delta = m->live_delta -= (int64_t)b.size;
-    if (JP_UNLIKELY(delta <= -LIVE_BATCH))
+    if (JP_UNLIKELY(delta <= -m->batch))
         live_publish(m);
 }
 
@@ -637,8 +671,11 @@ JP_NOINSTR uint32_t jp_metrics_start(const struct hookit_host *h)
         if (!pool)
             files = NULL;
     }
-    if (mopt.alloc)
+    if (mopt.alloc) {
         blocks_init();
+        if (!end_key_made)
+            end_key_made = pthread_key_create(&end_key, mthread_ended) == 0;
+    }
     return (mopt.io ? HOOKIT_CAP_IO : 0) | (mopt.alloc ? HOOKIT_CAP_ALLOC : 0);
 }
 
@@ -682,9 +719,11 @@ JP_NOINSTR void jp_metrics_fork_child(void)
     int64_t live = live_now();
     for (struct mthread *m = mthread_list; m; m = m->next) {
         struct mthread *next = m->next;
+        int64_t batch = m->batch;
         memset(m, 0, sizeof *m);
         m->next = next;
         m->epoch = series_epoch;
+        m->batch = batch;
     }
     heap.pub = live + heap.base;
     heap.peak = live > 0 ? (uint64_t)live : 0;

@@ -602,6 +602,7 @@ def check_after_phase(doc):
     return meta
 
 
+@hk.not_under("address", "thread", why="the sanitizer owns malloc")
 def test_ctl_reset_clears_io_and_alloc(tmp):
     """reset: everything before is gone: contexts, files, series, totals;
     blocks allocated before are no longer tracked (their frees are
@@ -618,6 +619,7 @@ def test_ctl_reset_clears_io_and_alloc(tmp):
     assert series and max(m for _, m in series) == 700, series
 
 
+@hk.not_under("address", "thread", why="the sanitizer owns malloc")
 def test_ctl_zerobase_rebases_io_and_alloc(tmp):
     """zerobase: contexts stay with zero numbers, files and series restart,
     blocks allocated before stay tracked (freed with their size, leaks of
@@ -655,3 +657,25 @@ def test_static_link_jprof_alloc(tmp):
     # the totals also hold what the static C library allocates for itself
     # (outside any context); the contexts are exact
     check_allocations(hk.export_json(tmp, hk.one_profile(tmp, "known_alloc")), totals=False)
+
+
+def test_alloc_many_threads(tmp):
+    """70000 threads one after the other (more than the 65536 that get
+    per-thread counters), each allocating in work(): every allocation and
+    free is charged to its context, and the ended threads' batches of the
+    live heap are added when they end, so the peak stays the program's
+    (a few hundred bytes at a time), not the sum of leftover batches."""
+    exe = hk.cc(tmp, [src("alloc_many_threads.c")], "alloc_many_threads", flags=["-pthread"])
+    p = hk.run(tmp, [exe], env={"JPROFOPTS": "alloc"}, timeout=300)
+    assert p.stdout == "done\n" and p.stderr == "", (p.stdout, p.stderr)
+    doc = hk.export_json(tmp, hk.one_profile(tmp, "alloc_many_threads"))
+    made = sum(10 + k % 50 for k in range(70000))
+    tot = [0] * 6
+    for t in doc["threads"]:
+        for path, n in hk.walk(t["roots"]):
+            if path[-1] == "work":
+                tot = [a + b for a, b in zip(tot, alloc_cols(n))]
+    assert tot == [70000, made, 70000, made, 0, 0], tot
+    meta = doc["process"]["meta"]
+    assert meta["free_untracked"] == "0", meta
+    assert int(meta["alloc_peak_bytes"]) < 64 * 1024, meta["alloc_peak_bytes"]
