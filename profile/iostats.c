@@ -55,7 +55,8 @@ static void transfer(struct iostats *s, int write, uint64_t bytes, int64_t offse
         if (offset == *end)
             (*(write ? &s->consec_writes : &s->consec_reads))++;
     }
-    *end = offset + (int64_t)bytes;
+    /* saturated: a log may claim any offset and size (fuzzed input) */
+    *end = bytes > (uint64_t)(INT64_MAX - offset) ? INT64_MAX : offset + (int64_t)bytes;
     if (*end - 1 > *max)
         *max = *end - 1;
     uint32_t dir = write ? 2 : 1;
