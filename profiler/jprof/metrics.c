@@ -773,13 +773,12 @@ JP_NOINSTR void jp_metrics_control(uint32_t cmd)
         for (size_t i = 0; i < sizeof m->c / sizeof *c; i++)
             __atomic_store_n(&b[i], __atomic_load_n(&c[i], __ATOMIC_RELAXED), __ATOMIC_RELAXED);
     }
-    /* The per-file table and the series start empty. */
-    for (uint32_t id = 1; files && id <= max_file; id++) {
-        struct jfile *f = &files[id];
-        spin_lock(&f->lock);
-        f->used = 0;
-        spin_unlock(&f->lock);
-    }
+    /* The per-file table and the series start empty.  No lock taken: this
+     * may run in an instrumented signal handler that interrupted this very
+     * thread inside account_file; a record's next call starts it anew (a
+     * call made at the same moment is dropped with the old numbers). */
+    for (uint32_t id = 1; files && id <= max_file; id++)
+        __atomic_store_n(&files[id].used, 0, __ATOMIC_RELAXED);
     ADD(series_epoch, 1);
     if (mt_self)
         series_catch_up(mt_self, series_epoch);
