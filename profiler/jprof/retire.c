@@ -48,7 +48,8 @@ JP_NOINSTR arena_ref jp_chunk_alloc(struct jp_thread *t, uint32_t slots)
     if (c >= 0 && __atomic_load_n(&free_chunks[c], __ATOMIC_RELAXED)) {
         pthread_mutex_lock(&lock);
         if ((r = free_chunks[c]) != 0)
-            free_chunks[c] = ((struct chunk_header *)jp_at(r))->next;
+            __atomic_store_n(&free_chunks[c], ((struct chunk_header *)jp_at(r))->next,
+                             __ATOMIC_RELAXED);
         pthread_mutex_unlock(&lock);
     }
     if (!r && !(r = jp_arena_alloc(slots)))
@@ -69,7 +70,7 @@ JP_NOINSTR static void free_chunks_of(struct arena_thread *rec)
         int c = size_class(h->slots);
         if (c >= 0) {
             h->next = free_chunks[c];
-            free_chunks[c] = r;
+            __atomic_store_n(&free_chunks[c], r, __ATOMIC_RELAXED);   /* read unlocked */
         }
         r = next;
     }
@@ -179,7 +180,7 @@ JP_NOINSTR arena_ref jp_retired_record(void)
     if (ended_count > jp_opt.threads_kept && ensure_merged_thread() == 0) {
         ref = ended[ended_head];
         ended_head = (ended_head + 1) % ended_cap;
-        ended_count--;
+        __atomic_store_n(&ended_count, ended_count - 1, __ATOMIC_RELAXED);   /* read unlocked */
         struct arena_thread *rec = jp_at(ref);
         struct arena_thread *m = merged->rec;
         m->seq++;
@@ -208,7 +209,7 @@ JP_NOINSTR void jp_retire(struct arena_thread *rec, arena_ref ref)
         return;
     if (ended_count < ended_cap) {
         ended[(ended_head + ended_count) % ended_cap] = ref;
-        ended_count++;
+        __atomic_store_n(&ended_count, ended_count + 1, __ATOMIC_RELAXED);
     }
     pthread_mutex_unlock(&lock);
 }
