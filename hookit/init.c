@@ -109,8 +109,18 @@ static const struct lc_client bridge = {
     .mpi_call = hk_mpi_lifecycle,
 };
 
+#ifdef __SANITIZE_THREAD__
+extern void __tsan_init(void);
+#endif
+
 HK_NOINSTR void hk_init(void)
 {
+#ifdef __SANITIZE_THREAD__
+    /* make SANITIZE=thread: another library's constructor may run a hook
+     * before libtsan's own constructor; the plugins' instrumented code
+     * needs TSan set up (this file is not instrumented: Makefile). */
+    __tsan_init();
+#endif
     int expected = 0;
     if (init_state == 2 ||
         !__atomic_compare_exchange_n(&init_state, &expected, 1, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))

@@ -5,6 +5,7 @@
  */
 #include "tools/cli.h"
 
+#include <dlfcn.h>
 #include <errno.h>
 #include <getopt.h>
 #include <limits.h>
@@ -99,11 +100,12 @@ static void warn_if_setid(const char *prog)
 }
 
 /* Length of a sanitizer runtime at the head of LD_PRELOAD (libasan.so.8,
- * libclang_rt.asan-x86_64.so, libtsan...), 0 if none: it must stay the
- * first object loaded, or the program dies at start. */
+ * libclang_rt.asan-x86_64.so...), 0 if none: it must stay the first object
+ * loaded, or the program dies at start.  Not libtsan: TSan's runtime must
+ * come after libhookit (tsan_after_libhookit). */
 static size_t sanitizer_head(const char *preload)
 {
-    static const char *const runtimes[] = { "libasan", "libtsan", "libubsan", "libclang_rt." };
+    static const char *const runtimes[] = { "libasan", "libubsan", "libclang_rt.asan" };
     size_t n = strcspn(preload, ": ");
     const char *base = preload + n;
     while (base > preload && base[-1] != '/')
@@ -114,14 +116,47 @@ static size_t sanitizer_head(const char *preload)
     return 0;
 }
 
-static int set_preload(const char *lib)
+#ifdef __SANITIZE_THREAD__
+extern void __tsan_init(void);
+#endif
+
+/* hookit built with TSan (make SANITIZE=thread), so libhookit is too: TSan's
+ * runtime must load after libhookit, whose thread trampoline must run before
+ * TSan's (TSan's crashes on hooks it has not set up yet), and before libc,
+ * whose functions TSan intercepts.  Returns "LIB:TSAN" or NULL. */
+static char *tsan_after_libhookit(const char *lib, const char *old)
+{
+#ifdef __SANITIZE_THREAD__
+    Dl_info info;
+    if (!dladdr((void *)__tsan_init, &info) || !info.dli_fname || strchr(info.dli_fname, ':')
+        || (old && strstr(old, "libtsan")))
+        return NULL;
+    char *v = malloc(strlen(lib) + strlen(info.dli_fname) + 2);
+    if (v)
+        sprintf(v, "%s:%s", lib, info.dli_fname);
+    return v;
+#else
+    (void)lib;
+    (void)old;
+    return NULL;
+#endif
+}
+
+static int set_preload(const char *libhookit)
 {
     const char *old = getenv("LD_PRELOAD");
-    if (!old || !*old)
-        return setenv("LD_PRELOAD", lib, 1);
+    char *with_tsan = tsan_after_libhookit(libhookit, old);
+    const char *lib = with_tsan ? with_tsan : libhookit;
+    if (!old || !*old) {
+        int rc = setenv("LD_PRELOAD", lib, 1);
+        free(with_tsan);
+        return rc;
+    }
     char *v = malloc(strlen(lib) + strlen(old) + 2);
-    if (!v)
+    if (!v) {
+        free(with_tsan);
         return -1;
+    }
     size_t head = sanitizer_head(old);
     if (head)
         sprintf(v, "%.*s:%s%s", (int)head, old, lib, old + head);
@@ -129,6 +164,7 @@ static int set_preload(const char *lib)
         sprintf(v, "%s:%s", lib, old);
     int rc = setenv("LD_PRELOAD", v, 1);
     free(v);
+    free(with_tsan);
     return rc;
 }
 
