@@ -218,7 +218,7 @@ JP_NOINSTR static void take_command(struct jp_thread *t)
 JP_NOINSTR void jp_control_local(uint32_t cmd)
 {
     int saved = errno;
-    struct jp_thread *t = jp_self;
+    struct jp_thread *t = jp_self_live();
     if (t && !jp_busy_begin(t)) {
         errno = saved;
         return;

@@ -130,7 +130,7 @@ JP_EXPORT JP_NOINSTR void HookitEvent(const struct hookit_event *ev)
         jp_death_signal = ev->signo;
         break;
     case HOOKIT_EV_CONTROL:
-        jp_attend(jp_self ? jp_self : jp_thread_attach());
+        jp_attend(jp_self ? jp_self_live() : jp_thread_attach());
         break;
     default:
         break;

@@ -55,6 +55,16 @@ struct jp_thread {
 };
 
 extern __thread struct jp_thread *jp_self __attribute__((tls_model("initial-exec")));
+/* jp_self once the thread has ended: its later hooks (TLS destructors, say)
+ * are ignored.  Not a shared "ended" state: every ended thread would write
+ * its seq at once, and seq is only safe with one writer. */
+#define JP_ENDED ((struct jp_thread *)1)
+/* jp_self when it is a running thread's state, else NULL. */
+static inline struct jp_thread *jp_self_live(void)
+{
+    struct jp_thread *t = jp_self;
+    return (uintptr_t)t > (uintptr_t)JP_ENDED ? t : NULL;
+}
 static inline uint32_t jp_depth(const struct jp_thread *t) { return t->rec->depth; }
 /* The node of the innermost open frame (the root's when none is open). */
 static inline arena_ref jp_cur(const struct jp_thread *t) { return t->cur; }

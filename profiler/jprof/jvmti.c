@@ -493,7 +493,7 @@ JP_NOINSTR static int collecting(void)
 /* The Java name into the thread's record, once it has one. */
 JP_NOINSTR static void apply_name(struct agent_thread *a)
 {
-    struct jp_thread *t = jp_self;
+    struct jp_thread *t = jp_self_live();
     if (!a->name[0] || !t || !t->rec || t->rec->state != ARENA_THREAD_RUNNING)
         return;
     a->name_applied = 1;

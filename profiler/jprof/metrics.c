@@ -377,7 +377,7 @@ JP_NOINSTR static void on_io(const struct hookit_io *io)
     uint64_t wr = ok && io->op == HOOKIT_IO_WRITE ? io->bytes : 0;
     uint64_t dt = io->t1 > io->t0 ? io->t1 - io->t0 : 0;
     struct mthread *m = mthread();
-    arena_ref node = context_node(jp_self);
+    arena_ref node = context_node(jp_self_live());
     struct node_ext *x = m ? context_ext(m, node) : ext_of(node);
     if (x) {
         x->io_calls++;
@@ -577,12 +577,12 @@ JP_NOINSTR __attribute__((noinline)) static void heap_series(struct mthread *m, 
 JP_NOINSTR __attribute__((noinline)) static void alloc_no_thread(uintptr_t p, uint64_t size)
 {
     uint32_t epoch = __atomic_load_n(&heap.block_epoch, __ATOMIC_RELAXED);
-    struct node_ext *x = ext_of(context_node(jp_self));
+    struct node_ext *x = ext_of(context_node(jp_self_live()));
     if (x) {
         x->allocs++;
         x->alloc_bytes += size;
     }
-    uint64_t replaced = block_insert(p, size, context_node(jp_self), epoch);
+    uint64_t replaced = block_insert(p, size, context_node(jp_self_live()), epoch);
     int64_t live = ADD(heap.pub, (int64_t)(size - replaced)) + (int64_t)(size - replaced) - heap.base;
     if (live > 0)
         atomic_max(&heap.peak, (uint64_t)live);
@@ -590,7 +590,7 @@ JP_NOINSTR __attribute__((noinline)) static void alloc_no_thread(uintptr_t p, ui
 
 JP_NOINSTR __attribute__((noinline)) static void free_no_thread(uint64_t size)
 {
-    struct node_ext *x = ext_of(context_node(jp_self));
+    struct node_ext *x = ext_of(context_node(jp_self_live()));
     if (x) {
         x->frees++;
         x->free_bytes += size;
@@ -606,7 +606,7 @@ JP_EXPORT JP_NOINSTR void HookitAlloc(void *ptr, uint64_t size, void *old_ptr)
         alloc_no_thread((uintptr_t)ptr, size);
         return;
     }
-    arena_ref node = context_node(jp_self);
+    arena_ref node = context_node(jp_self_live());
     uint64_t replaced = block_insert((uintptr_t)ptr, size, node,
                                      __atomic_load_n(&heap.block_epoch, __ATOMIC_RELAXED));
     struct node_ext *x = context_ext(m, node);
@@ -641,7 +641,7 @@ JP_EXPORT JP_NOINSTR void HookitFree(void *ptr)
         m->c.untracked_frees++;
         return;
     }
-    struct node_ext *x = context_ext(m, context_node(jp_self));
+    struct node_ext *x = context_ext(m, context_node(jp_self_live()));
     if (x) {
         x->frees++;
         x->free_bytes += b.size;

@@ -44,7 +44,7 @@ JP_NOINSTR void jp_mpi_event(const struct hookit_event *ev)
         jp_enter_synthetic(key);
         return;
     }
-    struct jp_thread *t = jp_self;
+    struct jp_thread *t = jp_self_live();
     if (t && !jp_busy(t) && jp_depth(t) > 0 && jp_node(jp_cur(t))->fn == key)
         jp_node(jp_cur(t))->reserved += m->bytes;
     jp_exit_synthetic(key);

@@ -30,7 +30,7 @@ JP_NOINSTR static int on_sample(int sig, siginfo_t *info, void *uc)
     (void)uc;
     if (!info || info->si_code != SI_TIMER || info->si_value.sival_int != SAMPLE_COOKIE)
         return 1;
-    struct jp_thread *t = jp_self;
+    struct jp_thread *t = jp_self_live();
     if (t)
         jp_node(jp_cur(t))->samples++;
     return 0;

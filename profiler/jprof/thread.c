@@ -150,11 +150,6 @@ JP_NOINSTR void jp_thread_publish(struct jp_thread *t)
 static struct jp_thread *free_threads;
 static pthread_mutex_t free_lock = PTHREAD_MUTEX_INITIALIZER;
 
-/* Where an ended thread's later hooks (TLS destructors, say) go: always
- * busy (odd seq), so they are dropped, and never a tree. */
-static struct arena_thread ended_rec = { .seq = 1 };
-static struct jp_thread ended_thread = { .rec = &ended_rec };
-
 JP_NOINSTR static struct jp_thread *reuse_thread(arena_ref *stack_ref)
 {
     pthread_mutex_lock(&free_lock);
@@ -298,7 +293,7 @@ JP_NOINSTR struct jp_thread *jp_thread_attach_numbered(int number)
 JP_NOINSTR void jp_thread_end(void)
 {
     struct jp_thread *t = jp_self;
-    if (!t || t == &ended_thread || t->rec->state == ARENA_THREAD_ENDED)
+    if (!t || t == JP_ENDED || t->rec->state == ARENA_THREAD_ENDED)
         return;
     /* Called from a signal handler (the lifecycle's shoot-down at exit) that
      * interrupted this thread inside an entry or exit: its tree is mid-update
@@ -320,7 +315,7 @@ JP_NOINSTR void jp_thread_end(void)
     rec->priv = 0;
     /* From here on a signal handler's hooks go to the ended state, so the
      * record can stop being busy before it is handed over. */
-    jp_self = &ended_thread;
+    jp_self = JP_ENDED;
     jp_busy_done(rec);
     __atomic_store_n(&rec->state, ARENA_THREAD_ENDED, __ATOMIC_RELEASE);
     if (rec->index != 0)
@@ -343,7 +338,7 @@ static int fork_depth_known;
 
 JP_NOINSTR void jp_thread_fork_prepare(void)
 {
-    struct jp_thread *t = jp_self;
+    struct jp_thread *t = jp_self_live();
     fork_depth = t ? jp_depth(t) : 0;
     fork_depth_known = 1;
 }
@@ -362,7 +357,7 @@ JP_NOINSTR void jp_thread_fork_child(void)
     pthread_mutex_init(&free_lock, NULL);   /* another thread may have held it */
     jp_arena_header()->first_thread = 0;
     next_index = 1;
-    if (!t || t == &ended_thread) {
+    if (!t || t == JP_ENDED) {
         jp_self = NULL;
         return;
     }

@@ -318,8 +318,9 @@ JP_NOINSTR __attribute__((always_inline)) static inline void enter(int clock, vo
 {
     const uintptr_t *from = __builtin_dwarf_cfa();
     struct jp_thread *t = jp_self;
-    if (JP_UNLIKELY(!t)) {
-        enter_first(clock, fn, site, from, synthetic);
+    if (JP_UNLIKELY((uintptr_t)t <= (uintptr_t)JP_ENDED)) {
+        if (!t)
+            enter_first(clock, fn, site, from, synthetic);
         return;
     }
     struct arena_thread *rec = t->rec;
@@ -381,7 +382,7 @@ JP_NOINSTR __attribute__((noinline)) static void exit_unmatched(struct jp_thread
 JP_NOINSTR __attribute__((always_inline)) static inline void leave(int clock, void *fn)
 {
     struct jp_thread *t = jp_self;
-    if (JP_UNLIKELY(!t))
+    if (JP_UNLIKELY((uintptr_t)t <= (uintptr_t)JP_ENDED))
         return;
     struct arena_thread *rec = t->rec;
     uint64_t now;

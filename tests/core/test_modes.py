@@ -32,8 +32,13 @@ def test_timer_sample_exact_counts_sampled_time(tmp):
 
 
 def test_compensate_subtracts_measured_overhead(tmp):
+    # The profile's times are wall-clock: on a loaded machine a run that
+    # was preempted keeps the wait, which compensation cannot remove.  Runs
+    # go on (up to 8 pairs) until an unpreempted pair shows the effect.
     raw, comp = [], []
-    for i in range(3):
+    for i in range(8):
+        if len(comp) >= 3 and min(comp) < 0.8 * min(raw):
+            break
         doc, _ = fib_profile(tmp, "", f"fib_raw{i}")
         raw.append(hk.node(hk.thread_of(doc, 0), "main")["incl_ns"])
         assert doc["process"]["meta"]["compensated"] == "no"

@@ -124,3 +124,23 @@ def test_detached_threads_still_running_at_exit(tmp):
             except AssertionError as e:
                 bad.append(f"run {run} thread {index}: {e}")
     assert not bad, f"{len(bad)} bad thread trees in 12 runs:\n" + "\n".join(bad[:6])
+
+
+def test_hooks_after_the_thread_ended_are_ignored(tmp):
+    """Four threads run instrumented pthread-key destructors at once, after
+    the profiler ended them (tests/progs/ended_hooks.c): their hooks are
+    dropped, the program's output and status are its own, each thread's
+    tree holds what ran before its end.  (Once all ended threads shared one
+    state whose busy word they raced on: now and then one went on into a
+    NULL shadow stack.)"""
+    exe = hk.cc(tmp, ["ended_hooks.c"], "ended_hooks", libs=["-lpthread"])
+    for run in range(5):
+        for p in hk.profiles(tmp):
+            os.unlink(p)
+        r = hk.run(tmp, [exe], check=False)
+        assert (r.returncode, r.stdout, r.stderr) == (0, "ended_hooks: 140032\n", ""), (run, r)
+        doc = hk.export_json(tmp, hk.one_profile(tmp, "ended_hooks"))
+        workers = [t for t in doc["threads"] if t["index"] != 0]
+        assert len(workers) == 4, [t["index"] for t in doc["threads"]]
+        for t in workers:
+            hk.assert_tree(t, {("worker",): 1, ("worker", "step"): 1})
