@@ -56,17 +56,30 @@ def _sanitizer_runtime():
 
 SANITIZER_RUNTIME = _sanitizer_runtime() if SANITIZE else None
 
+# After -lhookit on a link line: under TSan its runtime, needed right after
+# libhookit and before libc (see sanitizer_env).
+HOOKIT_LINK_TAIL = (["-Wl,--push-state,--no-as-needed", SANITIZER_RUNTIME, "-Wl,--pop-state"]
+                    if "thread" in SANITIZE and SANITIZER_RUNTIME else [])
+
 
 def sanitizer_env(env):
-    """Add what programs under a sanitized build need: the runtime first in
+    """Add what programs under a sanitized build need: the runtime in
     LD_PRELOAD, and options that make any report fail the program (leaks
-    are not checked: the programs under test are not built with ASan)."""
+    are not checked: the programs under test are not built with ASan).
+
+    ASan's runtime goes first.  TSan's goes after the preloaded libraries
+    (libhookit's thread trampoline must run before TSan's, which crashes on
+    instrumented code in a thread it has not set up) and only when one is
+    preloaded: a program linked with -lhookit gets it at link time (cc)."""
     if not SANITIZE:
         return env
     if SANITIZER_RUNTIME:
         old = env.get("LD_PRELOAD", "")
         if SANITIZER_RUNTIME not in old.split(":"):
-            env["LD_PRELOAD"] = SANITIZER_RUNTIME + (":" + old if old else "")
+            if "thread" not in SANITIZE:
+                env["LD_PRELOAD"] = SANITIZER_RUNTIME + (":" + old if old else "")
+            elif old:
+                env["LD_PRELOAD"] = old + ":" + SANITIZER_RUNTIME
     # The programs' own deadly signals stay theirs (a test of a crash sees
     # the same death as natively), not the runtime's report.
     own_signals = "allow_user_segv_handler=1:handle_segv=0:handle_sigbus=0:handle_sigfpe=0:" \
@@ -75,7 +88,7 @@ def sanitizer_env(env):
                    + own_signals + ":exitcode=86")
     env.setdefault("UBSAN_OPTIONS", "halt_on_error=1:print_stacktrace=1:exitcode=87")
     env.setdefault("TSAN_OPTIONS", "exitcode=88:report_signal_unsafe=0:die_after_fork=0:"
-                   + own_signals)
+                   + own_signals + ":suppressions=" + os.path.join(ROOT, "tests", "tsan.supp"))
     return env
 
 
@@ -111,7 +124,7 @@ def cc(tmp, sources, out, compiler="gcc", link_hookit=True, instrument=True,
         cmd += ["-shared", "-fPIC"]
     cmd += list(flags) + ["-o", dst] + srcs
     if link_hookit:
-        cmd += ["-L" + LIB, "-lhookit", "-Wl,-rpath," + LIB]
+        cmd += ["-L" + LIB, "-lhookit", "-Wl,-rpath," + LIB] + HOOKIT_LINK_TAIL
     cmd += list(libs)
     p = subprocess.run(cmd, capture_output=True, text=True, cwd=tmp)
     if p.returncode != 0:

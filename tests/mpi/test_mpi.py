@@ -57,7 +57,7 @@ def build(tmp, compiler, source, out, link=True):
     cmd = [compiler, "-g", "-O1", "-finstrument-functions", "-o", os.path.join(tmp, out),
            os.path.join(HERE, source)]
     if link:
-        cmd += ["-L" + hk.LIB, "-lhookit", "-Wl,-rpath," + hk.LIB]
+        cmd += ["-L" + hk.LIB, "-lhookit", "-Wl,-rpath," + hk.LIB] + hk.HOOKIT_LINK_TAIL
     p = subprocess.run(cmd, capture_output=True, text=True, cwd=tmp)
     assert p.returncode == 0, f"{' '.join(cmd)}\n{p.stderr}"
     return os.path.join(tmp, out)
@@ -259,7 +259,7 @@ def test_stacks_with_another_pmpi_tool(tmp):
                         os.path.join(HERE, "pmpi_tool.c")], capture_output=True, text=True)
     assert p.returncode == 0, p.stderr
     link_tool = ["-L" + tmp, "-Wl,--no-as-needed", "-lpmpitool", "-Wl,--as-needed", "-Wl,-rpath," + tmp]
-    hookit_lib = ["-L" + hk.LIB, "-lhookit", "-Wl,-rpath," + hk.LIB]
+    hookit_lib = ["-L" + hk.LIB, "-lhookit", "-Wl,-rpath," + hk.LIB] + hk.HOOKIT_LINK_TAIL
     for exe, libs, hookit_sees in (("after", hookit_lib + link_tool, True),
                                    ("before", link_tool + hookit_lib, False)):
         cmd = ["mpicc", "-g", "-O1", "-finstrument-functions", "-o", os.path.join(tmp, exe),
