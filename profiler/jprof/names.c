@@ -34,19 +34,33 @@ JP_NOINSTR void jp_names_reload(void)
     pthread_mutex_unlock(&a2n_lock);
 }
 
-/* ---- libraries closed while the program runs ---------------------------- */
+/* ---- libraries closed while the program runs ----------------------------
+ * pre-dlclose (the library still mapped): every node of its functions in
+ * any tree, and their names as synthetic keys.  post-dlclose, if it is
+ * really gone, those nodes take their keys.  Another thread holding a
+ * reference may have called into it after our pre-dlclose and closed it
+ * before us: its new nodes are found by a second walk over the address
+ * range, named by their function's key when it was seen before, else
+ * module+offset.  That walk is skipped when another library already sits
+ * in the range (a dlopen in between): its nodes could not be told apart. */
 struct closing {
     char name[4096];            /* the library's path as the loader knows it */
+    const char *module;         /* its base name, in name */
     uintptr_t bias;
     uintptr_t lo[8], hi[8];     /* its executable segments */
     unsigned nranges;
-    arena_ref *nodes;           /* tree nodes of its functions ... */
+    uint64_t *fns;              /* its functions seen in pre-dlclose ... */
     uint64_t *keys;             /* ... and the synthetic keys they become */
     size_t count, cap;
+    arena_ref *nodes;           /* the nodes seen in pre-dlclose ... */
+    uint64_t *node_keys;        /* ... and their keys */
+    size_t nnodes, nodes_cap;
+    struct closing *outer;      /* a dlclose from a destructor run by dlclose */
 };
 /* Per thread: two threads may be closing libraries at once, each between
- * its own pre- and post-dlclose.  The state is allocated; only a pointer is
- * thread-local (a plugin's static TLS must stay small). */
+ * its own pre- and post-dlclose, and a library's destructor may close
+ * another.  The states are allocated; only a pointer is thread-local (a
+ * plugin's static TLS must stay small). */
 static __thread struct closing *closing_self __attribute__((tls_model("initial-exec")));
 
 JP_NOINSTR static int find_segments(struct dl_phdr_info *info, size_t size, void *arg)
@@ -65,53 +79,51 @@ JP_NOINSTR static int find_segments(struct dl_phdr_info *info, size_t size, void
     return 1;
 }
 
-JP_NOINSTR static int in_closing(uint64_t fn)
+JP_NOINSTR static int in_closing(const struct closing *c, uint64_t fn)
 {
-    for (unsigned i = 0; i < closing_self->nranges; i++)
-        if (fn >= closing_self->lo[i] && fn < closing_self->hi[i])
+    for (unsigned i = 0; i < c->nranges; i++)
+        if (fn >= c->lo[i] && fn < c->hi[i])
             return 1;
     return 0;
 }
 
-JP_NOINSTR static void remember(arena_ref ref, uint64_t key)
+JP_NOINSTR static uint64_t known_key(const struct closing *c, uint64_t fn)
 {
-    if (closing_self->count == closing_self->cap) {
-        size_t cap = closing_self->cap ? closing_self->cap * 2 : 64;
-        arena_ref *n = realloc(closing_self->nodes, cap * sizeof *n);
-        if (n)
-            closing_self->nodes = n;
-        uint64_t *k = realloc(closing_self->keys, cap * sizeof *k);
+    for (size_t i = 0; i < c->count; i++)
+        if (c->fns[i] == fn)
+            return c->keys[i];
+    return 0;
+}
+
+JP_NOINSTR static void remember(struct closing *c, uint64_t fn, uint64_t key)
+{
+    if (c->count == c->cap) {
+        size_t cap = c->cap ? c->cap * 2 : 64;
+        uint64_t *f = realloc(c->fns, cap * sizeof *f);
+        if (f)
+            c->fns = f;
+        uint64_t *k = realloc(c->keys, cap * sizeof *k);
         if (k)
-            closing_self->keys = k;
-        if (!n || !k)
+            c->keys = k;
+        if (!f || !k)
             return;
-        closing_self->cap = cap;
+        c->cap = cap;
     }
-    closing_self->nodes[closing_self->count] = ref;
-    closing_self->keys[closing_self->count++] = key;
+    c->fns[c->count] = fn;
+    c->keys[c->count++] = key;
 }
 
-/* The synthetic key naming fn, a function of the closing library. */
-JP_NOINSTR static uint64_t key_for(uint64_t fn)
-{
-    struct a2n_result r;
-    a2n_lookup(a2n, fn, 0, &r);
-    return jp_synthetic_key(r.function ? r.function : "?", r.module ? r.module : "");
-}
-
-/* Every node of every thread whose function is in the closing library. */
-JP_NOINSTR static void collect_nodes(void)
+/* Every node of every thread whose function is in c's ranges. */
+JP_NOINSTR static void each_node_of(const struct closing *c, void (*fn)(struct closing *, struct arena_node *),
+                                    struct closing *arg)
 {
     for (arena_ref t = jp_arena_header()->first_thread; t; t = ((struct arena_thread *)jp_at(t))->next) {
         arena_ref root = ((struct arena_thread *)jp_at(t))->root;
         arena_ref r = root ? jp_node(root)->first_child : 0;
         while (r) {
             struct arena_node *n = jp_node(r);
-            if (!jp_is_synthetic(n->fn) && in_closing(n->fn)) {
-                uint64_t key = key_for(n->fn);
-                if (key)
-                    remember(r, key);
-            }
+            if (!jp_is_synthetic(n->fn) && in_closing(c, n->fn))
+                fn(arg, n);
             if (n->first_child) {
                 r = n->first_child;
                 continue;
@@ -123,43 +135,127 @@ JP_NOINSTR static void collect_nodes(void)
     }
 }
 
+JP_NOINSTR static void remember_node(struct closing *c, struct arena_node *n, uint64_t key)
+{
+    if (c->nnodes == c->nodes_cap) {
+        size_t cap = c->nodes_cap ? c->nodes_cap * 2 : 64;
+        arena_ref *r = realloc(c->nodes, cap * sizeof *r);
+        if (r)
+            c->nodes = r;
+        uint64_t *k = realloc(c->node_keys, cap * sizeof *k);
+        if (k)
+            c->node_keys = k;
+        if (!r || !k)
+            return;
+        c->nodes_cap = cap;
+    }
+    c->nodes[c->nnodes] = (arena_ref)(((char *)n - jp_arena_base) / ARENA_SLOT);
+    c->node_keys[c->nnodes++] = key;
+}
+
+/* pre-dlclose: n and the name of its function, while it can be looked up. */
+JP_NOINSTR static void name_function(struct closing *c, struct arena_node *n)
+{
+    uint64_t key = known_key(c, n->fn);
+    if (!key) {
+        struct a2n_result r;
+        a2n_lookup(a2n, n->fn, 0, &r);
+        key = jp_synthetic_key(r.function ? r.function : "?", r.module ? r.module : c->module);
+        if (!key)
+            return;
+        remember(c, n->fn, key);
+    }
+    remember_node(c, n, key);
+}
+
+/* post-dlclose, the library gone: n takes its function's key. */
+JP_NOINSTR static void rename_node(struct closing *c, struct arena_node *n)
+{
+    uint64_t key = known_key(c, n->fn);
+    if (!key) {
+        char name[64];
+        snprintf(name, sizeof name, "0x%llx", (unsigned long long)(n->fn - c->bias));
+        if (!(key = jp_synthetic_key(name, c->module)))
+            return;
+        remember(c, n->fn, key);
+    }
+    __atomic_store_n(&n->fn, key, __ATOMIC_RELEASE);
+}
+
+JP_NOINSTR static struct closing *push_closing(void)
+{
+    struct closing *c = calloc(1, sizeof *c);
+    if (c) {
+        c->outer = closing_self;
+        closing_self = c;
+    }
+    return c;
+}
+
 JP_NOINSTR void jp_names_pre_dlclose(void *handle)
 {
+    struct closing *c = push_closing();
     struct link_map *lm = NULL;
-    if (!handle || dlinfo(handle, RTLD_DI_LINKMAP, &lm) != 0 || !lm || !lm->l_name || !*lm->l_name)
-        return;
-    if (!closing_self && !(closing_self = calloc(1, sizeof *closing_self)))
+    if (!c || !handle || dlinfo(handle, RTLD_DI_LINKMAP, &lm) != 0 || !lm || !lm->l_name || !*lm->l_name)
         return;
     pthread_mutex_lock(&a2n_lock);
-    closing_self->count = 0;
-    closing_self->nranges = 0;
-    snprintf(closing_self->name, sizeof closing_self->name, "%s", lm->l_name);
-    closing_self->bias = lm->l_addr;
-    dl_iterate_phdr(find_segments, closing_self);
-    if (closing_self->nranges && a2n)
-        collect_nodes();
+    snprintf(c->name, sizeof c->name, "%s", lm->l_name);
+    const char *slash = strrchr(c->name, '/');
+    c->module = slash ? slash + 1 : c->name;
+    c->bias = lm->l_addr;
+    dl_iterate_phdr(find_segments, c);
+    if (c->nranges && a2n)
+        each_node_of(c, name_function, c);
     pthread_mutex_unlock(&a2n_lock);
 }
 
 JP_NOINSTR static int still_mapped(struct dl_phdr_info *info, size_t size, void *arg)
 {
+    const struct closing *c = arg;
     (void)size;
-    (void)arg;
-    return info->dlpi_addr == closing_self->bias && !strcmp(info->dlpi_name, closing_self->name);
+    return info->dlpi_addr == c->bias && !strcmp(info->dlpi_name, c->name);
 }
 
-/* After dlclose: if the library is gone, its nodes take their names along. */
+/* Some library now has a segment in c's ranges. */
+JP_NOINSTR static int range_taken(struct dl_phdr_info *info, size_t size, void *arg)
+{
+    const struct closing *c = arg;
+    (void)size;
+    for (int i = 0; i < info->dlpi_phnum; i++) {
+        const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+        uintptr_t lo = info->dlpi_addr + ph->p_vaddr, hi = lo + ph->p_memsz;
+        for (unsigned k = 0; ph->p_type == PT_LOAD && k < c->nranges; k++)
+            if (lo < c->hi[k] && hi > c->lo[k])
+                return 1;
+    }
+    return 0;
+}
+
+/* After dlclose: if the library is gone, its nodes take their names along.
+ * Under a2n_lock: a dlopen that maps another library into the range after
+ * range_taken() looked cannot hand it to its caller before its DLOPEN event
+ * has reloaded the names, which waits for the lock.  Only that library's
+ * own instrumented constructors, run inside dlopen, could add nodes in the
+ * range during the walk and be renamed with it. */
 JP_NOINSTR void jp_names_post_dlclose(void)
 {
-    if (!closing_self)
+    struct closing *c = closing_self;
+    if (!c)
         return;
+    closing_self = c->outer;
     pthread_mutex_lock(&a2n_lock);
-    if (closing_self->count && !dl_iterate_phdr(still_mapped, NULL))
-        for (size_t i = 0; i < closing_self->count; i++)
-            __atomic_store_n(&jp_node(closing_self->nodes[i])->fn, closing_self->keys[i], __ATOMIC_RELEASE);
-    closing_self->count = 0;
-    closing_self->nranges = 0;
+    if (c->nranges && !dl_iterate_phdr(still_mapped, c)) {
+        for (size_t i = 0; i < c->nnodes; i++)
+            __atomic_store_n(&jp_node(c->nodes[i])->fn, c->node_keys[i], __ATOMIC_RELEASE);
+        if (!dl_iterate_phdr(range_taken, c))
+            each_node_of(c, rename_node, c);
+    }
     pthread_mutex_unlock(&a2n_lock);
+    free(c->fns);
+    free(c->keys);
+    free(c->nodes);
+    free(c->node_keys);
+    free(c);
 }
 
 JP_NOINSTR static int resolve_locked(struct profile *p);
