@@ -40,6 +40,23 @@ def test_quick_bench(tmp):
     text, doc = run_quick(tmp)
     check_micro(text, doc)
     check_threads(doc)
+    check_ab(tmp)
+
+
+def check_ab(tmp):
+    """bench/ab on the program the quick run built: a line per plugin, in
+    the order given, with R figures; a missing plugin is refused."""
+    ab = os.path.join(hk.ROOT, "bench", "ab")
+    lib = os.path.join(hk.LIB, "hookit", "libjprof.so")
+    env = hk.test_env(R="2", N="18", BIN=os.path.join(tmp, "build", "recurse-hookit"))
+    p = subprocess.run([ab, lib, lib], cwd=tmp, env=env, capture_output=True, text=True, timeout=60)
+    assert p.returncode == 0, p
+    lines = p.stdout.splitlines()
+    assert len(lines) == 2 and all(line.startswith(lib) for line in lines), p.stdout
+    for line in lines:
+        assert float(line.split("median")[1].split()[0]) > 0 and len(line.split("(")[1].split()) == 3, line
+    p = subprocess.run([ab, os.path.join(tmp, "missing.so")], cwd=tmp, env=env, capture_output=True, text=True)
+    assert p.returncode == 2 and "missing.so: no such plugin" in p.stderr, p
 
 
 def check_micro(text, doc):
