@@ -16,8 +16,7 @@ import hk  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 AGENT = os.path.join(hk.PLUGIN_DIR, "libjprof.so")
-NOT_UNDER = {"address": "the JVM is not built for a preloaded ASan runtime",
-             "thread": "the JVM is not built for a preloaded TSan runtime"}
+NOT_UNDER = {"thread": "the JVM is not built for a preloaded TSan runtime"}
 
 _lock = threading.Lock()
 _cache = {}
@@ -455,7 +454,7 @@ def test_a2n_names_jit_code_from_perf_map(tmp):
     resolve = os.path.join(tmp, "resolve")
     p = subprocess.run(["gcc", "-O1", "-I" + hk.INCLUDE, "-I" + hk.ROOT, "-o", resolve,
                         os.path.join(hk.ROOT, "tests", "a2n", "resolve.c"),
-                        os.path.join(hk.LIB, "liba2n.a"), "-lbfd", "-lz", "-ldl"],
+                        os.path.join(hk.LIB, "liba2n.a"), "-lbfd", "-lz", "-ldl"] + hk.SANITIZE_FLAGS,
                        capture_output=True, text=True)
     assert p.returncode == 0, p.stderr
     e = hk.test_env(HOOKIT_OUTPUT=tmp)
@@ -548,7 +547,7 @@ def test_a2n_perf_map_rules(tmp):
     resolve = os.path.join(tmp, "resolve")
     p = subprocess.run(["gcc", "-O1", "-I" + hk.INCLUDE, "-I" + hk.ROOT, "-o", resolve,
                         os.path.join(hk.ROOT, "tests", "a2n", "resolve.c"),
-                        os.path.join(hk.LIB, "liba2n.a"), "-lbfd", "-lz", "-ldl"],
+                        os.path.join(hk.LIB, "liba2n.a"), "-lbfd", "-lz", "-ldl"] + hk.SANITIZE_FLAGS,
                        capture_output=True, text=True)
     assert p.returncode == 0, p.stderr
     prog = hk.cc(tmp, [os.path.join(HERE, "anon_code.c")], "anon_code", link_hookit=False, instrument=False)
