@@ -6,12 +6,12 @@ HK_EXPORT HK_NOINSTR void hookit_start(void)
 {
     hk_init();
     if (hk_plugin.event)
-        hk_collecting = 1;
+        hk_set_collecting(1);
 }
 
 HK_EXPORT HK_NOINSTR void hookit_stop(void)
 {
-    hk_collecting = 0;
+    hk_set_collecting(0);
 }
 
 HK_EXPORT HK_NOINSTR void hookit_flush(void)
@@ -23,5 +23,5 @@ HK_EXPORT HK_NOINSTR void hookit_flush(void)
 
 HK_EXPORT HK_NOINSTR int hookit_collecting(void)
 {
-    return hk_collecting != 0;
+    return hk_collecting_now() != 0;
 }

@@ -22,7 +22,7 @@ volatile uint32_t *hk_attention;
 HK_NOINSTR __attribute__((noinline, cold)) static void init_from_hook(void *fn, void *site)
 {
     hk_init();
-    if (hk_collecting)
+    if (hk_collecting_now())
         hk_enter(fn, site);
 }
 
@@ -35,7 +35,7 @@ HK_NOINSTR __attribute__((noinline, cold)) static void attend(void)
 
 HK_EXPORT HK_NOINSTR void __cyg_profile_func_enter(void *fn, void *site)
 {
-    if (HK_LIKELY(hk_collecting)) {
+    if (HK_LIKELY(hk_collecting_now())) {
         hk_enter(fn, site);
         return;
     }
@@ -47,7 +47,7 @@ HK_EXPORT HK_NOINSTR void __cyg_profile_func_enter(void *fn, void *site)
 
 HK_EXPORT HK_NOINSTR void __cyg_profile_func_exit(void *fn, void *site)
 {
-    if (HK_LIKELY(hk_collecting))
+    if (HK_LIKELY(hk_collecting_now()))
         hk_exit(fn, site);
     else if (HK_UNLIKELY(hk_attention && *hk_attention))
         attend();

@@ -129,7 +129,7 @@ HK_NOINSTR void hk_init(void)
     hk_io_resolve();
     hk_io_clock_init();
     hk_config_read();
-    hk_collecting = -1;         /* unset: HookitStart may turn it off (JPROFOPTS=nostart) */
+    hk_set_collecting(-1);         /* unset: HookitStart may turn it off (JPROFOPTS=nostart) */
     int loaded = hk_plugin_load() == 0;
     hk_io_guard--;
     if (lifecycle_register)
@@ -139,15 +139,15 @@ HK_NOINSTR void hk_init(void)
     hk_rebind_scan();           /* modules loaded before us (we may be a dlopen'ed library's dependency) */
     __atomic_store_n(&hk_initialized, 1, __ATOMIC_RELEASE);
     __atomic_store_n(&init_state, 2, __ATOMIC_RELEASE);
-    if (hk_collecting == -1)
-        hk_collecting = loaded && hk_config.start_on;
+    if (hk_collecting_now() == -1)
+        hk_set_collecting(loaded && hk_config.start_on);
 }
 
 HK_NOINSTR void hk_finish(int how)
 {
     if (__atomic_exchange_n(&finished, 1, __ATOMIC_ACQ_REL))
         return;
-    hk_collecting = 0;
+    hk_set_collecting(0);
     hk_io_guard++;              /* writing the profile is not the program's I/O */
     if (hk_plugin.finish)
         hk_plugin.finish(how);

@@ -25,6 +25,10 @@ void hk_config_read(void);
  * receives; hk_enter/hk_exit are the plugin's fast entry points or the
  * adapters that wrap HookitEvent. */
 extern volatile int hk_collecting;
+/* Read and written from any thread (hookit_start/stop, the end): one
+ * load or store, never torn or cached. */
+static inline int hk_collecting_now(void) { return __atomic_load_n(&hk_collecting, __ATOMIC_RELAXED); }
+static inline void hk_set_collecting(int on) { __atomic_store_n(&hk_collecting, on, __ATOMIC_RELAXED); }
 extern hookit_fast_fn hk_enter, hk_exit;
 extern volatile uint32_t *hk_attention;    /* the plugin's, see profiler.h */
 

@@ -160,7 +160,7 @@ struct io_call {
 
 static inline void io_begin(struct io_call *c)
 {
-    c->collecting = hk_collecting;
+    c->collecting = hk_collecting_now();
     c->t0 = c->collecting ? io_clock() : 0;
 }
 

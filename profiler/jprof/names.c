@@ -40,9 +40,11 @@ JP_NOINSTR void jp_names_reload(void)
  * really gone, those nodes take their keys.  Another thread holding a
  * reference may have called into it after our pre-dlclose and closed it
  * before us: its new nodes are found by a second walk over the address
- * range, named by their function's key when it was seen before, else
- * module+offset.  That walk is skipped when another library already sits
- * in the range (a dlopen in between): its nodes could not be told apart. */
+ * range and named by their function's key.  A function not seen in any
+ * tree at pre-dlclose keeps its address (named at the end by whatever is
+ * mapped there then: the rare misnaming docs/reliability.md describes),
+ * and the walk is skipped when another library already sits in the range
+ * (a dlopen in between): its nodes could not be told apart. */
 struct closing {
     char name[4096];            /* the library's path as the loader knows it */
     const char *module;         /* its base name, in name */
@@ -168,18 +170,13 @@ JP_NOINSTR static void name_function(struct closing *c, struct arena_node *n)
     remember_node(c, n, key);
 }
 
-/* post-dlclose, the library gone: n takes its function's key. */
+/* post-dlclose, the library gone: n takes its function's key, when the
+ * function was seen in pre-dlclose (else it keeps its address). */
 JP_NOINSTR static void rename_node(struct closing *c, struct arena_node *n)
 {
     uint64_t key = known_key(c, n->fn);
-    if (!key) {
-        char name[64];
-        snprintf(name, sizeof name, "0x%llx", (unsigned long long)(n->fn - c->bias));
-        if (!(key = jp_synthetic_key(name, c->module)))
-            return;
-        remember(c, n->fn, key);
-    }
-    __atomic_store_n(&n->fn, key, __ATOMIC_RELEASE);
+    if (key)
+        __atomic_store_n(&n->fn, key, __ATOMIC_RELEASE);
 }
 
 JP_NOINSTR static struct closing *push_closing(void)

@@ -137,7 +137,7 @@ JP_NOINSTR void jp_thread_name(struct arena_thread *rec)
 JP_NOINSTR void jp_thread_publish(struct jp_thread *t)
 {
     struct arena_header *h = jp_arena_header();
-    arena_ref head = h->first_thread;
+    arena_ref head = __atomic_load_n(&h->first_thread, __ATOMIC_RELAXED);
     do
         t->rec->next = head;
     while (!__atomic_compare_exchange_n(&h->first_thread, &head, t->rec_ref, 1,

@@ -83,6 +83,13 @@ JP_NOINSTR static inline int on_stack(const struct jp_thread *t, uintptr_t sp)
     return sp >= t->stack_lo && sp < t->stack_hi;
 }
 
+/* A node's function, which a dlclose in another thread may rename (to a
+ * synthetic key, stored atomically): read as one load. */
+JP_NOINSTR static inline uint64_t fn_of(const struct arena_node *n)
+{
+    return __atomic_load_n(&n->fn, __ATOMIC_RELAXED);
+}
+
 JP_NOINSTR static inline void close_top(struct jp_thread *t, uint64_t now)
 {
     struct arena_thread *rec = t->rec;
@@ -113,7 +120,7 @@ JP_NOINSTR __attribute__((noinline)) static void cut_back(struct jp_thread *t, u
         /* Same place, same call site: an inlined callee's host, unless it is
          * the same function called again from there (a loop that longjmp'd
          * out of the earlier call). */
-        int same_call = f->sp == sp && f->site == site && jp_node(f->node)->fn != fn;
+        int same_call = f->sp == sp && f->site == site && fn_of(jp_node(f->node)) != fn;
         int gone = (here == there) ? f->sp < sp || (f->sp == sp && !same_call) : (here && !there);
         if (!gone)
             break;
@@ -164,7 +171,7 @@ JP_NOINSTR static void index_build(struct arena_node *p, uint32_t children)
     memset(block, 0, bytes);
     block[0] = bits;
     for (arena_ref c = p->first_child; c; c = jp_node(c)->next_sibling)
-        index_put(block + 1, bits, jp_node(c)->fn, c);
+        index_put(block + 1, bits, fn_of(jp_node(c)), c);
     p->child_index = ref;
 }
 
@@ -174,7 +181,7 @@ JP_NOINSTR static arena_ref index_find(const struct arena_node *p, uint64_t fn)
     arena_ref *table = index_table(p, &bits);
     uint32_t mask = (1u << bits) - 1;
     for (uint32_t i = index_slot(fn, bits); table[i]; i = (i + 1) & mask)
-        if (jp_node(table[i])->fn == fn)
+        if (fn_of(jp_node(table[i])) == fn)
             return table[i];
     return 0;
 }
@@ -188,13 +195,13 @@ JP_NOINSTR __attribute__((noinline)) static arena_ref find_child(struct jp_threa
     struct arena_node *parent = jp_node(parent_ref);
     arena_ref last = parent->last_child;
     arena_ref c = last ? jp_node(last)->next_sibling : 0;
-    if (c && jp_node(c)->fn == fn)
+    if (c && fn_of(jp_node(c)) == fn)
         goto found;
     uint32_t children = 0;
     if (parent->child_index) {
         c = index_find(parent, fn);
     } else {
-        for (c = parent->first_child; c && jp_node(c)->fn != fn; c = jp_node(c)->next_sibling)
+        for (c = parent->first_child; c && fn_of(jp_node(c)) != fn; c = jp_node(c)->next_sibling)
             children++;
         if (!c && children >= INDEX_FROM_CHILDREN)
             index_build(parent, children);
@@ -271,7 +278,7 @@ JP_NOINSTR __attribute__((noinline)) static void enter_slow(struct jp_thread *t,
     uint32_t depth = rec->depth;
     arena_ref cur = t->stack[depth].node;
     arena_ref c = jp_node(cur)->last_child;
-    if (!c || jp_node(c)->fn != fn)
+    if (!c || fn_of(jp_node(c)) != fn)
         c = find_child(t, cur, fn);
     if (c && (depth + 1 < t->capacity || jp_grow_stack(t) == 0)) {
         jp_node(c)->calls++;
@@ -346,7 +353,7 @@ JP_NOINSTR __attribute__((always_inline)) static inline void enter(int clock, vo
     char *base = jp_arena_base;
     arena_ref c = ((struct arena_node *)(base + (size_t)t->cur * ARENA_SLOT))->last_child;
     struct arena_node *n = (struct arena_node *)(base + (size_t)c * ARENA_SLOT);
-    if (JP_UNLIKELY(!synthetic && top->sp <= sp) || JP_UNLIKELY(!c) || JP_UNLIKELY(n->fn != (uint64_t)fn) ||
+    if (JP_UNLIKELY(!synthetic && top->sp <= sp) || JP_UNLIKELY(!c) || JP_UNLIKELY(fn_of(n) != (uint64_t)fn) ||
         JP_UNLIKELY(depth + 1 >= t->capacity)) {
         enter_slow(t, (uint64_t)fn, (uintptr_t)site, sp, now, synthetic);
         return;
@@ -367,7 +374,7 @@ JP_NOINSTR __attribute__((noinline)) static void exit_unmatched(struct jp_thread
 {
     struct arena_thread *rec = t->rec;
     uint32_t d = rec->depth;
-    while (d > 0 && jp_node(t->stack[d].node)->fn != fn)
+    while (d > 0 && fn_of(jp_node(t->stack[d].node)) != fn)
         d--;
     if (d == 0)
         rec->unmatched++;
@@ -391,7 +398,7 @@ JP_NOINSTR __attribute__((always_inline)) static inline void leave(int clock, vo
     uint32_t depth = rec->depth;
     struct arena_frame *f = &t->stack[depth];
     struct arena_node *n = jp_node(f->node);
-    if (JP_UNLIKELY(depth == 0 || n->fn != (uint64_t)fn)) {
+    if (JP_UNLIKELY(depth == 0 || fn_of(n) != (uint64_t)fn)) {
         exit_unmatched(t, (uint64_t)fn, now);
         return;
     }
