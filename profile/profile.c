@@ -168,6 +168,16 @@ PUBLIC const char *profile_intern(struct profile *p, const char *s)
     return copy;
 }
 
+int profile_name_func(struct profile *p, struct prof_func *f, const char *name, const char *module,
+                      const char *file, unsigned line)
+{
+    f->name = profile_intern(p, name ? name : "?");
+    f->module = profile_intern(p, module ? module : "");
+    f->file = file ? profile_intern(p, file) : NULL;
+    f->line = line;
+    return f->name && f->module ? 0 : -1;
+}
+
 PUBLIC int profile_set_meta(struct profile *p, const char *key, const char *value)
 {
     const char *k = profile_intern(p, key ? key : "");

@@ -91,6 +91,10 @@ void profile_free(struct profile *p);
  * profile_intern returns the same pointer for equal strings. */
 void *profile_alloc(struct profile *p, size_t size);
 const char *profile_intern(struct profile *p, const char *s);
+/* f's name, module (NULL: "?" and ""), source file and line, interned
+ * into p.  0, or -1 when out of memory. */
+int profile_name_func(struct profile *p, struct prof_func *f, const char *name, const char *module,
+                      const char *file, unsigned line);
 
 /* Append a metadata pair (both strings copied; a key set again has its
  * value replaced).  Returns 0 or -1. */

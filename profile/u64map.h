@@ -38,4 +38,17 @@ static inline void u64map_put(struct u64map *m, size_t slot, uint64_t key, uint3
 }
 void u64map_free(struct u64map *m);
 
+/* A key for a (name, module) pair of strings (FNV-1a over both, a 0xff
+ * byte between them). */
+static inline uint64_t u64map_hash_pair(const char *name, const char *module)
+{
+    uint64_t h = 1469598103934665603ull;
+    for (const char *s = name; *s; s++)
+        h = (h ^ (unsigned char)*s) * 1099511628211ull;
+    h = (h ^ 0xff) * 1099511628211ull;
+    for (const char *s = module; *s; s++)
+        h = (h ^ (unsigned char)*s) * 1099511628211ull;
+    return h;
+}
+
 #endif

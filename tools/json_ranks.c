@@ -4,25 +4,12 @@
  * a number, anything else a string. */
 #include "tools/json_ranks.h"
 #include "tools/json.h"
+#include "tools/merge_ranks.h"
 
 #include <stdlib.h>
 #include <string.h>
 
 #define MAX_COLUMNS 32
-
-static int split(char *line, char **fields)
-{
-    int n = 0;
-    while (n < MAX_COLUMNS) {
-        fields[n++] = line;
-        char *tab = strchr(line, '\t');
-        if (!tab)
-            break;
-        *tab = 0;
-        line = tab + 1;
-    }
-    return n;
-}
 
 static void value(struct json *j, const char *s)
 {
@@ -47,10 +34,10 @@ static void table(struct json *j, const char *key, const char *text)
     json_begin_array(j);
     for (char *line = strtok_r(copy, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
         if (!ncols) {
-            ncols = split(line, head);
+            ncols = rank_table_split(line, head, MAX_COLUMNS);
             continue;
         }
-        int n = split(line, f);
+        int n = rank_table_split(line, f, MAX_COLUMNS);
         json_begin_object(j);
         for (int c = 0; c < n && c < ncols; c++) {
             json_key(j, head[c]);

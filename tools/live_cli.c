@@ -43,11 +43,7 @@ static int resolve(struct profile *p, struct a2n *a2n)
             snprintf(fallback, sizeof fallback, "0x%llx", (unsigned long long)f->addr);
             r = (struct a2n_result){ .module = "[unknown]", .function = fallback };
         }
-        f->name = profile_intern(p, r.function ? r.function : "?");
-        f->module = profile_intern(p, r.module ? r.module : "");
-        f->file = r.file ? profile_intern(p, r.file) : NULL;
-        f->line = r.line;
-        if (!f->name || !f->module)
+        if (profile_name_func(p, f, r.function, r.module, r.file, r.line) != 0)
             return -1;
     }
     return 0;

@@ -1,6 +1,7 @@
 /* hookit merge across ranks: per-rank summary, per-function statistics over
  * ranks, ranks and imbalance per call path (tools/merge_ranks.h). */
 #include "tools/merge_ranks.h"
+#include "profile/u64map.h"
 
 #include <inttypes.h>
 #include <stdio.h>
@@ -35,6 +36,20 @@ struct rank_merge {
     FILE *summary_f;
 };
 
+int rank_table_split(char *line, char **fields, int max)
+{
+    int n = 0;
+    while (n < max) {
+        fields[n++] = line;
+        char *tab = strchr(line, '\t');
+        if (!tab)
+            break;
+        *tab = 0;
+        line = tab + 1;
+    }
+    return n;
+}
+
 int rank_is_mpi_name(const char *name)
 {
     return name && !strncmp(name, "MPI:", 4);
@@ -48,16 +63,6 @@ static int counts_as_mpi_time(const char *name)
            strcmp(name, "MPI:MPI_Init_thread") != 0 && strcmp(name, "MPI:MPI_Finalize") != 0;
 }
 
-static uint64_t hash_pair(const char *name, const char *module)
-{
-    uint64_t h = 1469598103934665603ull;
-    for (const char *s = name; *s; s++)
-        h = (h ^ (unsigned char)*s) * 1099511628211ull;
-    h = (h ^ 0xff) * 1099511628211ull;
-    for (const char *s = module; *s; s++)
-        h = (h ^ (unsigned char)*s) * 1099511628211ull;
-    return h;
-}
 
 struct rank_merge *rank_merge_new(void)
 {
@@ -102,7 +107,7 @@ static int rehash(struct rank_merge *rm)
     if (!h)
         return -1;
     for (uint32_t i = 0; i < rm->nfuncs; i++) {
-        size_t j = hash_pair(rm->funcs[i].name, rm->funcs[i].module) & (cap - 1);
+        size_t j = u64map_hash_pair(rm->funcs[i].name, rm->funcs[i].module) & (cap - 1);
         while (h[j])
             j = (j + 1) & (cap - 1);
         h[j] = i + 1;
@@ -119,7 +124,7 @@ static int64_t func_index(struct rank_merge *rm, const char *name, const char *m
     module = module ? module : "";
     if ((rm->nfuncs + 1) * 2 > rm->hmask + 1 && rehash(rm) != 0)
         return -1;
-    size_t j = hash_pair(name, module) & rm->hmask;
+    size_t j = u64map_hash_pair(name, module) & rm->hmask;
     for (; rm->hash[j]; j = (j + 1) & rm->hmask) {
         struct rfunc *f = &rm->funcs[rm->hash[j] - 1];
         if (!strcmp(f->name, name) && !strcmp(f->module, module))

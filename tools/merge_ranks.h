@@ -33,4 +33,8 @@ void rank_merge_free(struct rank_merge *rm);
 /* A name of an MPI frame ("MPI:MPI_Send"). */
 int rank_is_mpi_name(const char *name);
 
+/* Split a line of the tables above (tab-separated) in place into at most
+ * max fields; returns how many. */
+int rank_table_split(char *line, char **fields, int max);
+
 #endif

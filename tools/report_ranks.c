@@ -5,6 +5,7 @@
  * (tools/merge_ranks.h). */
 #include "tools/cli.h"
 #include "tools/report.h"
+#include "tools/merge_ranks.h"
 #include "tools/names.h"
 #include "tools/tree.h"
 #include "tools/units.h"
@@ -88,21 +89,6 @@ int report_ranks_tree(FILE *out, const struct profile *p, const struct prof_thre
 
 /* ---- the tables ------------------------------------------------------------------ */
 
-/* Split a tab-separated line in place; returns the number of fields. */
-static int split(char *line, char **fields, int max)
-{
-    int n = 0;
-    while (n < max) {
-        fields[n++] = line;
-        char *tab = strchr(line, '\t');
-        if (!tab)
-            break;
-        *tab = 0;
-        line = tab + 1;
-    }
-    return n;
-}
-
 static uint64_t num(const char *s)
 {
     return strtoull(s, NULL, 10);
@@ -119,7 +105,7 @@ static void summary(FILE *out, const char *table, const struct report_opts *o)
     int header = 1;
     for (char *line = strtok_r(copy, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
         char *f[11];
-        if (header || split(line, f, 11) < 11) {
+        if (header || rank_table_split(line, f, 11) < 11) {
             header = 0;
             continue;
         }
@@ -151,7 +137,7 @@ static void functions(FILE *out, const char *table, const struct report_opts *o)
     int header = 1;
     for (char *line = strtok_r(copy, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
         char *f[16];
-        if (header || split(line, f, 16) < 16) {
+        if (header || rank_table_split(line, f, 16) < 16) {
             header = 0;
             continue;
         }

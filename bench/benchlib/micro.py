@@ -5,7 +5,7 @@ from . import config
 from .alternate import run_alternating
 from .build import node_size, three_builds
 from .rows import Row, standard_rows
-from .table import LEGEND, print_table, summarize, target_line
+from .table import LEGEND, Targets, print_table, summarize
 
 SRC = os.path.join(config.ROOT, "bench", "recurse.c")
 
@@ -41,12 +41,8 @@ def run(reps):
 
 def check_targets(s, calls):
     """Issue 5's targets on this workload, printed and returned."""
-    results = []
-    print("targets (issue 5):")
-
-    def add(key, text, value, ok, unit="", note=""):
-        print(target_line(text, value, ok, unit, note))
-        results.append({"target": key, "value": value, "ok": ok, "note": note})
+    targets = Targets()
+    add = targets.add
 
     hk, base, noop = s["hookit"], s["uninstrumented"], s["noop"]
     add("default_ns_per_call", "default mode, ns per call in total (loop CPU) <= 25",
@@ -91,7 +87,7 @@ def check_targets(s, calls):
         print("  (CPU-equivalent = main's compensated time with the run's wall time replaced")
         print("   by its CPU time, i.e. without waiting for a CPU)")
     print()
-    return results
+    return targets.results
 
 
 def legend():

@@ -17,7 +17,7 @@ from .alternate import run_alternating
 from .build import INSTRUMENT, LINK_HOOKIT
 from .measure import clean_env
 from .rows import Row, standard_rows
-from .table import human_bytes, print_table, summarize, target_line
+from .table import Targets, human_bytes, print_table, summarize
 
 DRIVER = os.path.join(config.ROOT, "bench", "sqlite_driver.c")
 DIR = os.path.join(config.OUT, "sqlite")
@@ -131,12 +131,8 @@ def run(reps):
 
 
 def check_targets(s, calls):
-    results = []
-    print("targets (issue 5):")
-
-    def add(key, text, value, ok, unit="", note=""):
-        print(target_line(text, value, ok, unit, note))
-        results.append({"target": key, "value": value, "ok": ok, "note": note})
+    targets = Targets()
+    add = targets.add
 
     hk, base, noop = s["hookit"], s["uninstrumented"], s["noop"]
     add("calls", "instrumented calls per run >= 20 million", calls / 1e6, calls >= 20e6, " M")
@@ -167,4 +163,4 @@ def check_targets(s, calls):
               f"{nl['maxrss_mb'] - noop['maxrss_mb']:.1f} MB, exit CPU {nl['exit_cpu_ms']:.1f} ms,"
               f" profile {human_bytes(nl['output_bytes'])})")
     print()
-    return results
+    return targets.results

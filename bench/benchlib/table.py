@@ -139,3 +139,16 @@ def verdict(ok):
 def target_line(text, value, ok, unit="", note=""):
     shown = f"{value:.2f}{unit}" if isinstance(value, float) else f"{value}{unit}"
     return f"  {text:58} {shown:>12}  {verdict(ok)}{('  ' + note) if note else ''}"
+
+
+class Targets:
+    """Issue 5's targets of one table: each printed as it is checked and
+    kept (results) for the JSON and the list of missed ones."""
+
+    def __init__(self):
+        self.results = []
+        print("targets (issue 5):")
+
+    def add(self, key, text, value, ok, unit="", note=""):
+        print(target_line(text, value, ok, unit, note))
+        self.results.append({"target": key, "value": value, "ok": ok, "note": note})

@@ -9,7 +9,7 @@ from . import config, machine
 from .alternate import run_alternating
 from .micro import builds, fib_calls
 from .rows import Row
-from .table import med, span, target_line
+from .table import Targets, med, span
 
 THREADS = (1, 2, 4)
 
@@ -64,22 +64,18 @@ def run(reps):
     print("x 1 thread: that throughput / the same variant's with 1 thread; CPU/call x 1:")
     print("CPU per call / the 1-thread run's (1.00 = no contention between threads).")
     print()
-    print("targets (issue 5):")
+    targets = Targets()
     t2, u2 = summary["hookit-2"], summary["uninstrumented-2"]
-    targets = [{"target": "threads2_throughput", "value": t2["throughput_x_1"],
-                "ok": t2["throughput_x_1"] >= 1.9}]
-    print(target_line("2 threads >= 1.9x the throughput of 1 (hookit default)",
-                      t2["throughput_x_1"], t2["throughput_x_1"] >= 1.9, "x",
-                      f"(uninstrumented in the same run: {u2['throughput_x_1']:.2f}x)"))
+    targets.add("threads2_throughput", "2 threads >= 1.9x the throughput of 1 (hookit default)",
+                t2["throughput_x_1"], t2["throughput_x_1"] >= 1.9, "x",
+                f"(uninstrumented in the same run: {u2['throughput_x_1']:.2f}x)")
     # What a busy machine cannot hide: threads that share a cache line on
     # the hot path spend more CPU per call than one thread alone.
     cpu2 = t2["cpu_per_call_x_1"]
-    targets.append({"target": "threads2_cpu_per_call", "value": cpu2, "ok": cpu2 <= 1.05})
-    print(target_line("  stand-in on a busy machine: CPU/call 2 thr / 1 thr <= 1.05",
-                      cpu2, cpu2 <= 1.05, "x",
-                      f"(4 threads: {summary['hookit-4']['cpu_per_call_x_1']:.2f}x)"))
+    targets.add("threads2_cpu_per_call", "  stand-in on a busy machine: CPU/call 2 thr / 1 thr <= 1.05",
+                cpu2, cpu2 <= 1.05, "x", f"(4 threads: {summary['hookit-4']['cpu_per_call_x_1']:.2f}x)")
     if busy:
         print(f"  (the wall-clock target needs 2 idle CPUs: {busy})")
     print()
     return {"per_thread_calls": per_thread, "n": config.THREAD_N, "reps": reps,
-            "rows": summary, "targets": targets}
+            "rows": summary, "targets": targets.results}

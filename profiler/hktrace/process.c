@@ -104,11 +104,7 @@ HT_NOINSTR static int fill_funcs(struct profile *p, uint32_t **ids_out)
             r = (struct a2n_result){ .module = "[unknown]", .function = fallback };
         }
         f->addr = addr;
-        f->name = profile_intern(p, r.function ? r.function : "?");
-        f->module = profile_intern(p, r.module ? r.module : "");
-        f->file = r.file ? profile_intern(p, r.file) : NULL;
-        f->line = r.line;
-        if (!f->name || !f->module) {
+        if (profile_name_func(p, f, r.function, r.module, r.file, r.line) != 0) {
             free(ids);
             return -1;
         }

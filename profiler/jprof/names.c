@@ -45,18 +45,20 @@ JP_NOINSTR void jp_names_reload(void)
  * mapped there then: the rare misnaming docs/reliability.md describes),
  * and the walk is skipped when another library already sits in the range
  * (a dlopen in between): its nodes could not be told apart. */
+/* A growing list of (something, the synthetic key it becomes). */
+struct keyed {
+    struct keyed_pair { uint64_t what, key; } *v;
+    size_t n, cap;
+};
+
 struct closing {
     char name[4096];            /* the library's path as the loader knows it */
     const char *module;         /* its base name, in name */
     uintptr_t bias;
     uintptr_t lo[8], hi[8];     /* its executable segments */
     unsigned nranges;
-    uint64_t *fns;              /* its functions seen in pre-dlclose ... */
-    uint64_t *keys;             /* ... and the synthetic keys they become */
-    size_t count, cap;
-    arena_ref *nodes;           /* the nodes seen in pre-dlclose ... */
-    uint64_t *node_keys;        /* ... and their keys */
-    size_t nnodes, nodes_cap;
+    struct keyed functions;     /* its functions seen in pre-dlclose, and their keys */
+    struct keyed nodes;         /* the nodes seen in pre-dlclose (refs), and their keys */
     struct closing *outer;      /* a dlclose from a destructor run by dlclose */
 };
 /* Per thread: two threads may be closing libraries at once, each between
@@ -91,28 +93,24 @@ JP_NOINSTR static int in_closing(const struct closing *c, uint64_t fn)
 
 JP_NOINSTR static uint64_t known_key(const struct closing *c, uint64_t fn)
 {
-    for (size_t i = 0; i < c->count; i++)
-        if (c->fns[i] == fn)
-            return c->keys[i];
+    for (size_t i = 0; i < c->functions.n; i++)
+        if (c->functions.v[i].what == fn)
+            return c->functions.v[i].key;
     return 0;
 }
 
-JP_NOINSTR static void remember(struct closing *c, uint64_t fn, uint64_t key)
+/* Out of memory: the pair is left out (its node keeps its address). */
+JP_NOINSTR static void keyed_add(struct keyed *k, uint64_t what, uint64_t key)
 {
-    if (c->count == c->cap) {
-        size_t cap = c->cap ? c->cap * 2 : 64;
-        uint64_t *f = realloc(c->fns, cap * sizeof *f);
-        if (f)
-            c->fns = f;
-        uint64_t *k = realloc(c->keys, cap * sizeof *k);
-        if (k)
-            c->keys = k;
-        if (!f || !k)
+    if (k->n == k->cap) {
+        size_t cap = k->cap ? k->cap * 2 : 64;
+        struct keyed_pair *v = realloc(k->v, cap * sizeof *v);
+        if (!v)
             return;
-        c->cap = cap;
+        k->v = v;
+        k->cap = cap;
     }
-    c->fns[c->count] = fn;
-    c->keys[c->count++] = key;
+    k->v[k->n++] = (struct keyed_pair){ what, key };
 }
 
 /* Every node of every thread whose function is in c's ranges. */
@@ -137,24 +135,6 @@ JP_NOINSTR static void each_node_of(const struct closing *c, void (*fn)(struct c
     }
 }
 
-JP_NOINSTR static void remember_node(struct closing *c, struct arena_node *n, uint64_t key)
-{
-    if (c->nnodes == c->nodes_cap) {
-        size_t cap = c->nodes_cap ? c->nodes_cap * 2 : 64;
-        arena_ref *r = realloc(c->nodes, cap * sizeof *r);
-        if (r)
-            c->nodes = r;
-        uint64_t *k = realloc(c->node_keys, cap * sizeof *k);
-        if (k)
-            c->node_keys = k;
-        if (!r || !k)
-            return;
-        c->nodes_cap = cap;
-    }
-    c->nodes[c->nnodes] = (arena_ref)(((char *)n - jp_arena_base) / ARENA_SLOT);
-    c->node_keys[c->nnodes++] = key;
-}
-
 /* pre-dlclose: n and the name of its function, while it can be looked up. */
 JP_NOINSTR static void name_function(struct closing *c, struct arena_node *n)
 {
@@ -165,9 +145,9 @@ JP_NOINSTR static void name_function(struct closing *c, struct arena_node *n)
         key = jp_synthetic_key(r.function ? r.function : "?", r.module ? r.module : c->module);
         if (!key)
             return;
-        remember(c, n->fn, key);
+        keyed_add(&c->functions, n->fn, key);
     }
-    remember_node(c, n, key);
+    keyed_add(&c->nodes, (uint64_t)(((char *)n - jp_arena_base) / ARENA_SLOT), key);
 }
 
 /* post-dlclose, the library gone: n takes its function's key, when the
@@ -242,16 +222,14 @@ JP_NOINSTR void jp_names_post_dlclose(void)
     closing_self = c->outer;
     pthread_mutex_lock(&a2n_lock);
     if (c->nranges && !dl_iterate_phdr(still_mapped, c)) {
-        for (size_t i = 0; i < c->nnodes; i++)
-            __atomic_store_n(&jp_node(c->nodes[i])->fn, c->node_keys[i], __ATOMIC_RELEASE);
+        for (size_t i = 0; i < c->nodes.n; i++)
+            __atomic_store_n(&jp_node((arena_ref)c->nodes.v[i].what)->fn, c->nodes.v[i].key, __ATOMIC_RELEASE);
         if (!dl_iterate_phdr(range_taken, c))
             each_node_of(c, rename_node, c);
     }
     pthread_mutex_unlock(&a2n_lock);
-    free(c->fns);
-    free(c->keys);
-    free(c->nodes);
-    free(c->node_keys);
+    free(c->functions.v);
+    free(c->nodes.v);
     free(c);
 }
 
@@ -282,11 +260,7 @@ JP_NOINSTR static int resolve_locked(struct profile *p)
             snprintf(fallback, sizeof fallback, "0x%llx", (unsigned long long)f->addr);
             r = (struct a2n_result){ .module = "[unknown]", .function = fallback };
         }
-        f->name = profile_intern(p, r.function ? r.function : "?");
-        f->module = profile_intern(p, r.module ? r.module : "");
-        f->file = r.file ? profile_intern(p, r.file) : NULL;
-        f->line = r.line;
-        if (!f->name || !f->module)
+        if (profile_name_func(p, f, r.function, r.module, r.file, r.line) != 0)
             return -1;
     }
     return 0;

@@ -6,6 +6,7 @@
  * Registration is rare (callers cache their key) and locked; the hot path
  * only ever sees the key. */
 #include "jprof.h"
+#include "profile/u64map.h"
 
 #include <pthread.h>
 #include <stdlib.h>
@@ -23,24 +24,13 @@ static uint32_t *index_by_hash;         /* open addressing: entry index + 1 */
 static uint32_t hash_size;
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 
-JP_NOINSTR static uint64_t hash_name(const char *name, const char *module)
-{
-    uint64_t h = 1469598103934665603ull;
-    for (const char *s = name; *s; s++)
-        h = (h ^ (unsigned char)*s) * 1099511628211ull;
-    h = (h ^ 0xff) * 1099511628211ull;
-    for (const char *s = module; *s; s++)
-        h = (h ^ (unsigned char)*s) * 1099511628211ull;
-    return h;
-}
-
 JP_NOINSTR static int rehash(uint32_t size)
 {
     uint32_t *table = calloc(size, sizeof *table);
     if (!table)
         return -1;
     for (uint32_t i = 0; i < nentries; i++) {
-        uint32_t h = (uint32_t)hash_name(entries[i].name, entries[i].module) & (size - 1);
+        uint32_t h = (uint32_t)u64map_hash_pair(entries[i].name, entries[i].module) & (size - 1);
         while (table[h])
             h = (h + 1) & (size - 1);
         table[h] = i + 1;
@@ -55,7 +45,7 @@ JP_NOINSTR static int64_t lookup_locked(const char *name, const char *module)
 {
     if (!hash_size)
         return -1;
-    uint32_t h = (uint32_t)hash_name(name, module) & (hash_size - 1);
+    uint32_t h = (uint32_t)u64map_hash_pair(name, module) & (hash_size - 1);
     for (; index_by_hash[h]; h = (h + 1) & (hash_size - 1)) {
         struct synthetic *e = &entries[index_by_hash[h] - 1];
         if (!strcmp(e->name, name) && !strcmp(e->module, module))
@@ -83,7 +73,7 @@ JP_NOINSTR static int64_t add_locked(const char *name, const char *module)
         return -1;
     }
     entries[nentries] = (struct synthetic){ n, m };
-    uint32_t h = (uint32_t)hash_name(name, module) & (hash_size - 1);
+    uint32_t h = (uint32_t)u64map_hash_pair(name, module) & (hash_size - 1);
     while (index_by_hash[h])
         h = (h + 1) & (hash_size - 1);
     index_by_hash[h] = ++nentries;

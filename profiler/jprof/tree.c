@@ -381,7 +381,7 @@ JP_NOINSTR __attribute__((noinline)) static void exit_unmatched(struct jp_thread
     else
         while (rec->depth >= d)
             close_top(t, now);
-    hook_end(rec, rec->depth);
+    jp_busy_done(rec);          /* close_top kept rec->depth */
     if (rec->request)
         jp_attend(t);
 }
