@@ -31,6 +31,16 @@ def three_builds(stem, sources, libs=(), extra_flags=()):
     return plain, noop, hooked
 
 
+def clock_floor_lib():
+    """bench/clock_floor.c as a preloadable library: hooks that only read the TSC."""
+    src = os.path.join(config.ROOT, "bench", "clock_floor.c")
+    lib = os.path.join(config.OUT, "libclockfloor.so")
+    if not os.path.exists(lib) or os.path.getmtime(src) > os.path.getmtime(lib):
+        os.makedirs(config.OUT, exist_ok=True)
+        subprocess.run([config.CC, "-O2", "-shared", "-fPIC", "-o", lib, src], check=True)
+    return lib
+
+
 def node_size():
     """sizeof(struct arena_node), the tree node (profile/arena.h)."""
     src = '#include <stdio.h>\n#include "arena.h"\nint main(void){printf("%zu\\n", sizeof(struct arena_node));return 0;}\n'

@@ -12,7 +12,7 @@ import hk
 NOT_UNDER = {s: "timings of sanitized libraries mean nothing, and bench/run does not "
                 "preload the sanitizer runtime" for s in ("address", "thread", "undefined")}
 
-MICRO_ROWS = ("uninstrumented", "noop", "off", "hookit", "sample", "compensate", "alloc")
+MICRO_ROWS = ("uninstrumented", "noop", "floor", "off", "hookit", "sample", "compensate", "alloc")
 HOOKIT_ROWS = ("hookit", "sample", "compensate", "alloc")
 
 
@@ -80,6 +80,8 @@ def check_micro(text, doc):
     # Orderings that hold by a wide margin even on a busy machine (CPU time).
     cpu = {k: rows[k]["loop_ns_per_call"] for k in MICRO_ROWS}
     assert cpu["uninstrumented"] < cpu["noop"] < cpu["hookit"], cpu
+    # The TSC floor reads the clock in its hooks: dearer than no-ops.
+    assert cpu["noop"] < cpu["floor"], cpu
     assert cpu["sample"] < cpu["hookit"], cpu
     assert rows["uninstrumented"]["x_uninstrumented"] == 1.0
     assert rows["noop"]["added_ns_per_call_over_noop"] == 0.0
@@ -89,7 +91,7 @@ def check_micro(text, doc):
         assert rows[key]["output_bytes"] > 0, key
         assert rows[key]["profile_calls"] == micro["calls"] + 1, (key, rows[key]["profile_calls"])
         assert rows[key]["exit_ms"] is not None and rows[key]["exit_ms"] >= 0
-    for key in ("uninstrumented", "noop", "off"):
+    for key in ("uninstrumented", "noop", "off", "floor"):
         assert rows[key]["output_bytes"] == 0, key
     # The profile tells its measured overhead; compensation is reported.
     assert rows["hookit"]["meta_overhead_ns_per_call"] > 0
@@ -100,7 +102,7 @@ def check_micro(text, doc):
 def check_threads(doc):
     th = doc["threads"]
     assert th["per_thread_calls"] == 1028457          # fib(28)
-    for variant in ("uninstrumented", "noop", "hookit", "sample"):
+    for variant in ("uninstrumented", "noop", "floor", "hookit", "sample"):
         one, two, four = (th["rows"][f"{variant}-{t}"] for t in (1, 2, 4))
         for s in (one, two, four):
             positive(s, "loop_wall_ms", "cpu_ms", "cpu_ns_per_call", "mcalls_per_s")
@@ -108,4 +110,4 @@ def check_threads(doc):
         # Twice and four times the work: more CPU time in all (by a wide margin).
         assert one["cpu_ms"] < four["cpu_ms"], (variant, one, four)
     assert th["rows"]["noop-1"]["cpu_ns_per_call"] < th["rows"]["hookit-1"]["cpu_ns_per_call"]
-    assert any(t["target"] == "threads2_throughput" for t in th["targets"])
+    assert {t["target"] for t in th["targets"]} == {"threads2_throughput", "threads2_cpu_per_call"}
