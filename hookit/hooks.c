@@ -3,18 +3,13 @@
  * profiler's entry point.  No locks, no libc, errno untouched. */
 #include "hookit/internal.h"
 
-volatile int hk_collecting;
-volatile int hk_initialized;
-
 HK_NOINSTR static void ignore_call(void *fn, void *site)
 {
     (void)fn;
     (void)site;
 }
 
-hookit_fast_fn hk_enter = ignore_call;
-hookit_fast_fn hk_exit = ignore_call;
-volatile uint32_t *hk_attention;
+struct hk_hot hk_hot __attribute__((aligned(64))) = { .enter = ignore_call, .exit = ignore_call };
 
 /* The first hook may run before our constructor (an instrumented constructor
  * of a library loaded earlier, or preinit code): initialise here, then
@@ -23,7 +18,7 @@ HK_NOINSTR __attribute__((noinline, cold)) static void init_from_hook(void *fn, 
 {
     hk_init();
     if (hk_collecting_now())
-        hk_enter(fn, site);
+        hk_hot.enter(fn, site);
 }
 
 /* Collection is off: someone outside may be asking to turn it on. */
@@ -36,20 +31,20 @@ HK_NOINSTR __attribute__((noinline, cold)) static void attend(void)
 HK_EXPORT HK_NOINSTR void __cyg_profile_func_enter(void *fn, void *site)
 {
     if (HK_LIKELY(hk_collecting_now())) {
-        hk_enter(fn, site);
+        hk_hot.enter(fn, site);
         return;
     }
-    if (HK_UNLIKELY(!hk_initialized))
+    if (HK_UNLIKELY(!hk_hot.initialized))
         init_from_hook(fn, site);
-    else if (HK_UNLIKELY(hk_attention && *hk_attention))
+    else if (HK_UNLIKELY(hk_hot.attention && *hk_hot.attention))
         attend();
 }
 
 HK_EXPORT HK_NOINSTR void __cyg_profile_func_exit(void *fn, void *site)
 {
     if (HK_LIKELY(hk_collecting_now()))
-        hk_exit(fn, site);
-    else if (HK_UNLIKELY(hk_attention && *hk_attention))
+        hk_hot.exit(fn, site);
+    else if (HK_UNLIKELY(hk_hot.attention && *hk_hot.attention))
         attend();
 }
 

@@ -137,7 +137,7 @@ HK_NOINSTR void hk_init(void)
     else
         pthread_atfork(on_pre_fork, on_post_fork_parent, on_post_fork_child);
     hk_rebind_scan();           /* modules loaded before us (we may be a dlopen'ed library's dependency) */
-    __atomic_store_n(&hk_initialized, 1, __ATOMIC_RELEASE);
+    __atomic_store_n(&hk_hot.initialized, 1, __ATOMIC_RELEASE);
     __atomic_store_n(&init_state, 2, __ATOMIC_RELEASE);
     if (hk_collecting_now() == -1)
         hk_set_collecting(loaded && hk_config.start_on);

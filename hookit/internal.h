@@ -21,16 +21,21 @@ struct hk_config {
 extern struct hk_config hk_config;
 void hk_config_read(void);
 
-/* The hot-path state (hooks.c).  hk_collecting is the switch the plugin
- * receives; hk_enter/hk_exit are the plugin's fast entry points or the
- * adapters that wrap HookitEvent. */
-extern volatile int hk_collecting;
+/* The hot-path state (hooks.c), in one cache line: every hook reads the
+ * switch and one entry point.  collecting is the switch the plugin receives;
+ * enter/exit are the plugin's fast entry points or the adapters that wrap
+ * HookitEvent; attention is the plugin's (see profiler.h). */
+struct hk_hot {
+    volatile int collecting;
+    volatile int initialized;
+    hookit_fast_fn enter, exit;
+    volatile uint32_t *attention;
+};
+extern struct hk_hot hk_hot;
 /* Read and written from any thread (hookit_start/stop, the end): one
  * load or store, never torn or cached. */
-static inline int hk_collecting_now(void) { return __atomic_load_n(&hk_collecting, __ATOMIC_RELAXED); }
-static inline void hk_set_collecting(int on) { __atomic_store_n(&hk_collecting, on, __ATOMIC_RELAXED); }
-extern hookit_fast_fn hk_enter, hk_exit;
-extern volatile uint32_t *hk_attention;    /* the plugin's, see profiler.h */
+static inline int hk_collecting_now(void) { return __atomic_load_n(&hk_hot.collecting, __ATOMIC_RELAXED); }
+static inline void hk_set_collecting(int on) { __atomic_store_n(&hk_hot.collecting, on, __ATOMIC_RELAXED); }
 
 /* The loaded plugin (plugin.c). */
 struct hk_plugin {
@@ -49,7 +54,6 @@ void hk_plugin_event(const struct hookit_event *ev);
 /* Start-up and shut-down (init.c). */
 void hk_init(void);             /* idempotent, thread-safe */
 void hk_finish(int how);        /* idempotent */
-extern volatile int hk_initialized;
 
 /* Diagnostics (log.c): one line on stderr, "hookit[PID]: ...", errno kept. */
 void hk_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

@@ -70,7 +70,7 @@ HK_NOINSTR int hk_mpi_missing(const char *name)
 /* ---- events ----------------------------------------------------------------------- */
 HK_NOINSTR static int wanted(void)
 {
-    return hk_initialized && hk_collecting_now() > 0 && !hk_io_guard && hk_plugin.event &&
+    return hk_hot.initialized && hk_collecting_now() > 0 && !hk_io_guard && hk_plugin.event &&
            (hk_plugin.info.caps & HOOKIT_CAP_MPI);
 }
 

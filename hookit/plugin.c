@@ -145,7 +145,7 @@ HK_NOINSTR int hk_plugin_load(void)
     hk_host = (struct hookit_host){
         .abi_version = HOOKIT_ABI_VERSION,
         .size = sizeof hk_host,
-        .collecting = &hk_collecting,
+        .collecting = &hk_hot.collecting,
         .output_dir = hk_config.output_dir,
         .plugin_dir = hk_config.plugin_dir,
         .debug = hk_config.debug,
@@ -168,11 +168,11 @@ HK_NOINSTR int hk_plugin_load(void)
         return refuse();
     }
     hk_plugin.info = info;
-    hk_attention = info.attention;
+    hk_hot.attention = info.attention;
     hk_io_configure(info.caps);
     if (info.caps & HOOKIT_CAP_CALLS) {
-        hk_enter = info.enter ? info.enter : event_enter;
-        hk_exit = info.exit ? info.exit : event_exit;
+        hk_hot.enter = info.enter ? info.enter : event_enter;
+        hk_hot.exit = info.exit ? info.exit : event_exit;
     }
     hk_debug("profiler %s loaded (%s)", path, info.name ? info.name : "unnamed");
     return 0;

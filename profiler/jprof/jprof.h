@@ -42,6 +42,8 @@ void jp_arena_maps_changed(void);
 struct jp_thread {
     struct arena_frame *stack;  /* shadow stack (in the arena); stack[0] is the root frame */
     struct arena_thread *rec;   /* its depth: frames in use above the root */
+    char *base;                 /* = jp_arena_base (fixed for the process's life), in
+                                 * the line the hot path reads anyway */
     uint32_t capacity;
     arena_ref cur;              /* = stack[rec->depth].node */
     arena_ref chunk_next, chunk_end; /* this thread's free slots */
@@ -134,6 +136,8 @@ void jp_thread_scratch_free(struct jp_thread *t);
 
 /* ---- the profiler's own cost (calibrate.c) -------------------------------- */
 void jp_calibrate(hookit_fast_fn enter, hookit_fast_fn exit);
+/* Measure again (for the final profile); the lower figure is kept. */
+void jp_calibrate_again(void);
 uint64_t jp_overhead_full_ticks(void);
 uint64_t jp_overhead_inner_ticks(void);
 

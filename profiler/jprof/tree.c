@@ -350,7 +350,7 @@ JP_NOINSTR __attribute__((always_inline)) static inline void enter(int clock, vo
     }
     uint32_t depth = rec->depth;
     struct arena_frame *top = &t->stack[depth];
-    char *base = jp_arena_base;
+    char *base = t->base;
     arena_ref c = ((struct arena_node *)(base + (size_t)t->cur * ARENA_SLOT))->last_child;
     struct arena_node *n = (struct arena_node *)(base + (size_t)c * ARENA_SLOT);
     if (JP_UNLIKELY(!synthetic && top->sp <= sp) || JP_UNLIKELY(!c) || JP_UNLIKELY(fn_of(n) != (uint64_t)fn) ||
@@ -397,7 +397,7 @@ JP_NOINSTR __attribute__((always_inline)) static inline void leave(int clock, vo
         return;
     uint32_t depth = rec->depth;
     struct arena_frame *f = &t->stack[depth];
-    struct arena_node *n = jp_node(f->node);
+    struct arena_node *n = (struct arena_node *)(t->base + (size_t)f->node * ARENA_SLOT);
     if (JP_UNLIKELY(depth == 0 || fn_of(n) != (uint64_t)fn)) {
         exit_unmatched(t, (uint64_t)fn, now);
         return;
