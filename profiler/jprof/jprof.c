@@ -16,6 +16,7 @@ void jp_names_start(void);
 void jp_names_reload(void);
 void jp_names_pre_dlclose(void *handle);
 void jp_names_post_dlclose(void);
+void jp_names_fork_child(void);
 void jp_output_fork_child(void);
 
 JP_EXPORT JP_NOINSTR int HookitStart(const struct hookit_host *host, struct hookit_plugin *plugin)
@@ -86,6 +87,7 @@ JP_EXPORT JP_NOINSTR void HookitEvent(const struct hookit_event *ev)
         jp_output_fork_child();
         jp_sampler_fork_child();
         jp_metrics_fork_child();
+        jp_names_fork_child();
         break;
     case HOOKIT_EV_IO:
     case HOOKIT_EV_ALLOC:

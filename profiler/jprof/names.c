@@ -17,9 +17,38 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 static struct a2n *a2n;
 static pthread_mutex_t a2n_lock = PTHREAD_MUTEX_INITIALIZER;
+
+/* ---- one unload at a time -------------------------------------------------
+ * A thread holds unload_lock from its pre-dlclose to its post-dlclose, and
+ * every dlopen takes it to reload the names, before dlopen returns to the
+ * program.  So nothing calls into a library mapped while another thread is
+ * between closing a library and renaming its nodes: when the post-dlclose
+ * looks, a library found at the closed one's place is either the same one
+ * still loaded or one nobody has called yet, and no other closer's walk can
+ * take the closed library's nodes for its own (which it did, about one run
+ * in two of the short stress scenario: a node named after the function at
+ * its address in the next library loaded there).
+ * Recursive: a library's destructor may dlopen or dlclose.  Bounded: a
+ * destructor that waits for a thread that is itself waiting here (joining
+ * a worker that closes a library) would deadlock, so after UNLOAD_WAIT_MS a
+ * waiter goes on without it (names then only as good as the range walk
+ * below makes them). */
+static pthread_mutex_t unload_lock = PTHREAD_RECURSIVE_MUTEX_INITIALIZER_NP;
+#define UNLOAD_WAIT_MS 200
+
+JP_NOINSTR static int unload_lock_take(void)
+{
+    struct timespec until;
+    clock_gettime(CLOCK_REALTIME, &until);
+    until.tv_nsec += (UNLOAD_WAIT_MS % 1000) * 1000000L;
+    until.tv_sec += UNLOAD_WAIT_MS / 1000 + until.tv_nsec / 1000000000L;
+    until.tv_nsec %= 1000000000L;
+    return pthread_mutex_timedlock(&unload_lock, &until) == 0;
+}
 
 JP_NOINSTR void jp_names_start(void)
 {
@@ -28,10 +57,20 @@ JP_NOINSTR void jp_names_start(void)
 
 JP_NOINSTR void jp_names_reload(void)
 {
+    int held = unload_lock_take();
     pthread_mutex_lock(&a2n_lock);
     if (a2n)
         a2n_reload(a2n);
     pthread_mutex_unlock(&a2n_lock);
+    if (held)
+        pthread_mutex_unlock(&unload_lock);
+}
+
+/* The forked child's only thread may not be the one that held it. */
+JP_NOINSTR void jp_names_fork_child(void)
+{
+    pthread_mutex_t fresh = PTHREAD_RECURSIVE_MUTEX_INITIALIZER_NP;
+    unload_lock = fresh;
 }
 
 /* ---- libraries closed while the program runs ----------------------------
@@ -42,9 +81,9 @@ JP_NOINSTR void jp_names_reload(void)
  * before us: its new nodes are found by a second walk over the address
  * range and named by their function's key.  A function not seen in any
  * tree at pre-dlclose keeps its address (named at the end by whatever is
- * mapped there then: the rare misnaming docs/reliability.md describes),
- * and the walk is skipped when another library already sits in the range
- * (a dlopen in between): its nodes could not be told apart. */
+ * mapped there then), and the walk is skipped when another library already
+ * sits in the range (a dlopen in between, whose caller unload_lock keeps
+ * waiting): only that library's constructors could have made nodes there. */
 /* A growing list of (something, the synthetic key it becomes). */
 struct keyed {
     struct keyed_pair { uint64_t what, key; } *v;
@@ -59,6 +98,7 @@ struct closing {
     unsigned nranges;
     struct keyed functions;     /* its functions seen in pre-dlclose, and their keys */
     struct keyed nodes;         /* the nodes seen in pre-dlclose (refs), and their keys */
+    int locked;                 /* holds unload_lock until post-dlclose */
     struct closing *outer;      /* a dlclose from a destructor run by dlclose */
 };
 /* Per thread: two threads may be closing libraries at once, each between
@@ -172,6 +212,8 @@ JP_NOINSTR static struct closing *push_closing(void)
 JP_NOINSTR void jp_names_pre_dlclose(void *handle)
 {
     struct closing *c = push_closing();
+    if (c)
+        c->locked = unload_lock_take();
     struct link_map *lm = NULL;
     if (!c || !handle || dlinfo(handle, RTLD_DI_LINKMAP, &lm) != 0 || !lm || !lm->l_name || !*lm->l_name)
         return;
@@ -228,6 +270,8 @@ JP_NOINSTR void jp_names_post_dlclose(void)
             each_node_of(c, rename_node, c);
     }
     pthread_mutex_unlock(&a2n_lock);
+    if (c->locked)
+        pthread_mutex_unlock(&unload_lock);
     free(c->functions.v);
     free(c->nodes.v);
     free(c);

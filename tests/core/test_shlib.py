@@ -1,6 +1,8 @@
 """Functions in a shared library the program links (tests/progs/shlib.c):
 exact counts, module names, a static function inside the library, a
 callback back into the executable."""
+import time
+
 import hk
 
 
@@ -90,3 +92,20 @@ def test_dlopen_dlclose_gcc(tmp):
 
 def test_dlopen_dlclose_clang_hookit_run(tmp):
     check_dlopen(tmp, "clang", runner=True)
+
+
+def test_dlclose_callback_waiting_for_a_dlopen(tmp):
+    """jprof keeps dlopens out while a dlclose is being finished; a
+    monitor_post_dlclose callback that joins a thread doing a dlopen must
+    cost a bounded wait (200 ms per lock taken), never a hang."""
+    lib = hk.cc(tmp, ["shlib.c"], "libshlib.so", shared=True, link_hookit=False)
+    exe = hk.cc(tmp, ["dlclose_wait.c"], "dlclose_wait", libs=["-ldl", "-lpthread"])
+    start = time.monotonic()
+    p = hk.run(tmp, [exe, lib, "3"], timeout=60)
+    took = time.monotonic() - start
+    assert (p.stdout, p.stderr) == ("rounds 3\n", ""), p
+    # Three rounds, each waiting twice (the worker's dlopen and dlclose).
+    assert took < 20, took
+    t = hk.thread_of(hk.export_json(tmp, hk.one_profile(tmp, "dlclose_wait")), 0)
+    hk.check_tree_consistent(t)
+    assert hk.node(t, "main")["calls"] == 1

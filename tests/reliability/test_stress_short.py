@@ -43,15 +43,7 @@ def test_longjmp_out_of_deep_stacks(tmp):
 
 
 def test_dlopen_dlclose_loop(tmp):
-    try:
-        stress.dlopen(tmp, 8, 2)
-    except AssertionError as e:
-        if "address reuse after dlclose" in str(e):
-            # Known (docs/reliability.md): counts are exact, but a call into
-            # a library loaded where an unloaded one was can be named after
-            # the old one's function.  `make stress` fails on it.
-            hk.skip(f"known limitation: {e}")
-        raise
+    stress.dlopen(tmp, 8, 2)
 
 
 def test_steady_memory(tmp):
