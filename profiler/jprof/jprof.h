@@ -42,8 +42,6 @@ void jp_arena_maps_changed(void);
 struct jp_thread {
     struct arena_frame *stack;  /* shadow stack (in the arena); stack[0] is the root frame */
     struct arena_thread *rec;   /* its depth: frames in use above the root */
-    char *base;                 /* = jp_arena_base (fixed for the process's life), in
-                                 * the line the hot path reads anyway */
     uint32_t capacity;
     arena_ref cur;              /* = stack[rec->depth].node */
     arena_ref chunk_next, chunk_end; /* this thread's free slots */

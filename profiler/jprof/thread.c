@@ -198,7 +198,6 @@ JP_NOINSTR static struct jp_thread *make_thread(int reuse_record)
         return NULL;
     }
     t->rec = jp_at(t->rec_ref);
-    t->base = jp_arena_base;
     if (t->rec_reused) {
         /* A retired thread's record, still in the list: it becomes this
          * thread's, its seq moving on so live readers notice. */

@@ -350,7 +350,7 @@ JP_NOINSTR __attribute__((always_inline)) static inline void enter(int clock, vo
     }
     uint32_t depth = rec->depth;
     struct arena_frame *top = &t->stack[depth];
-    char *base = t->base;
+    char *base = jp_arena_base;     /* not kept in t: the load would wait for t's */
     arena_ref c = ((struct arena_node *)(base + (size_t)t->cur * ARENA_SLOT))->last_child;
     struct arena_node *n = (struct arena_node *)(base + (size_t)c * ARENA_SLOT);
     if (JP_UNLIKELY(!synthetic && top->sp <= sp) || JP_UNLIKELY(!c) || JP_UNLIKELY(fn_of(n) != (uint64_t)fn) ||
@@ -397,7 +397,7 @@ JP_NOINSTR __attribute__((always_inline)) static inline void leave(int clock, vo
         return;
     uint32_t depth = rec->depth;
     struct arena_frame *f = &t->stack[depth];
-    struct arena_node *n = (struct arena_node *)(t->base + (size_t)f->node * ARENA_SLOT);
+    struct arena_node *n = jp_node(f->node);
     if (JP_UNLIKELY(depth == 0 || fn_of(n) != (uint64_t)fn)) {
         exit_unmatched(t, (uint64_t)fn, now);
         return;
@@ -415,12 +415,16 @@ JP_NOINSTR __attribute__((always_inline)) static inline void leave(int clock, vo
         jp_attend(t);
 }
 
-JP_NOINSTR void jp_enter_tsc(void *fn, void *site) { enter(CLOCK_TSC, fn, site, 0); }
-JP_NOINSTR void jp_exit_tsc(void *fn, void *site) { (void)site; leave(CLOCK_TSC, fn); }
-JP_NOINSTR void jp_enter_mono(void *fn, void *site) { enter(CLOCK_MONO, fn, site, 0); }
-JP_NOINSTR void jp_exit_mono(void *fn, void *site) { (void)site; leave(CLOCK_MONO, fn); }
-JP_NOINSTR void jp_enter_counted(void *fn, void *site) { enter(CLOCK_NONE, fn, site, 0); }
-JP_NOINSTR void jp_exit_counted(void *fn, void *site) { (void)site; leave(CLOCK_NONE, fn); }
+/* Each entry point starts a cache line: otherwise where the linker puts
+ * them, and so their speed, moves with every change elsewhere in the
+ * library. */
+#define HOT_ENTRY JP_NOINSTR __attribute__((aligned(64)))
+HOT_ENTRY void jp_enter_tsc(void *fn, void *site) { enter(CLOCK_TSC, fn, site, 0); }
+HOT_ENTRY void jp_exit_tsc(void *fn, void *site) { (void)site; leave(CLOCK_TSC, fn); }
+HOT_ENTRY void jp_enter_mono(void *fn, void *site) { enter(CLOCK_MONO, fn, site, 0); }
+HOT_ENTRY void jp_exit_mono(void *fn, void *site) { (void)site; leave(CLOCK_MONO, fn); }
+HOT_ENTRY void jp_enter_counted(void *fn, void *site) { enter(CLOCK_NONE, fn, site, 0); }
+HOT_ENTRY void jp_exit_counted(void *fn, void *site) { (void)site; leave(CLOCK_NONE, fn); }
 
 JP_NOINSTR static int clock_in_use(void)
 {
