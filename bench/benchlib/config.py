@@ -23,10 +23,10 @@ def _int(name, full, quick):
 N = _int("BENCH_N", 36, 30)
 # The thread variant: fib(THREAD_N) in each of 1, 2 and 4 threads.
 THREAD_N = _int("BENCH_THREAD_N", 34, 28)
-REPS = _int("BENCH_REPS", 5, 3)
-# The microbenchmark's rounds: more, as its medians decide the tightest
-# target (a run on this kind of VM varies by +-15%; docs/performance.md).
-MICRO_REPS = _int("BENCH_MICRO_REPS", int(os.environ.get("BENCH_REPS") or 9), 3)
+# Rounds of the microbenchmark and thread tables: 9, as their medians
+# decide the tightest targets and one run on this kind of VM varies by
+# +-15% (docs/performance.md).
+REPS = _int("BENCH_REPS", 9, 3)
 # Extra repetitions when the load average exceeds the CPUs at the start.
 LOADED_EXTRA_REPS = _int("BENCH_LOADED_EXTRA_REPS", 2, 0)
 # Orders of the SQLite session (customers = orders / 20).

@@ -5,6 +5,8 @@ Throughput = calls of all threads / the loop's wall time.  On an idle
 machine with 2 CPUs, 2 threads should reach 2x the throughput of 1; any
 cache line shared on the hot path shows as less (and as more CPU per call,
 which a busy machine does not hide: the CPU column is the steady one)."""
+import statistics
+
 from . import config, machine
 from .alternate import run_alternating
 from .build import clock_floor_lib
@@ -32,6 +34,13 @@ def rows_for(plain, noop, hooked):
     return rows
 
 
+def paired(runs, ones, ratio):
+    """The median over rounds of ratio(run, the same round's 1-thread run)."""
+    vals = [ratio(r, one) for r, one in zip(runs, ones)
+            if r.get("loop_ns") and one.get("loop_ns") and r.get("loop_cpu_ns") and one.get("loop_cpu_ns")]
+    return statistics.median(vals) if vals else None
+
+
 def run(reps):
     busy = machine.load_text() if machine.busy() else None
     plain, noop, hooked = builds()
@@ -50,13 +59,16 @@ def run(reps):
         calls = per_thread * row.threads
         wall, cpu = med(rs, "loop_ns"), med(rs, "loop_cpu_ns")
         lo, hi = span(rs, "loop_ns")
-        one = summary.get(f"{row.variant}-1")
+        ones = runs[f"{row.variant}-1"]
         s = {"label": row.label, "threads": row.threads, "reps": len(rs),
              "loop_wall_ms": wall / 1e6, "loop_wall_ms_range": [lo / 1e6, hi / 1e6],
              "cpu_ms": cpu / 1e6, "cpu_ns_per_call": cpu / calls,
              "mcalls_per_s": calls / wall * 1e3}
-        s["throughput_x_1"] = s["mcalls_per_s"] / one["mcalls_per_s"] if one else 1.0
-        s["cpu_per_call_x_1"] = s["cpu_ns_per_call"] / one["cpu_ns_per_call"] if one else 1.0
+        # Against the 1-thread run of the same round (the next row but one or
+        # two: a slow moment of the machine hits both), the median of those.
+        s["throughput_x_1"] = paired(rs, ones, lambda r, one: row.threads * one["loop_ns"] / r["loop_ns"])
+        s["cpu_per_call_x_1"] = paired(
+            rs, ones, lambda r, one: r["loop_cpu_ns"] / (row.threads * one["loop_cpu_ns"]))
         summary[row.key] = s
         print(f"{row.label:26} {row.threads:3d} {s['loop_wall_ms']:12.1f} "
               f"{lo / 1e6:7.1f}-{hi / 1e6:<7.1f} {s['cpu_ms']:8.1f} {s['cpu_ns_per_call']:11.2f} "
@@ -64,8 +76,9 @@ def run(reps):
     print()
     print("loop wall ms, CPU ms: the program's own times of the threads' work (barrier to")
     print("last join), median (min-max); Mcalls/s: calls of all threads / loop wall time;")
-    print("x 1 thread: that throughput / the same variant's with 1 thread; CPU/call x 1:")
-    print("CPU per call / the 1-thread run's (1.00 = no contention between threads).")
+    print("x 1 thread: that throughput / the same variant's with 1 thread in the same round,")
+    print("median over the rounds; CPU/call x 1: CPU per call / the 1-thread run's, the same")
+    print("way (1.00 = no contention between threads).")
     print()
     targets = Targets()
     t2, u2, f2 = summary["hookit-2"], summary["uninstrumented-2"], summary["floor-2"]
