@@ -88,8 +88,8 @@ def run(reps):
                 f" TSC floor {f2['throughput_x_1']:.2f}x)")
     # What a busy machine cannot hide: threads that share a cache line on
     # the hot path spend more CPU per call than one thread alone.  Measured
-    # against the TSC floor's own change: two vCPUs that are one core's
-    # hyperthreads share the clock's microcode, which no profiler can avoid.
+    # against the TSC floor's own change: what the clock read itself does
+    # with two threads is not hookit's to remove.
     cpu2 = t2["cpu_per_call_x_1"] / f2["cpu_per_call_x_1"]
     targets.add("threads2_cpu_per_call",
                 "  stand-in: CPU/call 2 thr / 1 thr, hookit over TSC floor <= 1.05",
