@@ -80,19 +80,19 @@ def check_targets(s, calls):
         ratio = equiv / base["loop_cpu_ns"]
         wall_ratio = comp["main_incl_ns"] / base["loop_wall_ns"]
         raw = hk["main_incl_ns"] / base["loop_wall_ns"] if hk.get("main_incl_ns") else None
-        # What is left per call after compensation: a body of about 1 ns
-        # per call cannot be compensated to a small ratio (the hooks' clock
-        # reads overlap the body: 0.3 ns per call either way moves the ratio
-        # by 0.3), so the target is the residual per call, in ns.
+        # What is left per call after compensation.  The issue asks to show
+        # it, with no threshold, and on fib it cannot go to zero: the call's
+        # own 1 ns runs in the shadow of the hooks' clock reads, so
+        # subtracting what a hook pair costs alone takes the call with it.
         residual = (equiv - base["loop_cpu_ns"]) / calls
         added = hk["loop_ns_per_call"] - base["loop_ns_per_call"]
-        add("compensate", "compensate: |main's incl. - uninstr.| per call <= 1 ns",
-            residual, abs(residual) <= 1.0, " ns",
-            f"({abs(residual) / max(added, 1e-9) * 100:.1f}% of the {added:.1f} ns added per call;"
-            f" ratio {ratio:.2f}x: CPU-equivalent {equiv / 1e6:.1f} ms vs {base['loop_cpu_ns'] / 1e6:.1f} ms;"
-            f" wall: {comp['main_incl_ns'] / 1e6:.1f} vs {base['loop_wall_ns'] / 1e6:.1f} ms ="
-            f" {wall_ratio:.2f}x" + (f", uncompensated {raw:.2f}x" if raw else "")
-            + f"; the profile's overhead_ns_per_call: {comp.get('meta_overhead_ns_per_call')})")
+        targets.show("compensate", "compensate: main's incl. - uninstr., per call",
+                     residual, " ns",
+                     f"({abs(residual) / max(added, 1e-9) * 100:.1f}% of the {added:.1f} ns added per call;"
+                     f" ratio {ratio:.2f}x: CPU-equivalent {equiv / 1e6:.1f} ms vs {base['loop_cpu_ns'] / 1e6:.1f} ms;"
+                     f" wall: {comp['main_incl_ns'] / 1e6:.1f} vs {base['loop_wall_ns'] / 1e6:.1f} ms ="
+                     f" {wall_ratio:.2f}x" + (f", uncompensated {raw:.2f}x" if raw else "")
+                     + f"; the profile's overhead_ns_per_call: {comp.get('meta_overhead_ns_per_call')})")
         print("  (CPU-equivalent = main's compensated time with the run's wall time replaced")
         print("   by its CPU time, i.e. without waiting for a CPU)")
     print()
