@@ -83,21 +83,32 @@ JP_NOINSTR void jp_names_fork_child(void)
  * tree at pre-dlclose keeps its address (named at the end by whatever is
  * mapped there then), and the walk is skipped when another library already
  * sits in the range (a dlopen in between, whose caller unload_lock keeps
- * waiting): only that library's constructors could have made nodes there. */
+ * waiting): only that library's constructors could have made nodes there.
+ *
+ * The libraries the closed one needs (DT_NEEDED, and theirs) may go with
+ * it: they are looked at the same way, each renamed only if it is gone. */
 /* A growing list of (something, the synthetic key it becomes). */
 struct keyed {
     struct keyed_pair { uint64_t what, key; } *v;
     size_t n, cap;
 };
 
-struct closing {
-    char name[4096];            /* the library's path as the loader knows it */
+/* One library that may be unloaded by the dlclose. */
+struct closing_lib {
+    char *name;                 /* its path as the loader knows it */
     const char *module;         /* its base name, in name */
     uintptr_t bias;
     uintptr_t lo[8], hi[8];     /* its executable segments */
     unsigned nranges;
     struct keyed functions;     /* its functions seen in pre-dlclose, and their keys */
     struct keyed nodes;         /* the nodes seen in pre-dlclose (refs), and their keys */
+    int walk;                   /* each_node_of visits its nodes */
+};
+
+#define CLOSING_LIBS 16         /* the closed library and what it needs, at most */
+struct closing {
+    struct closing_lib libs[CLOSING_LIBS];
+    unsigned nlibs;
     int locked;                 /* holds unload_lock until post-dlclose */
     struct closing *outer;      /* a dlclose from a destructor run by dlclose */
 };
@@ -107,23 +118,107 @@ struct closing {
  * plugin's static TLS must stay small). */
 static __thread struct closing *closing_self __attribute__((tls_model("initial-exec")));
 
+/* Dynamic entries hold addresses that ld.so has usually relocated in place;
+ * some stay offsets. */
+JP_NOINSTR static uintptr_t dyn_addr(uintptr_t bias, ElfW(Addr) ptr)
+{
+    return ptr < bias ? bias + ptr : ptr;
+}
+
+/* A pass over the loaded modules for one library: its segments, and the
+ * libraries it needs added to the closing (found by a second pass). */
+struct lib_query {
+    struct closing_lib *lib;
+    const char *needed[CLOSING_LIBS];
+    unsigned nneeded;
+};
+
+JP_NOINSTR static void read_needed(struct lib_query *q, const ElfW(Dyn) *dyn, uintptr_t bias)
+{
+    const char *strtab = NULL;
+    for (const ElfW(Dyn) *d = dyn; d->d_tag != DT_NULL; d++)
+        if (d->d_tag == DT_STRTAB)
+            strtab = (const char *)dyn_addr(bias, d->d_un.d_ptr);
+    for (const ElfW(Dyn) *d = dyn; strtab && d->d_tag != DT_NULL; d++)
+        if (d->d_tag == DT_NEEDED && q->nneeded < CLOSING_LIBS)
+            q->needed[q->nneeded++] = strtab + d->d_un.d_val;
+}
+
 JP_NOINSTR static int find_segments(struct dl_phdr_info *info, size_t size, void *arg)
 {
-    struct closing *c = arg;
+    struct lib_query *q = arg;
+    struct closing_lib *c = q->lib;
     (void)size;
     if (info->dlpi_addr != c->bias || strcmp(info->dlpi_name, c->name) != 0)
         return 0;
-    for (int i = 0; i < info->dlpi_phnum && c->nranges < 8; i++) {
+    for (int i = 0; i < info->dlpi_phnum; i++) {
         const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
-        if (ph->p_type == PT_LOAD && (ph->p_flags & PF_X)) {
+        if (ph->p_type == PT_LOAD && (ph->p_flags & PF_X) && c->nranges < 8) {
             c->lo[c->nranges] = info->dlpi_addr + ph->p_vaddr;
             c->hi[c->nranges++] = info->dlpi_addr + ph->p_vaddr + ph->p_memsz;
+        } else if (ph->p_type == PT_DYNAMIC) {
+            read_needed(q, (const ElfW(Dyn) *)(info->dlpi_addr + ph->p_vaddr), info->dlpi_addr);
         }
     }
     return 1;
 }
 
-JP_NOINSTR static int in_closing(const struct closing *c, uint64_t fn)
+/* The loaded module a DT_NEEDED name stands for (its path's base name). */
+struct soname_query {
+    const char *soname;
+    char *name;
+    uintptr_t bias;
+};
+
+JP_NOINSTR static int find_soname(struct dl_phdr_info *info, size_t size, void *arg)
+{
+    struct soname_query *q = arg;
+    (void)size;
+    const char *slash = info->dlpi_name ? strrchr(info->dlpi_name, '/') : NULL;
+    if (!slash || strcmp(slash + 1, q->soname) != 0)
+        return 0;
+    q->name = strdup(info->dlpi_name);
+    q->bias = info->dlpi_addr;
+    return 1;
+}
+
+JP_NOINSTR static int closing_has(const struct closing *c, const char *name, uintptr_t bias)
+{
+    for (unsigned i = 0; i < c->nlibs; i++)
+        if (c->libs[i].bias == bias && !strcmp(c->libs[i].name, name))
+            return 1;
+    return 0;
+}
+
+JP_NOINSTR static void closing_add(struct closing *c, char *name, uintptr_t bias)
+{
+    if (!name || c->nlibs == CLOSING_LIBS || closing_has(c, name, bias)) {
+        free(name);
+        return;
+    }
+    struct closing_lib *lib = &c->libs[c->nlibs++];
+    lib->name = name;
+    const char *slash = strrchr(name, '/');
+    lib->module = slash ? slash + 1 : name;
+    lib->bias = bias;
+}
+
+/* The closed library and, breadth first, what it needs. */
+JP_NOINSTR static void closing_find_libs(struct closing *c, const struct link_map *lm)
+{
+    closing_add(c, strdup(lm->l_name), lm->l_addr);
+    for (unsigned i = 0; i < c->nlibs; i++) {
+        struct lib_query q = { .lib = &c->libs[i] };
+        dl_iterate_phdr(find_segments, &q);
+        for (unsigned k = 0; k < q.nneeded; k++) {
+            struct soname_query s = { .soname = q.needed[k] };
+            dl_iterate_phdr(find_soname, &s);
+            closing_add(c, s.name, s.bias);
+        }
+    }
+}
+
+JP_NOINSTR static int in_closing(const struct closing_lib *c, uint64_t fn)
 {
     for (unsigned i = 0; i < c->nranges; i++)
         if (fn >= c->lo[i] && fn < c->hi[i])
@@ -131,7 +226,7 @@ JP_NOINSTR static int in_closing(const struct closing *c, uint64_t fn)
     return 0;
 }
 
-JP_NOINSTR static uint64_t known_key(const struct closing *c, uint64_t fn)
+JP_NOINSTR static uint64_t known_key(const struct closing_lib *c, uint64_t fn)
 {
     for (size_t i = 0; i < c->functions.n; i++)
         if (c->functions.v[i].what == fn)
@@ -153,17 +248,20 @@ JP_NOINSTR static void keyed_add(struct keyed *k, uint64_t what, uint64_t key)
     k->v[k->n++] = (struct keyed_pair){ what, key };
 }
 
-/* Every node of every thread whose function is in c's ranges. */
-JP_NOINSTR static void each_node_of(const struct closing *c, void (*fn)(struct closing *, struct arena_node *),
-                                    struct closing *arg)
+/* Every node of every thread whose function is in the ranges of one of c's
+ * libraries marked walk, with that library. */
+JP_NOINSTR static void each_node_of(struct closing *c, void (*fn)(struct closing_lib *, struct arena_node *))
 {
     for (arena_ref t = jp_arena_header()->first_thread; t; t = ((struct arena_thread *)jp_at(t))->next) {
         arena_ref root = ((struct arena_thread *)jp_at(t))->root;
         arena_ref r = root ? jp_node(root)->first_child : 0;
         while (r) {
             struct arena_node *n = jp_node(r);
-            if (!jp_is_synthetic(n->fn) && in_closing(c, n->fn))
-                fn(arg, n);
+            for (unsigned i = 0; !jp_is_synthetic(n->fn) && i < c->nlibs; i++)
+                if (c->libs[i].walk && in_closing(&c->libs[i], n->fn)) {
+                    fn(&c->libs[i], n);
+                    break;
+                }
             if (n->first_child) {
                 r = n->first_child;
                 continue;
@@ -176,7 +274,7 @@ JP_NOINSTR static void each_node_of(const struct closing *c, void (*fn)(struct c
 }
 
 /* pre-dlclose: n and the name of its function, while it can be looked up. */
-JP_NOINSTR static void name_function(struct closing *c, struct arena_node *n)
+JP_NOINSTR static void name_function(struct closing_lib *c, struct arena_node *n)
 {
     uint64_t key = known_key(c, n->fn);
     if (!key) {
@@ -192,7 +290,7 @@ JP_NOINSTR static void name_function(struct closing *c, struct arena_node *n)
 
 /* post-dlclose, the library gone: n takes its function's key, when the
  * function was seen in pre-dlclose (else it keeps its address). */
-JP_NOINSTR static void rename_node(struct closing *c, struct arena_node *n)
+JP_NOINSTR static void rename_node(struct closing_lib *c, struct arena_node *n)
 {
     uint64_t key = known_key(c, n->fn);
     if (key)
@@ -218,19 +316,17 @@ JP_NOINSTR void jp_names_pre_dlclose(void *handle)
     if (!c || !handle || dlinfo(handle, RTLD_DI_LINKMAP, &lm) != 0 || !lm || !lm->l_name || !*lm->l_name)
         return;
     pthread_mutex_lock(&a2n_lock);
-    snprintf(c->name, sizeof c->name, "%s", lm->l_name);
-    const char *slash = strrchr(c->name, '/');
-    c->module = slash ? slash + 1 : c->name;
-    c->bias = lm->l_addr;
-    dl_iterate_phdr(find_segments, c);
-    if (c->nranges && a2n)
-        each_node_of(c, name_function, c);
+    closing_find_libs(c, lm);
+    for (unsigned i = 0; i < c->nlibs; i++)
+        c->libs[i].walk = c->libs[i].nranges > 0;
+    if (a2n)
+        each_node_of(c, name_function);
     pthread_mutex_unlock(&a2n_lock);
 }
 
 JP_NOINSTR static int still_mapped(struct dl_phdr_info *info, size_t size, void *arg)
 {
-    const struct closing *c = arg;
+    const struct closing_lib *c = arg;
     (void)size;
     return info->dlpi_addr == c->bias && !strcmp(info->dlpi_name, c->name);
 }
@@ -238,7 +334,7 @@ JP_NOINSTR static int still_mapped(struct dl_phdr_info *info, size_t size, void 
 /* Some library now has a segment in c's ranges. */
 JP_NOINSTR static int range_taken(struct dl_phdr_info *info, size_t size, void *arg)
 {
-    const struct closing *c = arg;
+    const struct closing_lib *c = arg;
     (void)size;
     for (int i = 0; i < info->dlpi_phnum; i++) {
         const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
@@ -250,12 +346,12 @@ JP_NOINSTR static int range_taken(struct dl_phdr_info *info, size_t size, void *
     return 0;
 }
 
-/* After dlclose: if the library is gone, its nodes take their names along.
- * Under a2n_lock: a dlopen that maps another library into the range after
- * range_taken() looked cannot hand it to its caller before its DLOPEN event
- * has reloaded the names, which waits for the lock.  Only that library's
- * own instrumented constructors, run inside dlopen, could add nodes in the
- * range during the walk and be renamed with it. */
+/* After dlclose: each of the libraries that is gone has its nodes take
+ * their names along.  Under a2n_lock: a dlopen that maps another library
+ * into the range after range_taken() looked cannot hand it to its caller
+ * before its DLOPEN event has reloaded the names, which waits for the lock.
+ * Only that library's own instrumented constructors, run inside dlopen,
+ * could add nodes in the range during the walk and be renamed with it. */
 JP_NOINSTR void jp_names_post_dlclose(void)
 {
     struct closing *c = closing_self;
@@ -263,17 +359,28 @@ JP_NOINSTR void jp_names_post_dlclose(void)
         return;
     closing_self = c->outer;
     pthread_mutex_lock(&a2n_lock);
-    if (c->nranges && !dl_iterate_phdr(still_mapped, c)) {
-        for (size_t i = 0; i < c->nodes.n; i++)
-            __atomic_store_n(&jp_node((arena_ref)c->nodes.v[i].what)->fn, c->nodes.v[i].key, __ATOMIC_RELEASE);
-        if (!dl_iterate_phdr(range_taken, c))
-            each_node_of(c, rename_node, c);
+    int walk = 0;
+    for (unsigned i = 0; i < c->nlibs; i++) {
+        struct closing_lib *lib = &c->libs[i];
+        lib->walk = 0;
+        if (!lib->nranges || dl_iterate_phdr(still_mapped, lib))
+            continue;
+        for (size_t k = 0; k < lib->nodes.n; k++)
+            __atomic_store_n(&jp_node((arena_ref)lib->nodes.v[k].what)->fn, lib->nodes.v[k].key,
+                             __ATOMIC_RELEASE);
+        lib->walk = !dl_iterate_phdr(range_taken, lib);
+        walk |= lib->walk;
     }
+    if (walk)
+        each_node_of(c, rename_node);
     pthread_mutex_unlock(&a2n_lock);
     if (c->locked)
         pthread_mutex_unlock(&unload_lock);
-    free(c->functions.v);
-    free(c->nodes.v);
+    for (unsigned i = 0; i < c->nlibs; i++) {
+        free(c->libs[i].name);
+        free(c->libs[i].functions.v);
+        free(c->libs[i].nodes.v);
+    }
     free(c);
 }
 

@@ -1,6 +1,7 @@
 """Functions in a shared library the program links (tests/progs/shlib.c):
 exact counts, module names, a static function inside the library, a
 callback back into the executable."""
+import os
 import time
 
 import hk
@@ -109,3 +110,35 @@ def test_dlclose_callback_waiting_for_a_dlopen(tmp):
     t = hk.thread_of(hk.export_json(tmp, hk.one_profile(tmp, "dlclose_wait")), 0)
     hk.check_tree_consistent(t)
     assert hk.node(t, "main")["calls"] == 1
+
+
+def dlclose_deps_run(tmp):
+    inner = hk.cc(tmp, ["dep_inner.c"], "libdep_inner.so", shared=True, link_hookit=False)
+    outer = hk.cc(tmp, ["dep_outer.c"], "libdep_outer.so", shared=True, link_hookit=False,
+                  libs=["-L" + tmp, "-ldep_inner", "-Wl,-rpath," + tmp])
+    others = [hk.cc(tmp, ["dep_inner.c"], f"libdep_other{i}.so", shared=True, link_hookit=False,
+                    flags=["-DFN=other_fn"]) for i in range(4)]
+    exe = hk.cc(tmp, ["dlclose_deps.c"], "dlclose_deps", libs=["-ldl"])
+    for f in os.listdir(tmp):
+        if f.endswith(".prof"):
+            os.unlink(os.path.join(tmp, f))
+    p = hk.run(tmp, [exe, outer, inner] + others)
+    t = hk.thread_of(hk.export_json(tmp, hk.one_profile(tmp, "dlclose_deps")), 0)
+    return p.stdout, t
+
+
+def test_dlclose_takes_the_names_of_what_it_unloads_with_it(tmp):
+    """A dependency unloaded with the closed library keeps its names, even
+    when another library is then mapped where it was."""
+    for _ in range(5):          # until another library lands where the dependency was
+        out, t = dlclose_deps_run(tmp)
+        assert out.startswith("inner gone: yes\n"), out
+        if out.endswith("reused: yes\n"):
+            break
+    else:
+        hk.skip("no library was mapped where libdep_inner.so had been in 5 runs")
+    seen = {(tuple(p), n["module"]): n["calls"] for p, n in hk.walk(t["roots"])}
+    assert seen.get((("main", "outer_fn", "inner_fn"), "libdep_inner.so")) == 1, seen
+    others = {m: c for (p, m), c in seen.items() if p == ("main", "other_fn")}
+    assert sorted(others) == [f"libdep_other{i}.so" for i in range(4)], seen
+    assert len(seen) == 7, seen
