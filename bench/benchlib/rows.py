@@ -51,11 +51,6 @@ def missing_tool_notes(want_others):
     return notes
 
 
-def floor_row(key, noop, floor_lib):
-    """The no-op build with hooks that only read the TSC (bench/clock_floor.c)."""
-    return Row(key, "TSC floor (hooks: rdtsc only)", [noop], env={"LD_PRELOAD": floor_lib})
-
-
 def standard_rows(plain, noop, hooked, want_others, extra=(), with_compensate=True,
                   with_off=False, floor_lib=None):
     """The rows of issue 5, in table order.  plain, noop, hooked: the three builds;
@@ -63,7 +58,8 @@ def standard_rows(plain, noop, hooked, want_others, extra=(), with_compensate=Tr
     rows = [Row("uninstrumented", "uninstrumented", [plain]),
             Row("noop", "glibc no-op hooks", [noop])]
     if floor_lib:
-        rows.append(floor_row("floor", noop, floor_lib))
+        rows.append(Row("floor", "TSC floor (hooks: rdtsc only)", [noop],
+                        env={"LD_PRELOAD": floor_lib}))
     if with_off:
         rows.append(Row("off", "hookit off (HOOKIT_PROFILING=0)", [hooked],
                         env={"HOOKIT_PROFILING": "0"}))

@@ -86,8 +86,6 @@ int jp_resolve_names(struct profile *p);
 JP_NOINSTR struct profile *jp_build_profile(int how)
 {
     struct builder b = { .p = profile_new() };
-    if (how == HOOKIT_END_EXIT || how == HOOKIT_END_EXEC)
-        jp_calibrate_again();   /* not when dying: that write has a time bound */
     jp_clock_calibrate();
     b.now = jp_now();
     b.timing = (struct arena_timing){

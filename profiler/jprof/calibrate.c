@@ -16,7 +16,6 @@
 #include "jprof.h"
 
 static uint64_t overhead_full_ticks, overhead_inner_ticks;
-static hookit_fast_fn calibrated_enter, calibrated_exit;
 
 #define ROUNDS 7
 #define CALLS 2000
@@ -47,8 +46,9 @@ JP_NOINSTR __attribute__((noinline)) static void outer_call(hookit_fast_fn enter
 
 /* One private tree for every round; the first round only warms caches and
  * pages, then the best of the others counts (and the best of every
- * measurement so far). */
-JP_NOINSTR static void measure(hookit_fast_fn enter, hookit_fast_fn exit)
+ * measurement so far).  Not for every flush: each measurement leaves its
+ * scratch tree's few slots in the arena. */
+JP_NOINSTR void jp_calibrate(hookit_fast_fn enter, hookit_fast_fn exit)
 {
     struct jp_thread *saved = jp_self;
     struct jp_thread *t = jp_thread_scratch();
@@ -74,29 +74,13 @@ JP_NOINSTR static void measure(hookit_fast_fn enter, hookit_fast_fn exit)
     jp_thread_scratch_free(t);
     if (best_full == UINT64_MAX)
         return;
-    int lower = !overhead_full_ticks || best_full < overhead_full_ticks;
-    if (lower) {
+    if (!overhead_full_ticks || best_full < overhead_full_ticks) {
         overhead_full_ticks = best_full;
         overhead_inner_ticks = best_inner;
     }
     jp_host->debug_log("jprof: calibration: a hook pair takes %llu ticks (%llu inside the callee); "
                        "keeping %llu", (unsigned long long)best_full, (unsigned long long)best_inner,
                        (unsigned long long)overhead_full_ticks);
-}
-
-JP_NOINSTR void jp_calibrate(hookit_fast_fn enter, hookit_fast_fn exit)
-{
-    calibrated_enter = enter;
-    calibrated_exit = exit;
-    measure(enter, exit);
-}
-
-/* Not for every flush: each measurement leaves its scratch tree's few
- * slots in the arena. */
-JP_NOINSTR void jp_calibrate_again(void)
-{
-    if (calibrated_enter)
-        measure(calibrated_enter, calibrated_exit);
 }
 
 JP_NOINSTR uint64_t jp_overhead_full_ticks(void) { return overhead_full_ticks; }

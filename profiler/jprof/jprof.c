@@ -19,6 +19,14 @@ void jp_names_post_dlclose(void);
 void jp_names_fork_child(void);
 void jp_output_fork_child(void);
 
+/* The hook pair's own cost (calibrate.c): at start, and again before the
+ * final profile (the lower figure is kept); sampling times no call. */
+JP_NOINSTR static void calibrate(void)
+{
+    if (!jp_opt.sample)
+        jp_calibrate(fast_enter, fast_exit);
+}
+
 JP_EXPORT JP_NOINSTR int HookitStart(const struct hookit_host *host, struct hookit_plugin *plugin)
 {
     if (host->abi_version != HOOKIT_ABI_VERSION)
@@ -50,8 +58,7 @@ JP_EXPORT JP_NOINSTR int HookitStart(const struct hookit_host *host, struct hook
     plugin->exit = jp_opt.sample ? jp_exit_counted : jp_clock_is_tsc() ? jp_exit_tsc : jp_exit_mono;
     fast_enter = plugin->enter;
     fast_exit = plugin->exit;
-    if (!jp_opt.sample)
-        jp_calibrate(fast_enter, fast_exit);
+    calibrate();
     plugin->attention = &jp_arena_header()->attention;
     return 0;
 }
@@ -99,6 +106,7 @@ JP_EXPORT JP_NOINSTR void HookitEvent(const struct hookit_event *ev)
         jp_mpi_event(ev);
         break;
     case HOOKIT_EV_EXEC:
+        calibrate();
         jp_write_profile(HOOKIT_END_EXEC);
         break;
     case HOOKIT_EV_FLUSH:
@@ -142,9 +150,11 @@ JP_EXPORT JP_NOINSTR void HookitEvent(const struct hookit_event *ev)
 JP_EXPORT JP_NOINSTR void HookitFinish(int how)
 {
     jp_thread_end();            /* the finishing thread's open frames */
-    if (how == HOOKIT_END_SIGNAL)
-        jp_write_profile_isolated(how);
-    else
+    if (how == HOOKIT_END_SIGNAL) {
+        jp_write_profile_isolated(how);     /* bounded in time: no calibration */
+    } else {
+        calibrate();
         jp_write_profile(how);
+    }
     jp_arena_unregister(how);   /* the live view ends with the profile written */
 }

@@ -133,9 +133,8 @@ void jp_retire_fork_child(void);
 void jp_thread_scratch_free(struct jp_thread *t);
 
 /* ---- the profiler's own cost (calibrate.c) -------------------------------- */
+/* Measure the pair's cost; the lowest measurement so far is kept. */
 void jp_calibrate(hookit_fast_fn enter, hookit_fast_fn exit);
-/* Measure again (for the final profile); the lower figure is kept. */
-void jp_calibrate_again(void);
 uint64_t jp_overhead_full_ticks(void);
 uint64_t jp_overhead_inner_ticks(void);
 

@@ -245,15 +245,22 @@ def test_static_link(tmp):
     assert "ioevents calls=8 read=300 written=300 opens=2 allocs123=1 frees=1" in p.stderr, p.stderr
 
 
-def test_static_link_jprof(tmp):
-    """Fully static, libjprof linked in: the same numbers as the dynamic run."""
-    out = os.path.join(tmp, "known_io")
+def static_link(tmp, name):
+    """tests/io/NAME.c built fully static with `hookit link` (libjprof linked
+    in) as tmp/NAME; skips where the static C library is missing."""
+    out = os.path.join(tmp, name)
     cmd = [hk.BIN, "link", "--", "gcc", "-static", "-g", "-O1", "-finstrument-functions",
-           "-o", out, src("known_io.c")]
+           "-o", out, src(name + ".c")]
     c = subprocess.run(cmd, capture_output=True, text=True, cwd=tmp)
     if c.returncode != 0 and "cannot find -l" in c.stderr:
         hk.skip("static libraries missing: " + c.stderr.strip().splitlines()[-1])
     assert c.returncode == 0, c.stderr
+    return out
+
+
+def test_static_link_jprof(tmp):
+    """Fully static, libjprof linked in: the same numbers as the dynamic run."""
+    out = static_link(tmp, "known_io")
     p = hk.run(tmp, [out, tmp])
     assert p.stdout.endswith("all checks passed\n"), p.stdout
     check_known_io(tmp, hk.export_json(tmp, hk.one_profile(tmp, "known_io")))
@@ -642,13 +649,7 @@ def test_static_link_jprof_alloc(tmp):
     """Fully static, libjprof linked in, JPROFOPTS=alloc: libjprof's direct
     entry points (HookitAlloc/HookitFree, weak references in libhookit.a)
     give the same numbers as the dynamic run."""
-    out = os.path.join(tmp, "known_alloc")
-    cmd = [hk.BIN, "link", "--", "gcc", "-static", "-g", "-O1", "-finstrument-functions",
-           "-o", out, src("known_alloc.c")]
-    c = subprocess.run(cmd, capture_output=True, text=True, cwd=tmp)
-    if c.returncode != 0 and "cannot find -l" in c.stderr:
-        hk.skip("static libraries missing: " + c.stderr.strip().splitlines()[-1])
-    assert c.returncode == 0, c.stderr
+    out = static_link(tmp, "known_alloc")
     nm = subprocess.run(["nm", out], capture_output=True, text=True).stdout
     assert " T HookitAlloc" in nm and " T HookitFree" in nm, "libjprof's entry points linked in"
     p = hk.run(tmp, [out], env={"JPROFOPTS": "alloc", "HOOKIT_DEBUG": "1"})
