@@ -8,9 +8,19 @@
  * exit hook on top.
  *
  * With THREADS > 1, every thread computes the same fib(n) (the same work
- * per thread), all released at once by a barrier: the scaling variant.
- * Each thread has its own tree in hookit, so nothing should be shared on
- * the hot path and N threads on N idle CPUs should take the time of one.
+ * per thread), all released at once: the scaling variant.  Each thread has
+ * its own tree in hookit, so nothing should be shared on the hot path and
+ * N threads on N idle CPUs should take the time of one.  The threads are
+ * made before the clock starts and wait spinning, not asleep: waking a
+ * halted virtual CPU takes milliseconds on a VM, which is the hypervisor's
+ * time, not the work's.  For the same reason the loop ends at the last
+ * thread's own end, not when main's join returns.
+ *
+ * START_AT (CLOCK_MONOTONIC nanoseconds) releases the work at that moment
+ * rather than at once: bench/run starts two processes with the same
+ * START_AT to measure two copies that share nothing at all, the control
+ * for the threads' scaling.  It then also prints late_ns, how long after
+ * START_AT the work began (0 unless the process started too late).
  *
  * Prints one line
  *     calls=<N> ns=<wall ns> cpu_ns=<process CPU ns> end_cpu_ns=<..> end_ns=<..>
@@ -20,7 +30,7 @@
  * bench/run can tell what happens after it (the profiler writing its
  * profile) from the process's total CPU time and the moment it ends.
  *
- * Usage: recurse [n [threads]]   (default 36 1)
+ * Usage: recurse [n [threads [start_at]]]   (default 36 1)
  */
 #include <pthread.h>
 #include <stdio.h>
@@ -59,31 +69,68 @@ NOINSTR static long long calls_of(int n)
 }
 
 static int depth;
-static pthread_barrier_t start_line;
+static volatile int released;
+static long long ended_ns[64];
 
-/* A worker thread: waits for the others, then does one thread's work.
- * Instrumented like fib, so the profiler sees a root per thread. */
+NOINSTR static inline void spin_once(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#endif
+}
+
+/* Until the main thread releases the work: spinning, so every CPU is awake
+ * when it starts. */
+NOINSTR static void wait_for_release(void)
+{
+    while (!__atomic_load_n(&released, __ATOMIC_ACQUIRE))
+        spin_once();
+}
+
+/* One thread's work, from release to its own end.  Instrumented like fib,
+ * so the profiler sees a root per thread (and attaches the thread before
+ * the release). */
 static void *worker(void *arg)
 {
-    pthread_barrier_wait(&start_line);
+    wait_for_release();
     volatile long r = fib(depth);
     (void)r;
+    ended_ns[(long)arg] = now_ns(CLOCK_MONOTONIC);
     return arg;
 }
 
-/* Runs fib(depth) in `threads` threads at once (the main thread is one). */
-NOINSTR static void run_threads(int threads)
+/* Sleeps until just before start_at, then spins to it. */
+NOINSTR static void wait_until(long long start_at)
 {
-    pthread_t tids[64];
-    pthread_barrier_init(&start_line, NULL, (unsigned)threads);
-    for (int i = 1; i < threads; i++)
-        if (pthread_create(&tids[i], NULL, worker, NULL) != 0) {
+    long long early = start_at - 2000000;
+    struct timespec ts = { early / 1000000000LL, early % 1000000000LL };
+    if (early > now_ns(CLOCK_MONOTONIC))
+        clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL);
+    while (now_ns(CLOCK_MONOTONIC) < start_at)
+        spin_once();
+}
+
+static pthread_t tids[64];
+
+NOINSTR static void start_threads(int threads)
+{
+    for (long i = 1; i < threads; i++)
+        if (pthread_create(&tids[i], NULL, worker, (void *)i) != 0) {
             perror("recurse: pthread_create");
             exit(1);
         }
-    worker(NULL);
-    for (int i = 1; i < threads; i++)
+}
+
+/* The moment the last thread finished its work. */
+NOINSTR static long long join_threads(int threads)
+{
+    long long last = ended_ns[0];
+    for (int i = 1; i < threads; i++) {
         pthread_join(tids[i], NULL);
+        if (ended_ns[i] > last)
+            last = ended_ns[i];
+    }
+    return last;
 }
 
 int main(int argc, char **argv)
@@ -94,15 +141,25 @@ int main(int argc, char **argv)
         fprintf(stderr, "recurse: threads must be 1..64\n");
         return 2;
     }
+    long long start_at = argc > 3 ? atoll(argv[3]) : 0;
+    start_threads(threads);
+    if (start_at)
+        wait_until(start_at);
     long long t0 = now_ns(CLOCK_MONOTONIC), c0 = now_ns(CLOCK_PROCESS_CPUTIME_ID);
-    if (threads == 1) {
+    __atomic_store_n(&released, 1, __ATOMIC_RELEASE);
+    long long t1;
+    if (threads == 1) {             /* fib straight from main, as in the micro table */
         volatile long r = fib(depth);
         (void)r;
+        t1 = now_ns(CLOCK_MONOTONIC);
     } else {
-        run_threads(threads);
+        worker(0);
+        t1 = join_threads(threads);
     }
-    long long c1 = now_ns(CLOCK_PROCESS_CPUTIME_ID), t1 = now_ns(CLOCK_MONOTONIC);
+    long long c1 = now_ns(CLOCK_PROCESS_CPUTIME_ID);
     printf("calls=%lld ns=%lld cpu_ns=%lld", calls_of(depth) * threads, t1 - t0, c1 - c0);
+    if (start_at)
+        printf(" late_ns=%lld", t0 - start_at);
     printf(" end_cpu_ns=%lld", now_ns(CLOCK_PROCESS_CPUTIME_ID));
     printf(" end_ns=%lld\n", now_ns(CLOCK_MONOTONIC));
     fflush(stdout);

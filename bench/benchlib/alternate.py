@@ -6,7 +6,7 @@ import shutil
 import sys
 import tempfile
 
-from .measure import run_once
+from .measure import run_copies, run_once
 
 
 def progress(text):
@@ -28,7 +28,10 @@ def run_alternating(rows, args_of, reps, label):
                 work = os.path.join(work_root, f"{row.key}-{rep}")
                 os.mkdir(work)
                 progress(f"  {label}: round {rep + 1}/{reps}: {row.label}")
-                runs[row.key].append(run_once(row, args_of(row), work))
+                if getattr(row, "copies", 1) > 1:
+                    runs[row.key].append(run_copies(row, args_of(row), work, row.copies))
+                else:
+                    runs[row.key].append(run_once(row, args_of(row), work))
                 shutil.rmtree(work, ignore_errors=True)
     finally:
         progress("")

@@ -31,14 +31,24 @@ def three_builds(stem, sources, libs=(), extra_flags=()):
     return plain, noop, hooked
 
 
-def clock_floor_lib():
-    """bench/clock_floor.c as a preloadable library: hooks that only read the TSC."""
-    src = os.path.join(config.ROOT, "bench", "clock_floor.c")
-    lib = os.path.join(config.OUT, "libclockfloor.so")
+def preload_lib(stem):
+    """bench/<stem>.c as a preloadable library of compiler hooks."""
+    src = os.path.join(config.ROOT, "bench", stem + ".c")
+    lib = os.path.join(config.OUT, f"lib{stem.replace('_', '')}.so")
     if not os.path.exists(lib) or os.path.getmtime(src) > os.path.getmtime(lib):
         os.makedirs(config.OUT, exist_ok=True)
         subprocess.run([config.CC, "-O2", "-shared", "-fPIC", "-o", lib, src], check=True)
     return lib
+
+
+def clock_floor_lib():
+    """bench/clock_floor.c: hooks that only read the TSC."""
+    return preload_lib("clock_floor")
+
+
+def shared_line_lib():
+    """bench/shared_line.c: hooks that write one line every thread shares."""
+    return preload_lib("shared_line")
 
 
 def node_size():

@@ -3,8 +3,14 @@ the program's own numbers, what it wrote, and how long it took to end."""
 import json
 import os
 import subprocess
+import time
 
 from . import config
+
+
+# How far ahead run_copies releases its copies: time for every copy to
+# start (hookit's start-up included) on a loaded machine.
+COPIES_START_MS = 300
 
 
 class RunFailed(Exception):
@@ -102,6 +108,31 @@ def run_once(row, args, work):
     if row.kind == "hookit":
         run.update(read_profile(work))
     return run
+
+
+def run_copies(row, args, work, copies):
+    """copies processes of row's command at once, released together (the
+    program's START_AT argument, bench/recurse.c): the loop's wall time is
+    from the release to the last copy's end, its CPU time all copies'.
+    Only what the thread table reads; no profile is checked."""
+    start_at = time.clock_gettime_ns(time.CLOCK_MONOTONIC) + COPIES_START_MS * 1000000
+    procs = []
+    for k in range(copies):
+        out = os.path.join(work, f"copy{k}")
+        os.mkdir(out)
+        procs.append(subprocess.Popen(row.command(out) + [str(a) for a in args] + [str(start_at)],
+                                      env=clean_env(dict(row.env, HOOKIT_OUTPUT=out)), cwd=out,
+                                      stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True))
+    ends, cpu = [], 0
+    for p in procs:
+        out, err = p.communicate()
+        fields = parse_fields(out)
+        if p.returncode != 0 or not fields or "late_ns" not in fields:
+            raise RunFailed(f"{' '.join(row.command(work))} (one of {copies} copies) failed "
+                            f"(exit {p.returncode}):\n{out[-2000:]}{err[-2000:]}")
+        ends.append(fields["late_ns"] + fields["ns"])
+        cpu += fields["cpu_ns"]
+    return {"loop_ns": max(ends), "loop_cpu_ns": cpu}
 
 
 def profiles_in(work):

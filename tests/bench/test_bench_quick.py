@@ -102,12 +102,23 @@ def check_micro(text, doc):
 def check_threads(doc):
     th = doc["threads"]
     assert th["per_thread_calls"] == 1028457          # fib(28)
+    rows = th["rows"]
     for variant in ("uninstrumented", "noop", "floor", "hookit", "sample"):
-        one, two, four = (th["rows"][f"{variant}-{t}"] for t in (1, 2, 4))
-        for s in (one, two, four):
-            positive(s, "loop_wall_ms", "cpu_ms", "cpu_ns_per_call", "mcalls_per_s")
-        assert one["throughput_x_1"] == 1.0
+        one, two, procs, four = (rows[f"{variant}-{s}"] for s in ("1", "2", "2p", "4"))
+        for s in (one, two, procs, four):
+            positive(s, "loop_wall_ms", "cpu_ms", "cpu_ns_per_call", "mcalls_per_s",
+                     "best_throughput_x_1")
+        assert one["throughput_x_1"] == 1.0 and one["best_throughput_x_1"] == 1.0
+        assert (two["threads"], two["processes"]) == (2, 1) and (procs["threads"], procs["processes"]) == (1, 2)
+        positive(two, "threads_x_processes", "best_threads_x_processes")
         # Twice and four times the work: more CPU time in all (by a wide margin).
         assert one["cpu_ms"] < four["cpu_ms"], (variant, one, four)
-    assert th["rows"]["noop-1"]["cpu_ns_per_call"] < th["rows"]["hookit-1"]["cpu_ns_per_call"]
-    assert {t["target"] for t in th["targets"]} == {"threads2_throughput", "threads2_cpu_per_call"}
+        assert one["cpu_ms"] < procs["cpu_ms"], (variant, one, procs)
+    # The control has no 4-thread row; it has the other three.
+    assert {k for k in rows if k.startswith("control-")} == {"control-1", "control-2", "control-2p"}
+    assert rows["noop-1"]["cpu_ns_per_call"] < rows["hookit-1"]["cpu_ns_per_call"]
+    assert {t["target"] for t in th["targets"]} == {"threads2_throughput", "threads2_shared_nothing"}
+    # The machine check ran before and after the table: slices counted.
+    for when in ("before", "after"):
+        slices, both, one_slow = th["cores_check"][when]
+        assert slices == 50 and 0 <= both + one_slow <= slices, th["cores_check"]
