@@ -124,6 +124,13 @@ struct arena_thread {
 
 #define ARENA_THREAD_SLOTS 2
 
+/* The first slot of each chunk of node slots a thread allocates from
+ * (arena_thread.chunks lists them, newest first). */
+struct arena_chunk {
+    arena_ref next;                 /* the thread's previous chunk */
+    uint32_t slots;                 /* this chunk's size, this slot included */
+};
+
 /* Bits of arena_thread.request, set by readers, cleared by the thread. */
 #define ARENA_REQ_CONTROL 0x1u      /* a command waits in the header */
 #define ARENA_REQ_COPY    0x2u      /* copy your own tree (you were always mid-update) */

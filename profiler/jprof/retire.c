@@ -18,11 +18,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-struct chunk_header {
-    arena_ref next;             /* the thread's previous chunk */
-    uint32_t slots;             /* this chunk's size, header included */
-};
-
 #define SIZE_CLASSES 8          /* 16 .. 2048 slots */
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
@@ -48,13 +43,13 @@ JP_NOINSTR arena_ref jp_chunk_alloc(struct jp_thread *t, uint32_t slots)
     if (c >= 0 && __atomic_load_n(&free_chunks[c], __ATOMIC_RELAXED)) {
         pthread_mutex_lock(&lock);
         if ((r = free_chunks[c]) != 0)
-            __atomic_store_n(&free_chunks[c], ((struct chunk_header *)jp_at(r))->next,
+            __atomic_store_n(&free_chunks[c], ((struct arena_chunk *)jp_at(r))->next,
                              __ATOMIC_RELAXED);
         pthread_mutex_unlock(&lock);
     }
     if (!r && !(r = jp_arena_alloc(slots)))
         return 0;
-    struct chunk_header *h = jp_at(r);
+    struct arena_chunk *h = jp_at(r);
     h->next = t->rec->chunks;
     h->slots = slots;
     t->rec->chunks = r;
@@ -65,7 +60,7 @@ JP_NOINSTR static void free_chunks_of(struct arena_thread *rec)
 {
     arena_ref r = rec->chunks;
     while (r) {
-        struct chunk_header *h = jp_at(r);
+        struct arena_chunk *h = jp_at(r);
         arena_ref next = h->next;
         int c = size_class(h->slots);
         if (c >= 0) {

@@ -583,3 +583,39 @@ def test_leftovers_are_bounded(tmp):
     hk.run(tmp, [exe, "0", "0.1"], env={"HOOKIT_RUNTIME_DIR": rt})
     assert not os.path.exists(os.path.join(rt, f"{pids[0]}.arena"))
     assert len(os.listdir(rt)) == 16
+
+
+def test_threads_share_no_cache_line(tmp):
+    """The issue's "no shared cache lines on the hot path", read from the
+    arena of a running program (stopped while read): every line a thread
+    writes in its hooks (its record, shadow stack, node chunks, extension
+    slots, child indexes) is that thread's alone, and so is the 128-byte
+    pair the adjacent-line prefetcher fetches with it.  A copy in which two
+    threads share a chunk shows the check can fail."""
+    tool = hk.cc(tmp, ["arena_lines.c"], "arena_lines", instrument=False, link_hookit=False,
+                 flags=["-I" + os.path.join(hk.ROOT, "profile")])
+    p, rt = start(tmp, 4, 10, "wide")
+    arena = os.path.join(rt, f"{p.pid}.arena")
+    os.kill(p.pid, signal.SIGSTOP)
+    try:
+        r = subprocess.run([tool, "-v", arena], capture_output=True, text=True, timeout=60)
+        used = int(r.stdout.split("used ")[1].split()[0])
+        with open(arena, "rb") as f:
+            image = bytearray(f.read(used))
+    finally:
+        os.kill(p.pid, signal.SIGCONT)
+        stop(p)
+    assert r.returncode == 0, r
+    summary = r.stdout.splitlines()[-1]
+    assert summary.endswith("shared_lines=0 shared_pairs=0"), r.stdout
+    threads = [line.split() for line in r.stdout.splitlines() if line.startswith("thread ")]
+    assert len(threads) == 5 and all(int(t[7]) > 0 for t in threads), r.stdout
+    # The copy: the second thread's chunk list starts at the first's.
+    first_at, second_at = int(threads[0][5]), int(threads[1][5])
+    image[second_at:second_at + 4] = image[first_at:first_at + 4]
+    copy = os.path.join(tmp, "shared.arena")
+    with open(copy, "wb") as f:
+        f.write(image)
+    r = subprocess.run([tool, copy], capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0 and "shared line" in r.stdout, r.stdout
+    assert "shared_lines=0" not in r.stdout.splitlines()[-1], r.stdout
