@@ -41,6 +41,39 @@ def commit():
     return rev + (" + uncommitted changes in the profiler" if dirty == 1 else "")
 
 
+# How long bench/cores runs two threads, seconds.
+CORES_SECONDS = 1 if config.QUICK else 2
+
+
+def cores_check():
+    """bench/cores.c: {"rate": one thread's register-only additions per us,
+    "slices": 20 ms slices of two threads, "both_slow": slices in which both
+    ran under 65% of that, "one_slow": ... one of them}, or None."""
+    from .build import compile_exe
+    exe = compile_exe("cores", [os.path.join(config.ROOT, "bench", "cores.c")], [], ["-pthread"])
+    p = subprocess.run([exe, str(CORES_SECONDS)], capture_output=True, text=True)
+    if p.returncode != 0:
+        return None
+    fields = dict(kv.split("=", 1) for kv in p.stdout.split())
+    return {k: int(v) for k, v in fields.items()}
+
+
+def print_cores(before, after):
+    """What the cores check said before and after a table: whether the
+    machine gave the table's code a core of its own (one thread's rate: it
+    drops when something else runs on the core's other hardware thread)
+    and two threads two cores (both slow at once: our two virtual CPUs on
+    one core)."""
+    print("The machine around this table (bench/cores: a loop of register additions, no")
+    print("memory; one thread's rate drops when something else uses its core; both of two")
+    print("threads slow at once: the two virtual CPUs on one core):")
+    for when, c in (("before", before), ("after", after)):
+        if c:
+            print(f"  {when}: 1 thread {c['rate']:,} adds/us; 2 threads: both under 65% of that in"
+                  f" {c['both_slow']} of {c['slices']} 20 ms slices, one of them in {c['one_slow']}")
+    print()
+
+
 def load():
     return os.getloadavg()
 

@@ -1,7 +1,7 @@
 """Workload 1: the recursive microbenchmark (bench/recurse.c, fib(N))."""
 import os
 
-from . import config
+from . import config, machine
 from .alternate import run_alternating
 from .build import clock_floor_lib, node_size, three_builds
 from .rows import Row, standard_rows
@@ -26,7 +26,9 @@ def run(reps):
     rows = standard_rows(plain, noop, hooked, config.WITH_OTHERS, with_off=True,
                          floor_lib=clock_floor_lib())
     calls = fib_calls(config.N)
+    before = machine.cores_check()
     runs = run_alternating(rows, lambda row: [config.N], reps, "micro")
+    after = machine.cores_check()
     for key, rs in runs.items():
         for r in rs:
             if r["fields"]["calls"] != calls:
@@ -36,8 +38,10 @@ def run(reps):
           f"{reps} alternating rounds ==")
     print_table(rows, summary)
     print()
+    machine.print_cores(before, after)
     targets = check_targets(summary, calls)
-    return {"calls": calls, "n": config.N, "reps": reps, "rows": summary, "targets": targets}
+    return {"calls": calls, "n": config.N, "reps": reps, "rows": summary, "targets": targets,
+            "cores_check": {"before": before, "after": after}}
 
 
 def check_targets(s, calls):

@@ -14,22 +14,17 @@ they share no memory at all, only the machine.  2 threads reaching the
 throughput of 2 processes shows nothing is shared in the process, whatever
 the machine did; the control row (hooks that write one shared line) shows
 what a shared line does to that figure."""
-import os
 import statistics
-import subprocess
 
 from . import config, machine
 from .alternate import run_alternating
-from .build import clock_floor_lib, compile_exe, shared_line_lib
-from .measure import parse_fields
+from .build import clock_floor_lib, shared_line_lib
 from .micro import builds, fib_calls
 from .rows import Row
 from .table import Targets, med, span
 
 # (rows' key suffix, threads per process, processes)
 SHAPES = (("1", 1, 1), ("2", 2, 1), ("2p", 1, 2), ("4", 4, 1))
-# The machine check before and after the table (bench/cores.c), seconds.
-CORES_SECONDS = 1 if config.QUICK else 2
 # Threads over processes: at least this for "nothing shared", well above
 # what one shared line gives (the control row: about 0.55).
 SHARED_NOTHING_BAR = 0.95
@@ -157,37 +152,17 @@ def add_targets(targets, summary):
                 f" the shared-line control {summary['control-2']['best_threads_x_processes']:.2f}x)")
 
 
-def cores_check(seconds):
-    """bench/cores.c: (20 ms slices, how many of them both threads of a
-    register-only loop ran at under 65% speed, how many one did)."""
-    exe = compile_exe("cores", [os.path.join(config.ROOT, "bench", "cores.c")], [], ["-pthread"])
-    p = subprocess.run([exe, str(seconds)], capture_output=True, text=True)
-    f = parse_fields(p.stdout) if p.returncode == 0 else None
-    return (f["slices"], f["both_slow"], f["one_slow"]) if f else None
-
-
-def print_cores(when, check):
-    if check:
-        slices, both, one = check
-        print(f"  {when}: two threads of a register-only loop (bench/cores) both ran at under 65%"
-              f" speed in {both} of {slices} 20 ms slices, one of them in {one}")
-
-
 def run(reps):
     busy = machine.load_text() if machine.busy() else None
     plain, noop, hooked = builds()
     rows = rows_for(plain, noop, hooked)
     per_thread = fib_calls(config.THREAD_N)
-    before = cores_check(CORES_SECONDS)
+    before = machine.cores_check()
     runs = run_alternating(rows, lambda row: [config.THREAD_N, row.threads], reps, "threads")
-    after = cores_check(CORES_SECONDS)
+    after = machine.cores_check()
     summary = {row.key: summarize(row, runs, per_thread) for row in rows}
     print_table(rows, summary, per_thread, reps)
-    print("Does the machine give two threads two cores? (both slow at once: the two virtual")
-    print("CPUs on one core's two hardware threads; one slow: something else on its core)")
-    print_cores("before the table", before)
-    print_cores("after the table", after)
-    print()
+    machine.print_cores(before, after)
     targets = Targets()
     add_targets(targets, summary)
     if busy:

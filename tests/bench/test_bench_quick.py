@@ -95,6 +95,7 @@ def check_micro(text, doc):
         assert rows[key]["output_bytes"] == 0, key
     # The profile tells its measured overhead; compensation is reported.
     assert rows["hookit"]["meta_overhead_ns_per_call"] > 0
+    check_cores(micro)
     targets = {t["target"] for t in micro["targets"]}
     assert {"default_ns_per_call", "sample_vs_noop", "node_bytes", "compensate"} <= targets
 
@@ -118,7 +119,12 @@ def check_threads(doc):
     assert {k for k in rows if k.startswith("control-")} == {"control-1", "control-2", "control-2p"}
     assert rows["noop-1"]["cpu_ns_per_call"] < rows["hookit-1"]["cpu_ns_per_call"]
     assert {t["target"] for t in th["targets"]} == {"threads2_throughput", "threads2_shared_nothing"}
-    # The machine check ran before and after the table: slices counted.
+    check_cores(th)
+
+
+def check_cores(table):
+    """The machine check ran before and after the table: a rate, slices counted."""
     for when in ("before", "after"):
-        slices, both, one_slow = th["cores_check"][when]
-        assert slices == 50 and 0 <= both + one_slow <= slices, th["cores_check"]
+        c = table["cores_check"][when]
+        assert c["rate"] > 0 and c["slices"] == 50, c
+        assert 0 <= c["both_slow"] + c["one_slow"] <= c["slices"], c
