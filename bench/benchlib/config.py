@@ -31,7 +31,7 @@ REPS = _int("BENCH_REPS", 9, 3)
 LOADED_EXTRA_REPS = _int("BENCH_LOADED_EXTRA_REPS", 2, 0)
 # Orders of the SQLite session (customers = orders / 20).
 SQLITE_ORDERS = _int("BENCH_SQLITE_ORDERS", 32000, 3000)
-SQLITE_REPS = _int("BENCH_SQLITE_REPS", 3, 1)
+SQLITE_REPS = _int("BENCH_SQLITE_REPS", 5, 1)
 SQLITE_PACKAGE = os.environ.get("BENCH_SQLITE_PACKAGE") or "better-sqlite3@12"
 # Workloads to run (comma separated): micro, threads, sqlite.
 WORKLOADS = [w for w in (os.environ.get("BENCH_WORKLOADS") or
