@@ -69,7 +69,7 @@ NOINSTR static long long calls_of(int n)
 }
 
 static int depth;
-static volatile int released;
+static volatile int released, waiting;
 static long long ended_ns[64];
 
 NOINSTR static inline void spin_once(void)
@@ -83,6 +83,7 @@ NOINSTR static inline void spin_once(void)
  * when it starts. */
 NOINSTR static void wait_for_release(void)
 {
+    __atomic_add_fetch(&waiting, 1, __ATOMIC_RELEASE);
     while (!__atomic_load_n(&released, __ATOMIC_ACQUIRE))
         spin_once();
 }
@@ -112,6 +113,8 @@ NOINSTR static void wait_until(long long start_at)
 
 static pthread_t tids[64];
 
+/* The other threads made and spinning: a thread just made may not run for
+ * a while yet, which would be counted against the work. */
 NOINSTR static void start_threads(int threads)
 {
     for (long i = 1; i < threads; i++)
@@ -119,6 +122,8 @@ NOINSTR static void start_threads(int threads)
             perror("recurse: pthread_create");
             exit(1);
         }
+    while (__atomic_load_n(&waiting, __ATOMIC_ACQUIRE) < threads - 1)
+        spin_once();
 }
 
 /* The moment the last thread finished its work. */
