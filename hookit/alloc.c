@@ -146,7 +146,7 @@ HK_NOINSTR __attribute__((noinline)) static void deliver(uint32_t type, const ch
 /* A new block p of n bytes from func (real call made under the guard). */
 #define ALLOCATED(func, p, n, old)                                             \
     do {                                                                       \
-        if (HK_LIKELY(p != NULL) && HK_LIKELY(hk_collecting_now())) {                \
+        if (HK_LIKELY(p != NULL) && HK_LIKELY(hk_collecting_now())) {          \
             if (HK_LIKELY(alloc_hook != NULL))                                 \
                 alloc_hook(p, n, old);                                         \
             else                                                               \
@@ -157,7 +157,7 @@ HK_NOINSTR __attribute__((noinline)) static void deliver(uint32_t type, const ch
 /* Block p is released by func (before the real call). */
 #define FREED(func, p)                                                         \
     do {                                                                       \
-        if (HK_LIKELY(hk_collecting_now())) {                                        \
+        if (HK_LIKELY(hk_collecting_now())) {                                  \
             if (HK_LIKELY(free_hook != NULL))                                  \
                 free_hook(p);                                                  \
             else                                                               \

@@ -129,7 +129,7 @@ HK_NOINSTR void hk_init(void)
     hk_io_resolve();
     hk_io_clock_init();
     hk_config_read();
-    hk_set_collecting(-1);         /* unset: HookitStart may turn it off (JPROFOPTS=nostart) */
+    hk_set_collecting(-1);      /* unset: HookitStart may turn it off (JPROFOPTS=nostart) */
     int loaded = hk_plugin_load() == 0;
     hk_io_guard--;
     if (lifecycle_register)

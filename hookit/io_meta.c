@@ -43,7 +43,7 @@ HK_NOINSTR __attribute__((noinline)) static int empty_path(const char *path)
 #define BY_PATH(name, params, args, dirfd, path)                               \
     HK_EXPORT HK_NOINSTR int LC_WRAPPER(name) params                           \
     {                                                                          \
-        if (!io_tracking() || !hk_collecting_now())                                  \
+        if (!io_tracking() || !hk_collecting_now())                            \
             return IO_REAL(name) args;                                         \
         struct io_call c;                                                      \
         io_begin(&c);                                                          \
@@ -55,7 +55,7 @@ HK_NOINSTR __attribute__((noinline)) static int empty_path(const char *path)
 #define BY_FD(name, params, args)                                              \
     HK_EXPORT HK_NOINSTR int LC_WRAPPER(name) params                           \
     {                                                                          \
-        if (!io_tracking() || !hk_collecting_now())                                  \
+        if (!io_tracking() || !hk_collecting_now())                            \
             return IO_REAL(name) args;                                         \
         struct io_call c;                                                      \
         io_begin(&c);                                                          \
@@ -80,7 +80,7 @@ BY_PATH(renameat, (int fromfd, const char *from, int tofd, const char *to),
 #define STATAT(name, type)                                                     \
     HK_EXPORT HK_NOINSTR int LC_WRAPPER(name)(int fd, const char *path, type *st, int flags) \
     {                                                                          \
-        if (!io_tracking() || !hk_collecting_now())                                  \
+        if (!io_tracking() || !hk_collecting_now())                            \
             return IO_REAL(name)(fd, path, st, flags);                         \
         struct io_call c;                                                      \
         io_begin(&c);                                                          \

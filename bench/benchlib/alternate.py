@@ -28,7 +28,7 @@ def run_alternating(rows, args_of, reps, label):
                 work = os.path.join(work_root, f"{row.key}-{rep}")
                 os.mkdir(work)
                 progress(f"  {label}: round {rep + 1}/{reps}: {row.label}")
-                if getattr(row, "copies", 1) > 1:
+                if row.copies > 1:
                     runs[row.key].append(run_copies(row, args_of(row), work, row.copies))
                 else:
                     runs[row.key].append(run_once(row, args_of(row), work))

@@ -4,6 +4,7 @@ import platform
 import subprocess
 
 from . import config
+from .build import compile_exe
 
 
 def cpu_model():
@@ -49,7 +50,6 @@ def cores_check():
     """bench/cores.c: {"rate": one thread's register-only additions per us,
     "slices": 20 ms slices of two threads, "both_slow": slices in which both
     ran under 65% of that, "one_slow": ... one of them}, or None."""
-    from .build import compile_exe
     exe = compile_exe("cores", [os.path.join(config.ROOT, "bench", "cores.c")], [], ["-pthread"])
     p = subprocess.run([exe, str(CORES_SECONDS)], capture_output=True, text=True)
     if p.returncode != 0:

@@ -17,6 +17,7 @@ class Row:
         self.argv = argv        # the binary (and the tool before it)
         self.kind = kind
         self.env = env or {}
+        self.copies = 1         # processes of it run at once (the thread table's "2 proc")
 
     def command(self, work):
         if self.kind == "uftrace":

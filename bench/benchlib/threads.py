@@ -52,7 +52,6 @@ def rows_for(plain, noop, hooked):
                 continue
             r = Row(f"{key}-{suffix}", label, [binary], kind, env)
             r.variant, r.threads, r.copies = key, threads, copies
-            r.workers = threads * copies
             rows.append(r)
     return rows
 
@@ -70,7 +69,8 @@ def shape_label(row):
 
 def summarize(row, runs, per_thread):
     rs = runs[row.key]
-    calls = per_thread * row.workers
+    workers = row.threads * row.copies
+    calls = per_thread * workers
     wall, cpu = med(rs, "loop_ns"), med(rs, "loop_cpu_ns")
     lo, hi = span(rs, "loop_ns")
     ones = runs[f"{row.variant}-1"]
@@ -80,12 +80,12 @@ def summarize(row, runs, per_thread):
          "mcalls_per_s": calls / wall * 1e3}
     # Against the 1-thread run of the same round (a slow moment of the
     # machine hits both), the median of those.
-    s["throughput_x_1"] = paired(rs, ones, lambda r, one: row.workers * one["loop_ns"] / r["loop_ns"])
+    s["throughput_x_1"] = paired(rs, ones, lambda r, one: workers * one["loop_ns"] / r["loop_ns"])
     s["cpu_per_call_x_1"] = paired(
-        rs, ones, lambda r, one: r["loop_cpu_ns"] / (row.workers * one["loop_cpu_ns"]))
+        rs, ones, lambda r, one: r["loop_cpu_ns"] / (workers * one["loop_cpu_ns"]))
     # The same from each row's fastest round: what the work does on two
     # cores of its own, when the machine gave it them at least once.
-    s["best_throughput_x_1"] = row.workers * fastest(ones) / fastest(rs)
+    s["best_throughput_x_1"] = workers * fastest(ones) / fastest(rs)
     if row.threads == 2:
         procs = runs[f"{row.variant}-2p"]
         s["threads_x_processes"] = paired(rs, procs, lambda r, p: p["loop_ns"] / r["loop_ns"])
