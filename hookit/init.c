@@ -43,7 +43,11 @@ HK_NOINSTR static void on_init_thread(void)
                                .thread_num = monitor_get_thread_num ? monitor_get_thread_num() : -1 };
     hk_plugin_event(&ev);
 }
-HK_NOINSTR static void on_fini_thread(void) { send_thread(HOOKIT_EV_THREAD_END); }
+HK_NOINSTR static void on_fini_thread(void)
+{
+    send_thread(HOOKIT_EV_THREAD_END);
+    hk_flow_thread_end();
+}
 HK_NOINSTR static void on_pre_fork(void) { send(HOOKIT_EV_FORK_PREPARE); }
 HK_NOINSTR static void on_post_fork_parent(void) { send(HOOKIT_EV_FORK_PARENT); }
 HK_NOINSTR static void on_pre_exec(void) { send(HOOKIT_EV_EXEC); }
@@ -127,6 +131,7 @@ HK_NOINSTR void hk_init(void)
         return;     /* done, or under way in this or another thread */
     hk_io_guard++;              /* start-up's own I/O and allocations pass through */
     hk_io_resolve();
+    hk_flow_resolve();
     hk_io_clock_init();
     hk_config_read();
     hk_set_collecting(-1);      /* unset: HookitStart may turn it off (JPROFOPTS=nostart) */

@@ -60,6 +60,11 @@ void hk_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void hk_debug(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void hk_vlog(const char *fmt, va_list ap);
 
+/* Control flow the hooks do not show (flow.c): the real functions found
+ * at start; a thread's marks released at its end. */
+void hk_flow_resolve(void);
+void hk_flow_thread_end(void);
+
 /* Instrumented modules whose hooks bound to glibc's no-ops (rebind.c):
  * connect them to ours, or name them once on stderr (HOOKIT_CONNECT). */
 void hk_rebind_scan(void);

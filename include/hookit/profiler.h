@@ -247,6 +247,51 @@ struct hookit_host {
 
 typedef void (*hookit_fast_fn)(void *fn, void *call_site);
 
+/*
+ * Control flow the hooks do not show (docs/exactness.md).  A longjmp, a
+ * C++ exception caught after clang-built frames (clang emits no exit hook
+ * on unwind) and a swapcontext leave or resume frames without running their
+ * exit or entry hooks.  Stack addresses alone cannot tell these apart from
+ * an inlined call (GCC instruments inlined copies with their host's frame),
+ * so libhookit interposes the functions that do it and tells the plugin
+ * what happened, in the thread concerned, before the real call:
+ *
+ *   MARK    setjmp, sigsetjmp, getcontext: return a mark of the thread's
+ *           open frames; libhookit keeps it with the buffer.
+ *   JUMP    longjmp, siglongjmp (and setcontext to a getcontext'ed
+ *           context): execution resumes where `mark` was taken, every frame
+ *           opened since is gone.
+ *   CATCH   __cxa_begin_catch: the frame whose stack pointer is `sp` caught
+ *           an exception; open frames deeper on that stack are gone.
+ *   SWITCH  swapcontext, setcontext: the running context is saved in `from`
+ *           (NULL: it is abandoned) and the context `to` resumes.
+ *   MADE    makecontext: `to` will start a function on a stack of its own.
+ *   ENDED   the function started in `from` returned; `to` (its uc_link)
+ *           resumes, NULL when the thread then exits.
+ *
+ * The flow entry point may take the thread's own state but no lock that a
+ * hook could wait for, and must not call the program's code.  Only MARK's
+ * return value is used.
+ */
+enum hookit_flow_kind {
+    HOOKIT_FLOW_MARK = 1,
+    HOOKIT_FLOW_JUMP,
+    HOOKIT_FLOW_CATCH,
+    HOOKIT_FLOW_SWITCH,
+    HOOKIT_FLOW_MADE,
+    HOOKIT_FLOW_ENDED,
+};
+
+struct hookit_flow {
+    uint32_t kind;              /* enum hookit_flow_kind */
+    uint32_t reserved;
+    uint64_t mark;              /* JUMP: what MARK returned */
+    uintptr_t sp;               /* CATCH: the catching frame's stack pointer */
+    const void *from, *to;      /* SWITCH, MADE, ENDED: ucontext_t addresses */
+};
+
+typedef uint64_t (*hookit_flow_fn)(const struct hookit_flow *flow);
+
 /* What the plugin tells libhookit, filled in by HookitStart. */
 struct hookit_plugin {
     uint32_t abi_version;       /* must be HOOKIT_ABI_VERSION */
@@ -259,6 +304,11 @@ struct hookit_plugin {
      * every hook and delivers HOOKIT_EV_CONTROL when it is non-zero (while
      * collection is on, the plugin checks it itself). */
     volatile uint32_t *attention;
+    /* Optional (added without an ABI bump; libhookit zeroes the struct
+     * before HookitStart): control flow that leaves frames without their
+     * exit hooks, see struct hookit_flow.  NULL: libhookit still passes
+     * these calls through, and the plugin sees only enters and exits. */
+    hookit_flow_fn flow;
 };
 
 /* Put this once in a plugin's source, at file scope. */

@@ -60,6 +60,7 @@ JP_EXPORT JP_NOINSTR int HookitStart(const struct hookit_host *host, struct hook
     fast_exit = plugin->exit;
     calibrate();
     plugin->attention = &jp_arena_header()->attention;
+    plugin->flow = jp_flow;
     return 0;
 }
 
@@ -89,6 +90,7 @@ JP_EXPORT JP_NOINSTR void HookitEvent(const struct hookit_event *ev)
         if (jp_arena_fork_child() != 0)
             jp_host->log("jprof: cannot copy the call trees in the forked child");
         jp_retire_fork_child();     /* before any node is made: its lock */
+        jp_flow_fork_child();
         jp_thread_fork_child();
         jp_process_start();
         jp_output_fork_child();

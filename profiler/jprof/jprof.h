@@ -47,7 +47,12 @@ struct jp_thread {
     arena_ref chunk_next, chunk_end; /* this thread's free slots */
     uint32_t chunk_slots;       /* size of the next chunk */
     arena_ref rec_ref;
-    uintptr_t stack_lo, stack_hi;/* this thread's stack, for the longjmp check */
+    uintptr_t stack_lo, stack_hi;/* this thread's stack, for the fallback's same-stack test */
+    uint32_t floor;             /* frames at or below it are another context's (flow.c): no
+                                 * fallback, catch or jump closes them */
+    uint32_t ctx_serial;        /* the running context's number (0: the thread's own stack) */
+    const void *native_ctx;     /* where the thread's own context was last saved (swapcontext) */
+    int quiet;                  /* inside jp_quiet_begin: refused hooks are not drops */
     uint32_t arena_full;
     struct jp_thread *next_free;/* the free list's link while recycled (thread.c) */
     int rec_reused;             /* rec was a retired thread's (retire.c) */
@@ -59,11 +64,15 @@ extern __thread struct jp_thread *jp_self __attribute__((tls_model("initial-exec
  * are ignored.  Not a shared "ended" state: every ended thread would write
  * its seq at once, and seq is only safe with one writer. */
 #define JP_ENDED ((struct jp_thread *)1)
+/* jp_self while the thread is being set up (jp_thread_attach): hooks
+ * that arrive meanwhile come from libc calling the program's own code
+ * (its malloc, say) on our behalf, and are ignored. */
+#define JP_QUIET ((struct jp_thread *)2)
 /* jp_self when it is a running thread's state, else NULL. */
 static inline struct jp_thread *jp_self_live(void)
 {
     struct jp_thread *t = jp_self;
-    return (uintptr_t)t > (uintptr_t)JP_ENDED ? t : NULL;
+    return (uintptr_t)t > (uintptr_t)JP_QUIET ? t : NULL;
 }
 static inline uint32_t jp_depth(const struct jp_thread *t) { return t->rec->depth; }
 /* The node of the innermost open frame (the root's when none is open). */
@@ -88,10 +97,11 @@ static inline uint32_t jp_busy_take(struct arena_thread *rec)
     __atomic_thread_fence(__ATOMIC_RELEASE);
     return old;
 }
-static inline void jp_busy_refused(struct arena_thread *rec, uint32_t old)
+static inline void jp_busy_refused(const struct jp_thread *t, struct arena_thread *rec, uint32_t old)
 {
     rec->seq = old;
-    rec->dropped++;
+    if (!t->quiet)
+        rec->dropped++;
 }
 /* Busy ends: seq moves on to the next even value.  Only the thread
  * writes its seq, so it is still what jp_busy_take left. */
@@ -109,6 +119,22 @@ static inline int jp_busy_begin(struct jp_thread *t)
         return 0;
     }
     return 1;
+}
+/* Quiet: profiler code that calls libc, which may run the program's own
+ * instrumented functions (its malloc, say), holds busy with t->quiet set:
+ * those hooks are the profiler's calls, not the program's, and are
+ * ignored without counting a drop.  0 when t was busy already. */
+static inline int jp_quiet_begin(struct jp_thread *t)
+{
+    if (!jp_busy_begin(t))
+        return 0;
+    t->quiet = 1;
+    return 1;
+}
+static inline void jp_quiet_end(struct jp_thread *t)
+{
+    t->quiet = 0;
+    jp_busy_done(t->rec);
 }
 struct jp_thread *jp_thread_attach(void);
 struct jp_thread *jp_thread_attach_numbered(int number);
@@ -157,6 +183,11 @@ void jp_enter_tsc(void *fn, void *site);
 void jp_exit_tsc(void *fn, void *site);
 void jp_enter_mono(void *fn, void *site);
 void jp_exit_mono(void *fn, void *site);
+/* Close the top frame (its time added, no call counted), and open a frame
+ * for fn below the top without counting a call: a context frame (a fork
+ * child's inherited path, a coroutine resumed elsewhere).  0 or -1. */
+void jp_close_top(struct jp_thread *t, uint64_t now);
+int jp_open_context(struct jp_thread *t, uint64_t fn, uintptr_t sp, uint64_t now);
 /* Sampling mode: exact counts, no clock; time comes from samples. */
 void jp_enter_counted(void *fn, void *site);
 void jp_exit_counted(void *fn, void *site);
@@ -165,6 +196,12 @@ uint64_t jp_now(void);
  * no stack-pointer check, ended by key. */
 void jp_enter_synthetic(uint64_t key);
 void jp_exit_synthetic(uint64_t key);
+
+/* ---- control flow the hooks do not show (flow.c) --------------------------
+ * libhookit's interposers of setjmp/longjmp, __cxa_begin_catch and the
+ * ucontext functions report here (include/hookit/profiler.h). */
+uint64_t jp_flow(const struct hookit_flow *flow);
+void jp_flow_fork_child(void);
 
 /* ---- frames that are not machine code (synthetic.c) ----------------------
  * jp_synthetic_key("MPI:MPI_Send", "libmpi.so.40") gives a key (same name,

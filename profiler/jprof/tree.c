@@ -6,72 +6,33 @@
  * initial-exec TLS.  Two copies are compiled, one per clock, so the clock is
  * a direct inline read rather than an indirect call.
  *
- * Real programs do not always pair entries and exits:
- *  - longjmp/siglongjmp and exceptions (clang emits no exit hook on unwind)
- *    leave frames behind: an entry whose stack pointer is at or above the
- *    top frame's proves those frames are gone, and they are closed;
- *  - an exit that does not match the top frame closes frames down to the
- *    matching one, or is counted as unmatched and ignored;
+ * The tree is exact when entries and exits pair, which they do in every
+ * build: GCC and Clang instrument inlined copies too (recursion GCC
+ * inlines into itself included), each with an exit.  What does not pair is
+ * reported, not guessed (docs/exactness.md):
+ *  - longjmp, a C++ catch after clang-built frames (no exit hook on unwind)
+ *    and swapcontext come from libhookit's interposers as flow events
+ *    (flow.c);
  *  - a signal handler that runs instrumented code while this thread is
  *    inside the profiler sees the busy flag: its events are dropped and
- *    counted, never allowed to corrupt the tree. */
+ *    counted, never allowed to corrupt the tree.
+ * What nothing reported has two fallbacks:
+ *  - an entry whose frame lies above the top frame's on the same stack
+ *    proves the top frame gone (a callee's frame is always below its
+ *    caller's; an inlined callee's is its host's, equal, never above);
+ *  - an exit that does not match the top frame closes frames down to the
+ *    matching one, or is counted as unmatched and ignored.
+ *
+ * A frame's position (arena_frame.sp) is the instrumented function's stack
+ * pointer at its hook call: the hooks reach us by a tail jump from
+ * libhookit, so that is our own canonical frame address.  No search of the
+ * caller's frame is needed. */
 #include "jprof.h"
 
 #include <string.h>
 #include <time.h>
 
 #define barrier() __asm__ volatile("" ::: "memory")
-
-/* The instrumented function's canonical frame address (its caller's stack
- * pointer before the call): the slot just above its return address, which
- * the compiler passes to the hook as call_site.  Frame sizes differ between
- * siblings (clang keeps fn and call_site in callee-saved registers), so only
- * the CFA orders frames exactly: a caller's CFA is above its callee's,
- * siblings share one.  The search starts at our own CFA (the hook reaches
- * us by a tail jump, so that is the function's stack pointer at the hook
- * call) and is short: the function's saved registers and locals.
- *
- * When the return address is not found (a frame over 1 KiB, a synthetic
- * frame without a call site) the function's own stack pointer plus one
- * stands in: above what its callees will see as their CFA (so they never
- * take it for abandoned), below its callers' and siblings' CFAs (so a
- * longjmp past it is still seen), and odd, so never equal to a real CFA. */
-#define CFA_SEARCH_SLOTS 128
-/* The search reads the instrumented function's frame on purpose, which
- * AddressSanitizer (make check SANITIZE=address) would take for an
- * overflow of ours. */
-#define JP_READS_CALLER_FRAME __attribute__((no_sanitize_address))
-
-JP_NOINSTR JP_READS_CALLER_FRAME __attribute__((noinline)) static uintptr_t caller_cfa_far(const uintptr_t *from, uintptr_t site)
-{
-    for (int i = 4; i < CFA_SEARCH_SLOTS; i++)
-        if (from[i] == site)
-            return (uintptr_t)&from[i + 1];
-    return (uintptr_t)from + 1;
-}
-
-/* Unrolled for the usual case, one to three saved registers: 0 when the
- * return address is further up. */
-JP_NOINSTR JP_READS_CALLER_FRAME static inline uintptr_t caller_cfa_near(const uintptr_t *from, uintptr_t site)
-{
-    if (from[1] == site)
-        return (uintptr_t)&from[2];
-    if (from[2] == site)
-        return (uintptr_t)&from[3];
-    if (from[3] == site)
-        return (uintptr_t)&from[4];
-    if (from[0] == site)
-        return (uintptr_t)&from[1];
-    return 0;
-}
-
-JP_NOINSTR static inline uintptr_t caller_cfa(const uintptr_t *from, uintptr_t site)
-{
-    if (!site)
-        return (uintptr_t)from + 1;
-    uintptr_t sp = caller_cfa_near(from, site);
-    return sp ? sp : caller_cfa_far(from, site);
-}
 
 JP_NOINSTR uint64_t jp_now(void)
 {
@@ -101,27 +62,18 @@ JP_NOINSTR static inline void close_top(struct jp_thread *t, uint64_t now)
     jp_node(f->node)->incl += now - f->t0;
 }
 
-/* Frames the new entry at sp proves abandoned (see the file comment): a
- * frame whose caller's frame is below ours, or at the same place but for
- * another call site (a sibling after a longjmp), or for the same function
- * (called again after a longjmp out of it).  At the same place and the
- * same call site for another function it is the function an inlined
- * callee was inlined into (GCC and Clang instrument inlined functions,
- * passing their host's return address): still open.  A frame on another stack than the current one is
- * kept while we run on that other stack (a handler on sigaltstack), dropped
- * once we are back on ours. */
-JP_NOINSTR __attribute__((noinline)) static void cut_back(struct jp_thread *t, uintptr_t sp, uintptr_t site,
-                                                           uint64_t fn, uint64_t now)
+/* The fallback for what no flow event reported (see the file comment):
+ * frames above the floor whose position is below sp on the same stack are
+ * gone.  A frame on another stack than the current one is kept while we
+ * run on that other stack (a handler on sigaltstack), dropped once we are
+ * back on ours. */
+JP_NOINSTR __attribute__((noinline)) static void cut_back(struct jp_thread *t, uintptr_t sp, uint64_t now)
 {
     int here = on_stack(t, sp);
-    while (jp_depth(t) > 0) {
+    while (jp_depth(t) > t->floor) {
         const struct arena_frame *f = &t->stack[jp_depth(t)];
         int there = on_stack(t, f->sp);
-        /* Same place, same call site: an inlined callee's host, unless it is
-         * the same function called again from there (a loop that longjmp'd
-         * out of the earlier call). */
-        int same_call = f->sp == sp && f->site == site && fn_of(jp_node(f->node)) != fn;
-        int gone = (here == there) ? f->sp < sp || (f->sp == sp && !same_call) : (here && !there);
+        int gone = (here == there) ? f->sp < sp : (here && !there);
         if (!gone)
             break;
         close_top(t, now);
@@ -226,6 +178,24 @@ found:
     return c;
 }
 
+JP_NOINSTR void jp_close_top(struct jp_thread *t, uint64_t now)
+{
+    close_top(t, now);
+}
+
+JP_NOINSTR int jp_open_context(struct jp_thread *t, uint64_t fn, uintptr_t sp, uint64_t now)
+{
+    uint32_t depth = jp_depth(t);
+    arena_ref c = find_child(t, t->stack[depth].node, fn);
+    if (!c || (depth + 1 >= t->capacity && jp_grow_stack(t) != 0))
+        return -1;
+    t->stack[depth + 1] = (struct arena_frame){ .t0 = now, .sp = sp, .node = c };
+    t->cur = c;
+    barrier();
+    t->rec->depth = depth + 1;
+    return 0;
+}
+
 /* Which clock an entry or exit reads: each mode gets its own copy of the
  * code, with the clock read inline. */
 enum { CLOCK_TSC, CLOCK_MONO, CLOCK_NONE };
@@ -243,7 +213,7 @@ JP_NOINSTR __attribute__((always_inline)) static inline int hook_begin(struct jp
 {
     uint32_t old = jp_busy_take(rec);
     if (JP_UNLIKELY(old & 1)) {
-        jp_busy_refused(rec, old);
+        jp_busy_refused(t, rec, old);
         return 0;
     }
     /* A signal handler that ran between our reading jp_self and taking
@@ -269,12 +239,12 @@ JP_NOINSTR __attribute__((always_inline)) static inline void hook_end(struct are
  * a child not found as the parent's last one, a full shadow stack.  Busy
  * is held; everything else is read again from t.  A synthetic frame
  * (see enter) never closes others. */
-JP_NOINSTR __attribute__((noinline)) static void enter_slow(struct jp_thread *t, uint64_t fn, uintptr_t site,
-                                                            uintptr_t sp, uint64_t now, int synthetic)
+JP_NOINSTR __attribute__((noinline)) static void enter_slow(struct jp_thread *t, uint64_t fn, uintptr_t sp,
+                                                            uint64_t now, int synthetic)
 {
     struct arena_thread *rec = t->rec;
-    if (!synthetic && t->stack[rec->depth].sp <= sp)
-        cut_back(t, sp, site, fn, now);
+    if (!synthetic && t->stack[rec->depth].sp < sp)
+        cut_back(t, sp, now);
     uint32_t depth = rec->depth;
     arena_ref cur = t->stack[depth].node;
     arena_ref c = jp_node(cur)->last_child;
@@ -282,7 +252,7 @@ JP_NOINSTR __attribute__((noinline)) static void enter_slow(struct jp_thread *t,
         c = find_child(t, cur, fn);
     if (c && (depth + 1 < t->capacity || jp_grow_stack(t) == 0)) {
         jp_node(c)->calls++;
-        t->stack[++depth] = (struct arena_frame){ .t0 = now, .sp = sp, .site = site, .node = c };
+        t->stack[++depth] = (struct arena_frame){ .t0 = now, .sp = sp, .node = c };
         t->cur = c;
     } else {
         rec->dropped++;
@@ -290,78 +260,60 @@ JP_NOINSTR __attribute__((noinline)) static void enter_slow(struct jp_thread *t,
     hook_end(rec, depth);
 }
 
-/* The call site more than three words above the hook's frame: the long
- * search, then the slow entry (a call here would cost the fast path its
- * saved registers). */
-JP_NOINSTR __attribute__((noinline)) static void enter_far(struct jp_thread *t, uint64_t fn, uintptr_t site,
-                                                           const uintptr_t *from, uint64_t now)
+/* A frame that is not machine code (a Java method, see
+ * jp_enter_synthetic) has no stack position of its own: it takes the top
+ * of the thread's stack, so the fallback never takes it for abandoned and
+ * never cuts it for a native entry. */
+JP_NOINSTR static inline uintptr_t synthetic_sp(const struct jp_thread *t)
 {
-    enter_slow(t, fn, site, caller_cfa_far(from, site), now, 0);
+    return t->stack_hi ? t->stack_hi - 1 : UINTPTR_MAX;
 }
 
 /* This thread's first event: attach it, then enter as usual. */
-JP_NOINSTR __attribute__((noinline)) static void enter_first(int clock, void *fn, void *site,
-                                                             const uintptr_t *from, int synthetic)
+JP_NOINSTR __attribute__((noinline)) static void enter_first(int clock, void *fn, uintptr_t sp, int synthetic)
 {
     struct jp_thread *t = jp_thread_attach();
     uint64_t now;
     if (!t || !hook_begin(t, t->rec, clock, &now))
         return;
-    uintptr_t sp = synthetic ? (t->stack_hi ? t->stack_hi - 1 : UINTPTR_MAX) : caller_cfa(from, (uintptr_t)site);
-    enter_slow(t, (uint64_t)fn, (uintptr_t)site, sp, now, synthetic);
+    enter_slow(t, (uint64_t)fn, synthetic ? synthetic_sp(t) : sp, now, synthetic);
 }
 
 /* Entry.  Untimed entries (CLOCK_NONE, the sampling mode) only count;
  * samples charge the current node.  The clock is read inside the busy
  * section: a signal handler that runs instrumented code just before it then
  * lies wholly before this frame's start, never inside it as well as beside
- * it.  synthetic: a frame that is not machine code (a Java method, see
- * jp_enter_synthetic), which has no stack pointer of its own.
- * Every way off the fast path is a tail call, so the fast path saves no
+ * it.  Every way off the fast path is a tail call, so the fast path saves no
  * registers; it is written with locals throughout (every store to the
  * arena could alias the thread state for the compiler). */
-JP_NOINSTR __attribute__((always_inline)) static inline void enter(int clock, void *fn, void *site,
-                                                                  int synthetic)
+JP_NOINSTR __attribute__((always_inline)) static inline void enter(int clock, void *fn, int synthetic)
 {
-    const uintptr_t *from = __builtin_dwarf_cfa();
+    uintptr_t sp = (uintptr_t)__builtin_dwarf_cfa();
     struct jp_thread *t = jp_self;
-    if (JP_UNLIKELY((uintptr_t)t <= (uintptr_t)JP_ENDED)) {
+    if (JP_UNLIKELY((uintptr_t)t <= (uintptr_t)JP_QUIET)) {
         if (!t)
-            enter_first(clock, fn, site, from, synthetic);
+            enter_first(clock, fn, sp, synthetic);
         return;
     }
     struct arena_thread *rec = t->rec;
     uint64_t now;
     if (!hook_begin(t, rec, clock, &now))
         return;
-    uintptr_t sp;
-    if (synthetic) {
-        /* The top of the thread's stack: the longjmp check never takes it
-         * for an abandoned frame, and never cuts it for a native entry. */
-        sp = t->stack_hi ? t->stack_hi - 1 : UINTPTR_MAX;
-    } else if (JP_LIKELY(site)) {
-        sp = caller_cfa_near(from, (uintptr_t)site);
-        if (JP_UNLIKELY(!sp)) {
-            enter_far(t, (uint64_t)fn, (uintptr_t)site, from, now);
-            return;
-        }
-    } else {
-        sp = (uintptr_t)from + 1;
-    }
+    if (synthetic)
+        sp = synthetic_sp(t);
     uint32_t depth = rec->depth;
     struct arena_frame *top = &t->stack[depth];
     char *base = jp_arena_base;     /* not kept in t: the load would wait for t's */
     arena_ref c = ((struct arena_node *)(base + (size_t)t->cur * ARENA_SLOT))->last_child;
     struct arena_node *n = (struct arena_node *)(base + (size_t)c * ARENA_SLOT);
-    if (JP_UNLIKELY(!synthetic && top->sp <= sp) || JP_UNLIKELY(!c) || JP_UNLIKELY(fn_of(n) != (uint64_t)fn) ||
+    if (JP_UNLIKELY(top->sp < sp) || JP_UNLIKELY(!c) || JP_UNLIKELY(fn_of(n) != (uint64_t)fn) ||
         JP_UNLIKELY(depth + 1 >= t->capacity)) {
-        enter_slow(t, (uint64_t)fn, (uintptr_t)site, sp, now, synthetic);
+        enter_slow(t, (uint64_t)fn, sp, now, synthetic);
         return;
     }
     n->calls++;
     top[1].t0 = now;
     top[1].sp = sp;
-    top[1].site = (uintptr_t)site;
     top[1].node = c;
     t->cur = c;
     barrier();                  /* the frame is complete before it counts */
@@ -389,7 +341,7 @@ JP_NOINSTR __attribute__((noinline)) static void exit_unmatched(struct jp_thread
 JP_NOINSTR __attribute__((always_inline)) static inline void leave(int clock, void *fn)
 {
     struct jp_thread *t = jp_self;
-    if (JP_UNLIKELY((uintptr_t)t <= (uintptr_t)JP_ENDED))
+    if (JP_UNLIKELY((uintptr_t)t <= (uintptr_t)JP_QUIET))
         return;
     struct arena_thread *rec = t->rec;
     uint64_t now;
@@ -419,11 +371,11 @@ JP_NOINSTR __attribute__((always_inline)) static inline void leave(int clock, vo
  * them, and so their speed, moves with every change elsewhere in the
  * library. */
 #define HOT_ENTRY JP_NOINSTR __attribute__((aligned(64)))
-HOT_ENTRY void jp_enter_tsc(void *fn, void *site) { enter(CLOCK_TSC, fn, site, 0); }
+HOT_ENTRY void jp_enter_tsc(void *fn, void *site) { (void)site; enter(CLOCK_TSC, fn, 0); }
 HOT_ENTRY void jp_exit_tsc(void *fn, void *site) { (void)site; leave(CLOCK_TSC, fn); }
-HOT_ENTRY void jp_enter_mono(void *fn, void *site) { enter(CLOCK_MONO, fn, site, 0); }
+HOT_ENTRY void jp_enter_mono(void *fn, void *site) { (void)site; enter(CLOCK_MONO, fn, 0); }
 HOT_ENTRY void jp_exit_mono(void *fn, void *site) { (void)site; leave(CLOCK_MONO, fn); }
-HOT_ENTRY void jp_enter_counted(void *fn, void *site) { enter(CLOCK_NONE, fn, site, 0); }
+HOT_ENTRY void jp_enter_counted(void *fn, void *site) { (void)site; enter(CLOCK_NONE, fn, 0); }
 HOT_ENTRY void jp_exit_counted(void *fn, void *site) { (void)site; leave(CLOCK_NONE, fn); }
 
 JP_NOINSTR static int clock_in_use(void)
@@ -437,7 +389,7 @@ JP_NOINSTR static int clock_in_use(void)
  * like any exit. */
 JP_NOINSTR void jp_enter_synthetic(uint64_t key)
 {
-    enter(clock_in_use(), (void *)(uintptr_t)key, NULL, 1);
+    enter(clock_in_use(), (void *)(uintptr_t)key, 1);
 }
 
 JP_NOINSTR void jp_exit_synthetic(uint64_t key)
