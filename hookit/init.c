@@ -136,6 +136,11 @@ HK_NOINSTR void hk_init(void)
     hk_config_read();
     hk_set_collecting(-1);      /* unset: HookitStart may turn it off (JPROFOPTS=nostart) */
     int loaded = hk_plugin_load() == 0;
+    int plugin_stopped = hk_collecting_now() == 0;
+    /* The rest of the start-up calls libc, which may run the program's own
+     * instrumented code (its malloc): those calls are ours, not the
+     * program's. */
+    hk_set_collecting(0);
     hk_io_guard--;
     if (lifecycle_register)
         lifecycle_register(&bridge);
@@ -144,8 +149,7 @@ HK_NOINSTR void hk_init(void)
     hk_rebind_scan();           /* modules loaded before us (we may be a dlopen'ed library's dependency) */
     __atomic_store_n(&hk_hot.initialized, 1, __ATOMIC_RELEASE);
     __atomic_store_n(&init_state, 2, __ATOMIC_RELEASE);
-    if (hk_collecting_now() == -1)
-        hk_set_collecting(loaded && hk_config.start_on);
+    hk_set_collecting(loaded && hk_config.start_on && !plugin_stopped);
 }
 
 HK_NOINSTR void hk_finish(int how)

@@ -98,7 +98,7 @@ char **lc_follow_env(char *const envp[])
             cur_preload = *e + 11;
     size_t slots = n + lc_nstart_vars + 2;
     size_t chars = lc_start_preload ? strlen(lc_start_preload) + strlen(cur_preload) + 16 : 0;
-    char **out = malloc(slots * sizeof *out + chars);
+    char **out = lc_alloc(slots * sizeof *out + chars);
     if (!out)
         return (char **)envp;
     char *merged = (char *)(out + slots);
@@ -129,7 +129,7 @@ char **lc_follow_env(char *const envp[])
 void lc_follow_free(char **env, char *const envp[])
 {
     if (env != (char **)envp)
-        free(env);
+        lc_release(env);
 }
 
 /* ---- exec --------------------------------------------------------------------------- */

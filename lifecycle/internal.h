@@ -44,6 +44,10 @@ void lc_futex_wake_all(atomic_int *addr);
  * thread can never spin on it. */
 typedef struct { atomic_flag flag; } lc_spinlock;
 #define LC_SPINLOCK_INIT { ATOMIC_FLAG_INIT }
+/* Zeroed memory that never comes from malloc (util.c): the program's own,
+ * maybe instrumented, malloc must not run on the layer's behalf. */
+void *lc_alloc(size_t size);
+void lc_release(void *p);
 void lc_lock(lc_spinlock *lock, sigset_t *saved);
 void lc_unlock(lc_spinlock *lock, const sigset_t *saved);
 

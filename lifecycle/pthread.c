@@ -84,13 +84,13 @@ static void lc_thread_cleanup(void *arg)
         }
     lc_unlock(&lc_threads_lock, &saved);
     lc_self = NULL;
-    free(t);
+    lc_release(t);
 }
 
 LC_START_FUNC static void *lc_thread_start(void *arg)
 {
     struct lc_start start = *(struct lc_start *)arg;
-    free(arg);
+    lc_release(arg);
     struct lc_thread *t = start.thread;
     t->tid = lc_gettid();
     lc_self = t;
@@ -107,7 +107,7 @@ LC_START_FUNC static void *lc_thread_start(void *arg)
     lc_unlock(&lc_threads_lock, &saved);
     if (!live) {
         lc_self = NULL;
-        free(t);
+        lc_release(t);
         return start.fn(start.arg);
     }
 
@@ -144,11 +144,11 @@ LC_API int LC_WRAPPER(pthread_create)(pthread_t *thread, const pthread_attr_t *a
     void *pre_data = monitor_thread_pre_create();
     errno = e;
 
-    struct lc_start *start = malloc(sizeof *start);
-    struct lc_thread *t = calloc(1, sizeof *t);
+    struct lc_start *start = lc_alloc(sizeof *start);
+    struct lc_thread *t = lc_alloc(sizeof *t);
     if (!start || !t) {
-        free(start);
-        free(t);
+        lc_release(start);
+        lc_release(t);
         return REAL(pthread_create)(thread, attr, fn, arg);
     }
     t->num = atomic_fetch_add(&lc_next_num, 1);
@@ -178,8 +178,8 @@ LC_API int LC_WRAPPER(pthread_create)(pthread_t *thread, const pthread_attr_t *a
     if (local_owned)
         pthread_attr_destroy(&local);
     if (rc != 0) {
-        free(start);
-        free(t);
+        lc_release(start);
+        lc_release(t);
     }
     e = errno;
     monitor_thread_post_create(pre_data);

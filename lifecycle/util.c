@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -150,4 +151,77 @@ void lc_unlock(lc_spinlock *lock, const sigset_t *saved)
 {
     atomic_flag_clear_explicit(&lock->flag, memory_order_release);
     lc_raw_sigmask(SIG_SETMASK, saved, NULL);
+}
+
+/* ---- memory of our own ---------------------------------------------------------------
+ * The layer never calls malloc: a program that brings its own (instrumented)
+ * malloc would then run its code on our behalf, counted in its profile as its
+ * own calls, and inside our locks.  Small blocks come from pages we map, kept
+ * on a free list; large ones are mapped one by one.  Blocks are zeroed. */
+#define LC_BLOCK 512u                   /* the small blocks' size, header included */
+#define LC_CHUNK (64u << 10)
+
+struct lc_block {
+    size_t size;                        /* 0: small (LC_BLOCK); else the mapping's size */
+    struct lc_block *next;              /* free list */
+};
+
+static struct lc_block *lc_free_blocks;
+static lc_spinlock lc_alloc_lock = LC_SPINLOCK_INIT;
+
+static struct lc_block *lc_small_block(void)
+{
+    sigset_t saved;
+    lc_lock(&lc_alloc_lock, &saved);
+    if (!lc_free_blocks) {
+        char *chunk = mmap(NULL, LC_CHUNK, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        if (chunk != MAP_FAILED)
+            for (size_t at = 0; at + LC_BLOCK <= LC_CHUNK; at += LC_BLOCK) {
+                struct lc_block *b = (struct lc_block *)(chunk + at);
+                b->next = lc_free_blocks;
+                lc_free_blocks = b;
+            }
+    }
+    struct lc_block *b = lc_free_blocks;
+    if (b)
+        lc_free_blocks = b->next;
+    lc_unlock(&lc_alloc_lock, &saved);
+    return b;
+}
+
+void *lc_alloc(size_t size)
+{
+    int saved = errno;
+    struct lc_block *b;
+    if (size <= LC_BLOCK - sizeof *b) {
+        if ((b = lc_small_block()))
+            memset(b, 0, LC_BLOCK);
+    } else {
+        size_t total = (size + sizeof *b + 4095) & ~(size_t)4095;
+        b = mmap(NULL, total, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        if (b == MAP_FAILED)
+            b = NULL;
+        else
+            b->size = total;
+    }
+    errno = saved;
+    return b ? b + 1 : NULL;
+}
+
+void lc_release(void *p)
+{
+    if (!p)
+        return;
+    int saved = errno;
+    struct lc_block *b = (struct lc_block *)p - 1;
+    if (b->size) {
+        munmap(b, b->size);
+    } else {
+        sigset_t mask;
+        lc_lock(&lc_alloc_lock, &mask);
+        b->next = lc_free_blocks;
+        lc_free_blocks = b;
+        lc_unlock(&lc_alloc_lock, &mask);
+    }
+    errno = saved;
 }

@@ -64,7 +64,52 @@ JP_EXPORT JP_NOINSTR int HookitStart(const struct hookit_host *host, struct hook
     return 0;
 }
 
+/* Events whose handling calls libc (reading symbols, writing files), which
+ * may run the program's own instrumented functions (its malloc): those
+ * hooks are the profiler's calls, ignored while the thread is JP_QUIET. */
+JP_NOINSTR static struct jp_thread *quiet_begin(void)
+{
+    struct jp_thread *t = jp_self;
+    if (!t || jp_self_live())
+        jp_self = JP_QUIET;
+    return t;
+}
+
+JP_NOINSTR static void quiet_end(struct jp_thread *t)
+{
+    if (jp_self == JP_QUIET)
+        jp_self = t;
+}
+
+JP_NOINSTR static int calls_libc(uint32_t type)
+{
+    switch (type) {
+    case HOOKIT_EV_EXEC:
+    case HOOKIT_EV_FLUSH:
+    case HOOKIT_EV_DLOPEN:
+    case HOOKIT_EV_PRE_DLCLOSE:
+    case HOOKIT_EV_DLCLOSE:
+    case HOOKIT_EV_EXEC_FAILED:
+        return 1;
+    default:
+        return 0;
+    }
+}
+
+JP_NOINSTR static void handle_event(const struct hookit_event *ev);
+
 JP_EXPORT JP_NOINSTR void HookitEvent(const struct hookit_event *ev)
+{
+    if (!calls_libc(ev->type)) {
+        handle_event(ev);
+        return;
+    }
+    struct jp_thread *t = quiet_begin();
+    handle_event(ev);
+    quiet_end(t);
+}
+
+JP_NOINSTR static void handle_event(const struct hookit_event *ev)
 {
     switch (ev->type) {
     case HOOKIT_EV_ENTER:
@@ -87,6 +132,7 @@ JP_EXPORT JP_NOINSTR void HookitEvent(const struct hookit_event *ev)
         jp_thread_fork_parent();
         break;
     case HOOKIT_EV_FORK_CHILD:
+        jp_thread_fork_child_begin();
         if (jp_arena_fork_child() != 0)
             jp_host->log("jprof: cannot copy the call trees in the forked child");
         jp_retire_fork_child();     /* before any node is made: its lock */

@@ -68,12 +68,20 @@ extern __thread struct jp_thread *jp_self __attribute__((tls_model("initial-exec
  * that arrive meanwhile come from libc calling the program's own code
  * (its malloc, say) on our behalf, and are ignored. */
 #define JP_QUIET ((struct jp_thread *)2)
+/* jp_self of the forking thread from FORK_PREPARE to FORK_PARENT or
+ * FORK_CHILD: its tree is in memory the parent and the child share until
+ * the child has its own copy, so the hooks that run in between (the
+ * program's pthread_atfork handlers) stay out of it and are counted as
+ * dropped (jp_fork_window_hook). */
+#define JP_FORKING ((struct jp_thread *)3)
+#define JP_SENTINEL JP_FORKING
 /* jp_self when it is a running thread's state, else NULL. */
 static inline struct jp_thread *jp_self_live(void)
 {
     struct jp_thread *t = jp_self;
-    return (uintptr_t)t > (uintptr_t)JP_QUIET ? t : NULL;
+    return (uintptr_t)t > (uintptr_t)JP_SENTINEL ? t : NULL;
 }
+void jp_fork_window_hook(void);
 static inline uint32_t jp_depth(const struct jp_thread *t) { return t->rec->depth; }
 /* The node of the innermost open frame (the root's when none is open). */
 static inline arena_ref jp_cur(const struct jp_thread *t) { return t->cur; }
@@ -141,6 +149,7 @@ struct jp_thread *jp_thread_attach_numbered(int number);
 void jp_thread_end(void);
 void jp_thread_fork_prepare(void);
 void jp_thread_fork_parent(void);
+void jp_thread_fork_child_begin(void);
 void jp_thread_fork_child(void);
 arena_ref jp_node_new(struct jp_thread *t, arena_ref parent, uint64_t fn);
 void jp_threads_init(void);

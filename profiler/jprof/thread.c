@@ -176,17 +176,18 @@ JP_NOINSTR static void recycle_thread(struct jp_thread *t)
     pthread_mutex_unlock(&free_lock);
 }
 
-/* reuse_record: a new thread may take a retired thread's record (never the
- * scratch states, which retire.c itself makes while holding its lock). */
-JP_NOINSTR static struct jp_thread *make_thread(int reuse_record)
+/* A thread state with its shadow stack, and a record: a retired thread's
+ * when reuse_record allows (never for the scratch states, which retire.c
+ * itself makes while holding its lock), else a new one.  *stack_ref is the
+ * stack's reference. */
+JP_NOINSTR static struct jp_thread *make_thread(int reuse_record, arena_ref *stack_ref)
 {
-    arena_ref stack_ref;
-    struct jp_thread *t = reuse_thread(&stack_ref);
+    struct jp_thread *t = reuse_thread(stack_ref);
     if (!t) {
         if (!(t = map_pages(sizeof *t)))
             return NULL;
         t->capacity = FIRST_STACK;
-        t->stack = new_stack(t->capacity, &stack_ref);
+        t->stack = new_stack(t->capacity, stack_ref);
     }
     t->chunk_slots = FIRST_CHUNK;
     t->rec_ref = reuse_record ? jp_retired_record() : 0;
@@ -197,47 +198,67 @@ JP_NOINSTR static struct jp_thread *make_thread(int reuse_record)
         munmap(t, sizeof *t);
         return NULL;
     }
-    t->rec = jp_at(t->rec_ref);
-    if (t->rec_reused) {
-        /* A retired thread's record, still in the list: it becomes this
-         * thread's, its seq moving on so live readers notice. */
-        arena_ref next = t->rec->next;
-        uint32_t seq = t->rec->seq;
-        memset(t->rec, 0, sizeof *t->rec);
-        t->rec->next = next;
-        __atomic_store_n(&t->rec->seq, (seq | 1) + 1, __ATOMIC_RELEASE);
-    }
-    t->rec->priv = (uint64_t)(uintptr_t)t;
-    t->rec->stack = stack_ref;
-    t->rec->capacity = t->capacity;
     return t;
 }
 
-/* Give t a fresh root and an empty shadow stack. */
-JP_NOINSTR static int start_tree(struct jp_thread *t)
+/* The one constructor of a thread's record and tree, for every way a
+ * thread state starts: a new thread, a scratch state, a forked child.
+ * t->rec_ref is the record to use (a retired thread's when t->rec_reused,
+ * still in the thread list: it changes identity under its seq); the tree
+ * starts with a fresh root and an empty shadow stack.  index: 0 for the
+ * main thread (or a forked child's only thread), UINT32_MAX for a scratch
+ * state that is never published. */
+JP_NOINSTR static int thread_begin(struct jp_thread *t, arena_ref stack_ref, uint32_t index)
 {
+    struct arena_thread *rec = jp_at(t->rec_ref);
+    arena_ref next = rec->next;
+    uint32_t seq = rec->seq;
+    memset(rec, 0, sizeof *rec);
+    if (t->rec_reused) {
+        rec->next = next;
+        __atomic_store_n(&rec->seq, (seq | 1) + 1, __ATOMIC_RELEASE);
+    }
+    t->rec = rec;
+    rec->priv = (uint64_t)(uintptr_t)t;
+    rec->stack = stack_ref;
+    rec->capacity = t->capacity;
+    t->floor = 0;
+    t->ctx_serial = 0;
+    t->native_ctx = NULL;
     arena_ref root = jp_node_new(t, 0, 0);
     if (!root)
         return -1;
-    t->rec->root = root;
-    t->rec->depth = 0;
+    rec->root = root;
+    rec->depth = 0;
     t->cur = root;
     t->stack[0] = (struct arena_frame){ .t0 = 0, .sp = UINTPTR_MAX, .node = root };
+    if (index == UINT32_MAX) {
+        t->stack_lo = 0;
+        t->stack_hi = UINTPTR_MAX;
+        return 0;
+    }
+    rec->tid = (int32_t)syscall(SYS_gettid);
+    rec->index = index;
+    rec->state = ARENA_THREAD_RUNNING;
+    jp_thread_name(rec);
+    find_stack_bounds(t);
+    if (!t->rec_reused)
+        jp_thread_publish(t);
+    t->rec_reused = 0;
     return 0;
 }
 
 /* A private thread state that is never published: for calibration. */
 JP_NOINSTR struct jp_thread *jp_thread_scratch(void)
 {
-    struct jp_thread *t = make_thread(0);
+    arena_ref stack_ref;
+    struct jp_thread *t = make_thread(0, &stack_ref);
     if (!t)
         return NULL;
-    if (start_tree(t) != 0) {
+    if (thread_begin(t, stack_ref, UINT32_MAX) != 0) {
         munmap(t, sizeof *t);
         return NULL;
     }
-    t->stack_lo = 0;
-    t->stack_hi = UINTPTR_MAX;
     return t;
 }
 
@@ -252,37 +273,39 @@ JP_NOINSTR struct jp_thread *jp_thread_attach(void)
     return jp_thread_attach_numbered(-1);
 }
 
-/* number: the thread's place in order of creation when the lifecycle layer
- * knows it (it numbers threads in the creating thread), else -1: then the
- * order in which threads first reach the profiler. */
+/* This thread's number: 0 for the main thread; number, its place in order
+ * of creation when the lifecycle layer knows it (it numbers threads in the
+ * creating thread); else the order in which threads reach the profiler. */
+JP_NOINSTR static uint32_t thread_index(int number)
+{
+    if (is_main_thread())
+        return 0;
+    if (number <= 0)
+        return __atomic_fetch_add(&next_index, 1, __ATOMIC_RELAXED);
+    uint32_t next = __atomic_load_n(&next_index, __ATOMIC_RELAXED);
+    while (next <= (uint32_t)number &&
+           !__atomic_compare_exchange_n(&next_index, &next, (uint32_t)number + 1, 1,
+                                        __ATOMIC_RELAXED, __ATOMIC_RELAXED))
+        ;
+    return (uint32_t)number;
+}
+
+/* Set-up calls libc (pthread_getattr_np, prctl), which may call the
+ * program's own instrumented malloc: jp_self is JP_QUIET meanwhile, so
+ * those hooks are ignored instead of starting a second set-up. */
 JP_NOINSTR struct jp_thread *jp_thread_attach_numbered(int number)
 {
     int saved = errno;
-    struct jp_thread *t = make_thread(1);
-    if (!t || start_tree(t) != 0) {
+    jp_self = JP_QUIET;
+    arena_ref stack_ref;
+    struct jp_thread *t = make_thread(1, &stack_ref);
+    if (!t || thread_begin(t, stack_ref, thread_index(number)) != 0) {
+        jp_self = NULL;
         errno = saved;
         return NULL;
     }
-    t->rec->tid = (int32_t)syscall(SYS_gettid);
-    if (is_main_thread()) {
-        t->rec->index = 0;
-    } else if (number > 0) {
-        t->rec->index = (uint32_t)number;
-        uint32_t next = __atomic_load_n(&next_index, __ATOMIC_RELAXED);
-        while (next <= (uint32_t)number &&
-               !__atomic_compare_exchange_n(&next_index, &next, (uint32_t)number + 1, 1,
-                                            __ATOMIC_RELAXED, __ATOMIC_RELAXED))
-            ;
-    } else {
-        t->rec->index = __atomic_fetch_add(&next_index, 1, __ATOMIC_RELAXED);
-    }
-    t->rec->state = ARENA_THREAD_RUNNING;
-    jp_thread_name(t->rec);
-    find_stack_bounds(t);
-    if (!t->rec_reused)
-        jp_thread_publish(t);
-    jp_self = t;
     pthread_setspecific(end_key, t);    /* thread end without the lifecycle layer */
+    jp_self = t;
     jp_sampler_thread_start();
     errno = saved;
     return t;
@@ -292,8 +315,8 @@ JP_NOINSTR struct jp_thread *jp_thread_attach_numbered(int number)
  * ending thread (lifecycle's fini_thread, or the key destructor). */
 JP_NOINSTR void jp_thread_end(void)
 {
-    struct jp_thread *t = jp_self;
-    if (!t || t == JP_ENDED || t->rec->state == ARENA_THREAD_ENDED)
+    struct jp_thread *t = jp_self_live();
+    if (!t || t->rec->state == ARENA_THREAD_ENDED)
         return;
     /* Called from a signal handler (the lifecycle's shoot-down at exit) that
      * interrupted this thread inside an entry or exit: its tree is mid-update
@@ -329,77 +352,115 @@ JP_NOINSTR static void end_by_key(void *arg)
     jp_thread_end();
 }
 
-/* The forking thread's depth, in private memory: the child's copy of the
- * shared record may already show the parent's later calls.  Set between
- * FORK_PREPARE and FORK_PARENT only, so a child made by a raw fork system
- * call (no PREPARE) is not given an old fork's depth. */
+/* The forking thread's path, taken before the fork in private memory: the
+ * shadow stack is in the shared arena, where the parent goes on after the
+ * fork (it may even exit and reuse the pages for its calibration) while
+ * the child copies it.  Valid between FORK_PREPARE and FORK_PARENT only,
+ * so a child made by a raw fork system call (no PREPARE) is not given an
+ * old fork's path. */
+struct fork_frame {
+    uint64_t fn;
+    uintptr_t sp;
+};
+static struct fork_frame *fork_path;
+static size_t fork_path_bytes;
 static uint32_t fork_depth;
-static int fork_depth_known;
+static int fork_path_taken;
+static struct jp_thread *fork_self;     /* the forking thread's state */
+static uint64_t fork_window_hooks;      /* hooks while it was JP_FORKING */
+
+JP_NOINSTR void jp_fork_window_hook(void)
+{
+    fork_window_hooks++;
+}
+
+/* The forking thread's own state again, with the hooks that ran meanwhile
+ * counted as dropped. */
+JP_NOINSTR static struct jp_thread *fork_window_end(void)
+{
+    struct jp_thread *t = fork_self;
+    fork_self = NULL;
+    if (t && fork_window_hooks)
+        t->rec->dropped += fork_window_hooks;
+    fork_window_hooks = 0;
+    return t;
+}
 
 JP_NOINSTR void jp_thread_fork_prepare(void)
 {
     struct jp_thread *t = jp_self_live();
-    fork_depth = t ? jp_depth(t) : 0;
-    fork_depth_known = 1;
+    uint32_t depth = t ? jp_depth(t) : 0;
+    size_t need = ((size_t)(depth + 1) * sizeof *fork_path + 4095) & ~(size_t)4095;
+    if (need > fork_path_bytes) {
+        if (fork_path)
+            munmap(fork_path, fork_path_bytes);
+        fork_path = map_pages(need);
+        fork_path_bytes = fork_path ? need : 0;
+    }
+    fork_depth = fork_path ? depth : 0;
+    for (uint32_t i = 1; i <= fork_depth; i++)
+        fork_path[i] = (struct fork_frame){ jp_node(t->stack[i].node)->fn, t->stack[i].sp };
+    fork_path_taken = 1;
+    fork_self = t;
+    fork_window_hooks = 0;
+    if (t)
+        jp_self = JP_FORKING;
 }
 
 JP_NOINSTR void jp_thread_fork_parent(void)
 {
-    fork_depth_known = 0;
+    fork_path_taken = 0;
+    if (jp_self == JP_FORKING)
+        jp_self = fork_window_end();
 }
 
-/* In a forked child: only this thread exists.  Its tree restarts from the
- * path it is on (each open frame once, timed from the fork), so the child's
- * profile holds what the child did and nothing the parent did. */
+/* The first step in a forked child, before anything calls libc: the
+ * forking thread's hooks stay out of the shared tree until the child's own
+ * is built (jp_thread_fork_child). */
+JP_NOINSTR void jp_thread_fork_child_begin(void)
+{
+    if (jp_self == JP_FORKING || jp_self_live()) {
+        if (!fork_self)
+            fork_self = jp_self_live();     /* a fork without PREPARE */
+        jp_self = JP_QUIET;
+    }
+}
+
+/* In a forked child: only this thread exists.  Its tree starts from the
+ * path it forked on, as context frames (no calls: the parent counted
+ * them, so a merged fork family counts each call once), timed from the
+ * fork; the child's profile holds what the child did and nothing the
+ * parent did. */
 JP_NOINSTR void jp_thread_fork_child(void)
 {
-    struct jp_thread *t = jp_self;
+    struct jp_thread *t = jp_self == JP_QUIET ? fork_window_end() : NULL;
     pthread_mutex_init(&free_lock, NULL);   /* another thread may have held it */
+    free_threads = NULL;                    /* their stacks are the parent's threads' */
     jp_arena_header()->first_thread = 0;
     next_index = 1;
-    if (!t || t == JP_ENDED) {
+    uint32_t depth = fork_path_taken ? fork_depth : 0;
+    fork_path_taken = 0;
+    if (!t) {
         jp_self = NULL;
         return;
     }
-    uint64_t now = jp_now();
-    arena_ref old_rec = t->rec_ref;
-    t->rec_ref = jp_arena_alloc(ARENA_THREAD_SLOTS);
-    if (!t->rec_ref) {
-        jp_self = NULL;
-        return;
-    }
-    arena_ref stack_ref = ((struct arena_thread *)jp_at(old_rec))->stack;
-    t->rec = jp_at(t->rec_ref);
-    memset(t->rec, 0, sizeof *t->rec);
-    t->rec->priv = (uint64_t)(uintptr_t)t;
-    t->rec->stack = stack_ref;
-    t->rec->capacity = t->capacity;
+    uint64_t dropped = t->rec->dropped;
+    t->rec_reused = 0;
     t->chunk_next = t->chunk_end = 0;
     t->chunk_slots = FIRST_CHUNK;
-    uint32_t depth = fork_depth_known ? fork_depth : ((struct arena_thread *)jp_at(old_rec))->depth;
-    fork_depth_known = 0;
-    if (start_tree(t) != 0) {
+    t->rec_ref = jp_arena_alloc(ARENA_THREAD_SLOTS);
+    arena_ref stack_ref;
+    t->stack = new_stack(t->capacity, &stack_ref);
+    if (!t->rec_ref || !t->stack || thread_begin(t, stack_ref, 0) != 0) {
         jp_self = NULL;
         return;
     }
-    for (uint32_t i = 1; i <= depth; i++) {
-        uint64_t fn = jp_node(t->stack[i].node)->fn;
-        arena_ref n = jp_node_new(t, t->stack[i - 1].node, fn);
-        if (!n)
+    t->rec->dropped = dropped;  /* the fork window's hooks, in the child too */
+    uint64_t now = jp_now();
+    for (uint32_t i = 1; i <= depth; i++)
+        if (jp_open_context(t, fork_path[i].fn, fork_path[i].sp, now) != 0)
             break;
-        jp_node(n)->calls = 1;
-        t->stack[i].node = n;
-        t->stack[i].t0 = now;
-        t->cur = n;
-        t->rec->depth = i;
-    }
-    t->rec->tid = (int32_t)syscall(SYS_gettid);
-    t->rec->index = 0;
-    t->rec->state = ARENA_THREAD_RUNNING;
-    jp_thread_name(t->rec);
-    find_stack_bounds(t);
-    if (!t->rec_reused)
-        jp_thread_publish(t);
+    jp_self = t;
 }
 
 JP_NOINSTR void jp_threads_init(void)

@@ -290,9 +290,11 @@ JP_NOINSTR __attribute__((always_inline)) static inline void enter(int clock, vo
 {
     uintptr_t sp = (uintptr_t)__builtin_dwarf_cfa();
     struct jp_thread *t = jp_self;
-    if (JP_UNLIKELY((uintptr_t)t <= (uintptr_t)JP_QUIET)) {
+    if (JP_UNLIKELY((uintptr_t)t <= (uintptr_t)JP_SENTINEL)) {
         if (!t)
             enter_first(clock, fn, sp, synthetic);
+        else if (t == JP_FORKING)
+            jp_fork_window_hook();
         return;
     }
     struct arena_thread *rec = t->rec;
@@ -341,8 +343,11 @@ JP_NOINSTR __attribute__((noinline)) static void exit_unmatched(struct jp_thread
 JP_NOINSTR __attribute__((always_inline)) static inline void leave(int clock, void *fn)
 {
     struct jp_thread *t = jp_self;
-    if (JP_UNLIKELY((uintptr_t)t <= (uintptr_t)JP_QUIET))
+    if (JP_UNLIKELY((uintptr_t)t <= (uintptr_t)JP_SENTINEL)) {
+        if (t == JP_FORKING)
+            jp_fork_window_hook();
         return;
+    }
     struct arena_thread *rec = t->rec;
     uint64_t now;
     if (!hook_begin(t, rec, clock, &now))
