@@ -117,6 +117,23 @@ static const struct lc_client bridge = {
 extern void __tsan_init(void);
 #endif
 
+/* An instrumented function in .preinit_array starts us before libc's own
+ * initialisation has set environ: getenv would see no variable at all (no
+ * HOOKIT_OUTPUT, no HOOKIT_DEBUG, no JPROFOPTS).  The environment is on the
+ * stack above argv, where the dynamic linker found it; libc sets environ to
+ * the same array a moment later. */
+extern void *__libc_stack_end;
+
+HK_NOINSTR static void find_environment(void)
+{
+    if (environ || !__libc_stack_end)
+        return;
+    long *sp = __libc_stack_end;
+    long argc = sp[0];
+    char **argv = (char **)(sp + 1);
+    environ = argv + argc + 1;
+}
+
 HK_NOINSTR void hk_init(void)
 {
 #ifdef __SANITIZE_THREAD__
@@ -130,6 +147,7 @@ HK_NOINSTR void hk_init(void)
         !__atomic_compare_exchange_n(&init_state, &expected, 1, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
         return;     /* done, or under way in this or another thread */
     hk_io_guard++;              /* start-up's own I/O and allocations pass through */
+    find_environment();
     hk_io_resolve();
     hk_flow_resolve();
     hk_io_clock_init();
