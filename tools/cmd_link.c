@@ -67,6 +67,14 @@ static const char *const wrapped_mpi[] = {
     "mpi_comm_rank", "mpi_comm_rank_", "mpi_comm_rank__", "MPI_COMM_RANK",
     NULL,
 };
+/* Control flow that leaves frames without their hooks (hookit/flow.c):
+ * wrapped where the program calls them; never forced in. */
+static const char *const wrapped_flow[] = {
+    "setjmp", "_setjmp", "__sigsetjmp", "getcontext",
+    "longjmp", "_longjmp", "siglongjmp", "__longjmp_chk",
+    "setcontext", "swapcontext", "makecontext", "__cxa_begin_catch",
+    NULL,
+};
 /* Libraries libhookit.a needs after it. */
 static const char *const link_libs[] = { "-ldl", "-lpthread", NULL };
 /* What a profiler archive (its A2N uses libbfd) needs after it. */
@@ -205,7 +213,8 @@ int cmd_link(int argc, char **argv)
             return EXIT_FAIL;
         static const char *const main_only[] = { "main", NULL };
         int rc = push_wraps(&a, main_only, 0) | push_wraps(&a, wrapped_libc, 1) |
-                 push_wraps(&a, wrapped_mpi, 0) | push_wraps(&a, wrapped_io, 1);
+                 push_wraps(&a, wrapped_mpi, 0) | push_wraps(&a, wrapped_io, 1) |
+                 push_wraps(&a, wrapped_flow, 0);
         if (!fully_static)
             rc |= push_wraps(&a, wrapped_dynamic_only, 1);
         for (int k = 0; k < extra_u.n; k++)

@@ -297,9 +297,31 @@ static int report_flat(FILE *out, const struct profile *p, const struct prof_thr
 
 /* ---- one profile ------------------------------------------------------------------ */
 
+static uint64_t meta_count(const struct profile *p, const char *key)
+{
+    const char *v = profile_get_meta(p, key);
+    return v ? strtoull(v, NULL, 10) : 0;
+}
+
+/* A tree with events hookit could not place is not exact: one line says
+ * so, above the trees, with the counts and what they mean. */
+static void lost_events_line(FILE *out, const struct profile *p, const struct report_opts *o)
+{
+    uint64_t dropped = meta_count(p, "dropped_events"), unmatched = meta_count(p, "unmatched_exits");
+    if (!dropped && !unmatched)
+        return;
+    fprintf(out, "%s!! not exact: pid %d: %llu dropped event%s (calls or returns in a signal handler "
+            "that interrupted the profiler, missing from the tree), %llu unmatched exit%s (returns "
+            "from frames hookit never saw open: collection started inside them, or control flow "
+            "it was not told of)%s\n", style_bold(o), p->process.pid, (unsigned long long)dropped,
+            dropped == 1 ? "" : "s", (unsigned long long)unmatched, unmatched == 1 ? "" : "s",
+            style_reset(o));
+}
+
 static int report_profile(FILE *out, const struct profile *p, const struct report_opts *o,
                           int *printed, int *fn_found)
 {
+    lost_events_line(out, p, o);
     for (uint32_t i = 0; i < p->nthreads; i++) {
         const struct prof_thread *th = &p->threads[i];
         if (o->has_tid && th->tid != o->tid && !o->merge_threads)

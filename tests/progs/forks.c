@@ -5,7 +5,7 @@
  *   child:  main -> in_child x3, exits 4 through exit()
  *
  * The child's profile holds what the child did (its tree restarts from the
- * path it forked on: main, once); the parent's what the parent did.
+ * path it forked on: main, as context with no call); the parent's what the parent did.
  */
 #include <stdio.h>
 #include <stdlib.h>

@@ -1,0 +1,67 @@
+/* What the control-flow interposers share (hookit/flow*.c,
+ * docs/exactness.md). */
+#ifndef HOOKIT_FLOW_H
+#define HOOKIT_FLOW_H
+
+#include "hookit/internal.h"
+#include "lifecycle/real.h"
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <ucontext.h>
+
+/* Tell the plugin (struct hookit_flow); 0 without a plugin that listens. */
+uint64_t hk_flow_tell(uint32_t kind, uint64_t mark, uintptr_t sp, const void *from, const void *to);
+
+/* This thread's marks, by buffer (jmp_buf or ucontext_t). */
+void hk_flow_keep_mark(const void *buf, uint64_t mark);
+uint64_t hk_flow_find_mark(const void *buf, int *found);
+void hk_flow_forget_mark(const void *buf);
+
+/* Marks are taken by the setjmp trampolines (flow_jump.c), which exist on
+ * these architectures; elsewhere longjmp relies on the fallback rule. */
+#if defined(__x86_64__) || defined(__aarch64__)
+#define HK_FLOW_MARKS 1
+#else
+#define HK_FLOW_MARKS 0
+#endif
+
+/*
+ * The real functions.  Dynamic: pointers found with dlsym(RTLD_NEXT).
+ * Static (`hookit link`, ld --wrap): __real_NAME, a strong reference.  Each
+ * interposer file is only linked in when the program calls one of its
+ * functions (its reference is then redirected to __wrap_NAME), and --wrap
+ * is then in force for every name below, so __real_NAME is libc's (or
+ * libstdc++'s) own.  (A weak reference would not pull libc.a's member in,
+ * and the plain name would be the wrapper itself.)
+ */
+#define HK_FLOW_REALS(X) \
+    X(setjmp) X(_setjmp) X(__sigsetjmp) X(getcontext) \
+    X(longjmp) X(_longjmp) X(siglongjmp) X(__longjmp_chk) \
+    X(__cxa_begin_catch) X(setcontext) X(swapcontext) X(makecontext)
+
+typedef void (*hk_flow_longjmp_fn)(struct __jmp_buf_tag *, int);
+void __longjmp_chk(struct __jmp_buf_tag __env[1], int __val) __attribute__((noreturn));
+void *__cxa_begin_catch(void *);
+
+#ifdef HOOKIT_STATIC
+#define HK_FLOW_NAME(name) __wrap_##name
+#define HK_FLOW_SYM(name) "__wrap_" #name
+#define HK_FLOW_DECLARE_REAL(name) extern __typeof__(name) __real_##name;
+HK_FLOW_REALS(HK_FLOW_DECLARE_REAL)
+#undef HK_FLOW_DECLARE_REAL
+#define HK_FLOW_REAL(name) (__real_##name)
+#else
+#define HK_FLOW_NAME(name) name
+#define HK_FLOW_SYM(name) #name
+#define HK_FLOW_MEMBER(name) __typeof__(name) *name;
+struct hk_flow_reals {
+    HK_FLOW_REALS(HK_FLOW_MEMBER)
+};
+#undef HK_FLOW_MEMBER
+extern struct hk_flow_reals hk_flow_real;
+void *hk_flow_next(void **slot, const char *name);
+#define HK_FLOW_REAL(name) ((__typeof__(name) *)hk_flow_next((void **)&hk_flow_real.name, #name))
+#endif
+
+#endif
