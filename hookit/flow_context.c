@@ -1,6 +1,7 @@
 /* The ucontext functions (docs/exactness.md): makecontext, setcontext,
  * swapcontext; getcontext is with setjmp in flow_jump.c. */
 #include "hookit/flow.h"
+#include "lifecycle/internal.h"
 
 /* A context's function is started through context_start, which tells the
  * plugin when it returns (glibc then resumes uc_link without a call we
@@ -14,19 +15,7 @@ struct started {
 
 #define STARTED_SLOTS 4096u
 static struct started started[STARTED_SLOTS];
-static volatile int started_lock;
-
-HK_NOINSTR static void started_lock_take(void)
-{
-    while (__atomic_exchange_n(&started_lock, 1, __ATOMIC_ACQUIRE))
-        while (__atomic_load_n(&started_lock, __ATOMIC_RELAXED))
-            ;
-}
-
-HK_NOINSTR static void started_lock_give(void)
-{
-    __atomic_store_n(&started_lock, 0, __ATOMIC_RELEASE);
-}
+static lc_spinlock started_lock = LC_SPINLOCK_INIT;     /* the lifecycle layer's: signals held off */
 
 HK_NOINSTR static uint32_t started_slot(const void *ucp)
 {
@@ -37,28 +26,44 @@ HK_NOINSTR static uint32_t started_slot(const void *ucp)
 HK_NOINSTR static int started_put(const ucontext_t *ucp, void (*fn)(void), const ucontext_t *link)
 {
     int rc = -1;
-    started_lock_take();
+    sigset_t mask;
+    lc_lock(&started_lock, &mask);
     for (uint32_t n = 0, i = started_slot(ucp); n < STARTED_SLOTS; n++, i = (i + 1) & (STARTED_SLOTS - 1))
         if (!started[i].ucp || started[i].ucp == ucp) {
             started[i] = (struct started){ ucp, fn, link };
             rc = 0;
             break;
         }
-    started_lock_give();
+    lc_unlock(&started_lock, &mask);
     return rc;
 }
 
-HK_NOINSTR static struct started started_get(const ucontext_t *ucp)
+/* The entry made for ucp, taken out of the table (its function runs once:
+ * a context made again goes through makecontext again). */
+HK_NOINSTR static struct started started_take(const ucontext_t *ucp)
 {
     struct started s = { 0 };
-    started_lock_take();
-    for (uint32_t n = 0, i = started_slot(ucp); n < STARTED_SLOTS && started[i].ucp;
-         n++, i = (i + 1) & (STARTED_SLOTS - 1))
+    sigset_t mask;
+    lc_lock(&started_lock, &mask);
+    uint32_t i = started_slot(ucp);
+    for (uint32_t n = 0; n < STARTED_SLOTS && started[i].ucp; n++, i = (i + 1) & (STARTED_SLOTS - 1))
         if (started[i].ucp == ucp) {
             s = started[i];
             break;
         }
-    started_lock_give();
+    if (s.ucp) {
+        /* Open addressing: the entries after it that hashed before it move up. */
+        started[i].ucp = NULL;
+        for (uint32_t j = (i + 1) & (STARTED_SLOTS - 1); started[j].ucp; j = (j + 1) & (STARTED_SLOTS - 1)) {
+            struct started e = started[j];
+            started[j].ucp = NULL;
+            uint32_t k = started_slot(e.ucp);
+            while (started[k].ucp)
+                k = (k + 1) & (STARTED_SLOTS - 1);
+            started[k] = e;
+        }
+    }
+    lc_unlock(&started_lock, &mask);
     return s;
 }
 
@@ -67,7 +72,7 @@ HK_NOINSTR static struct started started_get(const ucontext_t *ucp)
 HK_NOINSTR static void context_start(unsigned hi, unsigned lo, long a0, long a1, long a2, long a3)
 {
     const ucontext_t *ucp = (const ucontext_t *)((uintptr_t)hi << 32 | lo);
-    struct started s = started_get(ucp);
+    struct started s = started_take(ucp);
     ((void (*)(long, long, long, long))s.fn)(a0, a1, a2, a3);
     hk_flow_tell(HOOKIT_FLOW_ENDED, 0, 0, ucp, s.link);
 }

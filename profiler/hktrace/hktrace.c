@@ -28,6 +28,7 @@ HT_EXPORT HT_NOINSTR int HookitStart(const struct hookit_host *host, struct hook
     plugin->name = "hktrace";
     plugin->enter = ht_clock_is_tsc() ? ht_enter_tsc : ht_enter_mono;
     plugin->exit = ht_clock_is_tsc() ? ht_exit_tsc : ht_exit_mono;
+    plugin->flow = ht_flow;
     return 0;
 }
 

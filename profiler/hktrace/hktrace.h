@@ -114,6 +114,8 @@ void ht_enter_tsc(void *fn, void *site);
 void ht_exit_tsc(void *fn, void *site);
 void ht_enter_mono(void *fn, void *site);
 void ht_exit_mono(void *fn, void *site);
+/* setjmp/longjmp as libhookit reports them (record.c). */
+uint64_t ht_flow(const struct hookit_flow *flow);
 /* A TIME record (the start of a thread's stream). */
 void ht_mark_time(struct ht_thread *t, uint64_t now);
 /* Write the open calls' exits at now (thread end). */

@@ -217,3 +217,28 @@ HT_NOINSTR void ht_exit_mono(void *fn, void *site)
     (void)site;
     leave(ht_now_mono(), fn);
 }
+
+/* Control flow the hooks do not show (include/hookit/profiler.h): a mark is
+ * the depth of the open calls, and a longjmp to it writes the exits of
+ * every call opened since, at once, instead of at the next exit that finds
+ * no match.  Catches and context switches are left to that fallback: the
+ * trace keeps no frame positions. */
+HT_NOINSTR uint64_t ht_flow(const struct hookit_flow *f)
+{
+    struct ht_thread *t = ht_self;
+    if (!t || t->busy)
+        return 0;
+    if (f->kind == HOOKIT_FLOW_MARK)
+        return t->depth;
+    if (f->kind != HOOKIT_FLOW_JUMP)
+        return 0;
+    t->busy = 1;
+    barrier();
+    uint64_t now = ht_now();
+    while (t->depth > f->mark && !t->overflow)
+        close_top(t, now);
+    barrier();
+    t->busy = 0;
+    return 0;
+}
+

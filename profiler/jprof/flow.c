@@ -154,6 +154,8 @@ JP_NOINSTR static int on_stack(const struct jp_thread *t, uintptr_t sp)
 
 /* ---- marks, jumps, catches ---------------------------------------------------- */
 
+#define NO_MARK UINT64_MAX
+
 JP_NOINSTR static uint64_t mark(const struct jp_thread *t)
 {
     uint32_t depth = jp_depth(t);
@@ -172,6 +174,8 @@ JP_NOINSTR static void leave_coroutine(struct jp_thread *t, uint64_t now)
 
 JP_NOINSTR static void jump(struct jp_thread *t, uint64_t m, uint64_t now)
 {
+    if (m == NO_MARK)
+        return;
     uint32_t serial = (uint32_t)(m >> 32), above = (uint32_t)m;
     if (serial != t->ctx_serial) {
         if (serial != 0)
@@ -293,8 +297,12 @@ JP_NOINSTR uint64_t jp_flow(const struct hookit_flow *f)
         return 0;
     }
     struct jp_thread *t = jp_self_live();
-    if (!t)
-        return 0;               /* no frame open in this thread yet: a mark of depth 0 */
+    if (!t) {
+        /* No frame open in this thread yet: a mark of depth 0.  While the
+         * profiler itself works (JP_QUIET, the fork window) nothing can
+         * be said: a mark no jump acts on. */
+        return f->kind == HOOKIT_FLOW_MARK && jp_self ? NO_MARK : 0;
+    }
     if (f->kind == HOOKIT_FLOW_MARK)
         return mark(t);
     if (!take_thread(t, (int)f->kind))
