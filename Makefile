@@ -104,7 +104,10 @@ $(LIBPROFILE_A): $(call obj,$(PROFILE_SRC))
 	@mkdir -p $(dir $@)
 	rm -f $@ && ar rcs $@ $^
 
-# Each folder profiler/NAME becomes the plugin lib/hookit/libNAME.so.
+# Each folder profiler/NAME becomes the plugin lib/hookit/libNAME.so.  Its
+# objects are reached through a pattern rule, which would make them
+# intermediate: kept, so that a second make rebuilds nothing.
+.SECONDARY:
 .SECONDEXPANSION:
 $(B)/lib/hookit/lib%.so: $$(call obj,$$(wildcard profiler/%/*.c)) $(LIBA2N_A) $(LIBPROFILE_A)
 	@mkdir -p $(dir $@)
