@@ -288,3 +288,32 @@ def test_fork_child_after_retired_threads_has_its_thread(tmp):
     child = max(docs.values(), key=lambda d: d["process"]["pid"])
     assert child["threads"], child
     assert hk.node(hk.thread_of(child, 0), "main", "work")["calls"] == 1
+
+
+def static_build(tmp, src, name, compiler):
+    """src built fully static with `hookit link` (ld --wrap: the flow
+    interposers are linked in where the program calls them)."""
+    out = os.path.join(tmp, name)
+    p = hk.run(tmp, [hk.BIN, "link", "--", compiler, "-static", "-O2", "-finstrument-functions",
+                     "-I" + os.path.join(hk.PROGS), "-o", out, os.path.join(hk.PROGS, src)], check=False)
+    if p.returncode != 0 and "cannot find -l" in p.stderr:
+        hk.skip("static libraries missing: " + p.stderr.strip().splitlines()[-1])
+    assert p.returncode == 0, p.stderr
+    return out
+
+
+def test_static_link_longjmp_and_exceptions(tmp):
+    exe = static_build(tmp, "jump_loop.c", "jump_loop_static", "gcc")
+    run_one(tmp, exe)
+    doc = hk.export_json(tmp, hk.one_profile(tmp, "jump_loop_static"))
+    hk.assert_tree(hk.thread_of(doc, 0), jump_loop_expected())
+    no_lost_events(doc)
+    exe = static_build(tmp, "throw_depths.cc", "throw_static", "clang++")
+    run_one(tmp, exe)
+    doc = hk.export_json(tmp, hk.one_profile(tmp, "throw_static"))
+    counts = {}
+    for p, n in hk.walk(hk.thread_of(doc, 0)["roots"]):
+        key = tuple(x.split("(")[0] for x in p)
+        counts[key] = counts.get(key, 0) + n["calls"]
+    assert counts == throw_expected(), sorted(set(counts.items()) ^ set(throw_expected().items()))
+    no_lost_events(doc)
