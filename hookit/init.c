@@ -86,8 +86,22 @@ HK_NOINSTR static void on_mpi_rank(int rank, int size)
     hk_plugin_event(&ev);
 }
 
+/* A normal end is where exit() begins, before its atexit handlers and the
+ * destructors: a plugin that can (HOOKIT_CAP_LATE_EXIT) writes what it has
+ * now and goes on collecting until our destructor, the last of the
+ * program's code to run, finishes it. */
+HK_NOINSTR static int finish_later(int how)
+{
+    if (how != LC_EXIT_NORMAL || !(hk_plugin.info.caps & HOOKIT_CAP_LATE_EXIT))
+        return 0;
+    send(HOOKIT_EV_EXITING);
+    return 1;
+}
+
 HK_NOINSTR static void on_fini_process(int how, int signo)
 {
+    if (finish_later(how))
+        return;
     if (how == LC_EXIT_SIGNAL) {
         struct hookit_event ev = { .type = HOOKIT_EV_SIGNAL_DEATH, .signo = signo };
         hk_plugin_event(&ev);

@@ -113,6 +113,10 @@ const struct prof_metric *profile_find_metric(const struct prof_thread *t, const
  */
 int profile_write_file(const struct profile *p, const char *dir, const char *name,
                        char *err, size_t errlen);
+/* The same, but NAME is replaced: only for a file this process wrote
+ * itself (a profile written at exit() and completed after the destructors). */
+int profile_replace_file(const struct profile *p, const char *dir, const char *name,
+                         char *err, size_t errlen);
 /* Around a file write inside the profiled process: SIGXFSZ blocked, and
  * the one a write past RLIMIT_FSIZE raised taken back, so the write fails
  * with EFBIG instead of killing the program (profile_write_file does it). */

@@ -21,6 +21,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
@@ -547,20 +548,32 @@ void profile_xfsz_restore(struct profile_xfsz_guard *g)
     errno = saved;
 }
 
-static int write_file(const struct profile *p, const char *dir, const char *name,
+static int write_file(const struct profile *p, const char *dir, const char *name, int replace,
                       char *err, size_t errlen);
 
-PUBLIC int profile_write_file(const struct profile *p, const char *dir, const char *name,
-                              char *err, size_t errlen)
+static int write_guarded(const struct profile *p, const char *dir, const char *name, int replace,
+                         char *err, size_t errlen)
 {
     struct profile_xfsz_guard g;
     profile_xfsz_block(&g);
-    int rc = write_file(p, dir, name, err, errlen);
+    int rc = write_file(p, dir, name, replace, err, errlen);
     profile_xfsz_restore(&g);
     return rc;
 }
 
-static int write_file(const struct profile *p, const char *dir, const char *name,
+PUBLIC int profile_write_file(const struct profile *p, const char *dir, const char *name,
+                              char *err, size_t errlen)
+{
+    return write_guarded(p, dir, name, 0, err, errlen);
+}
+
+PUBLIC int profile_replace_file(const struct profile *p, const char *dir, const char *name,
+                                char *err, size_t errlen)
+{
+    return write_guarded(p, dir, name, 1, err, errlen);
+}
+
+static int write_file(const struct profile *p, const char *dir, const char *name, int replace,
                       char *err, size_t errlen)
 {
     int saved = errno, e = 0, dfd = -1, fd = -1;
@@ -612,7 +625,10 @@ static int write_file(const struct profile *p, const char *dir, const char *name
         msg_errno(&m, e);
         goto fail;
     }
-    if (publish(dfd, tmp, name) < 0) {
+    int published = replace ? renameat(dfd, tmp, dfd, name) : publish(dfd, tmp, name);
+    if (published < 0) {
+        if (replace)
+            unlinkat(dfd, tmp, 0);
         e = errno;
         msg_str(&m, e == EEXIST ? "not replacing existing " : "cannot create ");
         path_msg(&m, dir, name);

@@ -103,6 +103,7 @@ enum hookit_event_type {
     HOOKIT_EV_MPI_ENTER,        /* an MPI call starts: mpi (HOOKIT_CAP_MPI) */
     HOOKIT_EV_MPI_EXIT,         /* the same MPI call returned: mpi (HOOKIT_CAP_MPI) */
     HOOKIT_EV_PRE_DLCLOSE,      /* handle, before dlclose: the library is still mapped */
+    HOOKIT_EV_EXITING,          /* exit() began (HOOKIT_CAP_LATE_EXIT): see below */
 };
 
 /* What an I/O call did (hookit_io.op). */
@@ -244,6 +245,15 @@ struct hookit_host {
 #define HOOKIT_CAP_IO      0x20u /* wants IO events (the I/O wrappers time and report calls) */
 #define HOOKIT_CAP_ALLOC   0x40u /* wants ALLOC/FREE events */
 #define HOOKIT_CAP_MPI     0x80u /* wants MPI_ENTER/EXIT events (the PMPI wrappers) */
+/* Calls after exit() began: atexit handlers and destructors still run the
+ * program's code after the lifecycle's end of the process.  A plugin with
+ * this capability gets HOOKIT_EV_EXITING there instead of HookitFinish: it
+ * writes what it has (the process may yet leave by _exit or a signal, and
+ * then nothing more comes) and keeps collecting in the exiting thread (the
+ * other threads have ended).  HookitFinish(HOOKIT_END_EXIT) follows from
+ * libhookit's destructor, after the program's destructors, when the
+ * process gets that far. */
+#define HOOKIT_CAP_LATE_EXIT 0x100u
 
 typedef void (*hookit_fast_fn)(void *fn, void *call_site);
 

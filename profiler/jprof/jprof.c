@@ -51,8 +51,8 @@ JP_EXPORT JP_NOINSTR int HookitStart(const struct hookit_host *host, struct hook
     if (!jp_opt.start_on)
         *host->collecting = 0;
     plugin->abi_version = HOOKIT_ABI_VERSION;
-    plugin->caps = HOOKIT_CAP_CALLS | HOOKIT_CAP_THREADS | HOOKIT_CAP_FORK |
-                   HOOKIT_CAP_DLOPEN | HOOKIT_CAP_CONTROL | HOOKIT_CAP_MPI | jp_metrics_start(host);
+    plugin->caps = HOOKIT_CAP_CALLS | HOOKIT_CAP_THREADS | HOOKIT_CAP_FORK | HOOKIT_CAP_DLOPEN |
+                   HOOKIT_CAP_CONTROL | HOOKIT_CAP_MPI | HOOKIT_CAP_LATE_EXIT | jp_metrics_start(host);
     plugin->name = "jprof";
     plugin->enter = jp_opt.sample ? jp_enter_counted : jp_clock_is_tsc() ? jp_enter_tsc : jp_enter_mono;
     plugin->exit = jp_opt.sample ? jp_exit_counted : jp_clock_is_tsc() ? jp_exit_tsc : jp_exit_mono;
@@ -62,6 +62,35 @@ JP_EXPORT JP_NOINSTR int HookitStart(const struct hookit_host *host, struct hook
     plugin->attention = &jp_arena_header()->attention;
     plugin->flow = jp_flow;
     return 0;
+}
+
+/* exit() began: the profile as it stands is written now, under the name
+ * the final one will replace (the process may yet leave by _exit or die
+ * before our destructor).  The exiting thread goes on collecting the
+ * atexit handlers and destructors; how far it had got is kept, so that a
+ * HookitFinish with nothing new writes nothing again. */
+static uint32_t exiting_seq;
+static int exited;
+
+JP_NOINSTR static uint32_t every_thread_seq(void)
+{
+    uint32_t seq = 0;
+    for (arena_ref r = jp_arena_header()->first_thread; r; r = ((struct arena_thread *)jp_at(r))->next)
+        seq += ((struct arena_thread *)jp_at(r))->seq;
+    return seq;
+}
+
+JP_NOINSTR static void exiting(void)
+{
+    calibrate();
+    jp_write_profile(JP_END_EXITING);
+    exited = 1;
+    exiting_seq = every_thread_seq();
+}
+
+JP_NOINSTR static int changed_since_exiting(void)
+{
+    return every_thread_seq() != exiting_seq;
 }
 
 /* Events whose handling calls libc (reading symbols, writing files), which
@@ -84,6 +113,7 @@ JP_NOINSTR static void quiet_end(struct jp_thread *t)
 JP_NOINSTR static int calls_libc(uint32_t type)
 {
     switch (type) {
+    case HOOKIT_EV_EXITING:
     case HOOKIT_EV_EXEC:
     case HOOKIT_EV_FLUSH:
     case HOOKIT_EV_DLOPEN:
@@ -135,6 +165,7 @@ JP_NOINSTR static void handle_event(const struct hookit_event *ev)
         jp_thread_fork_child_begin();
         if (jp_arena_fork_child() != 0)
             jp_host->log("jprof: cannot copy the call trees in the forked child");
+        exited = 0;                 /* a fork from an atexit handler: the child is its own */
         jp_retire_fork_child();     /* before any node is made: its lock */
         jp_flow_fork_child();
         jp_thread_fork_child();
@@ -156,6 +187,9 @@ JP_NOINSTR static void handle_event(const struct hookit_event *ev)
     case HOOKIT_EV_EXEC:
         calibrate();
         jp_write_profile(HOOKIT_END_EXEC);
+        break;
+    case HOOKIT_EV_EXITING:
+        exiting();
         break;
     case HOOKIT_EV_FLUSH:
         jp_write_profile(0);
@@ -197,6 +231,10 @@ JP_NOINSTR static void handle_event(const struct hookit_event *ev)
 
 JP_EXPORT JP_NOINSTR void HookitFinish(int how)
 {
+    if (exited && how == HOOKIT_END_EXIT && !changed_since_exiting()) {
+        jp_arena_unregister(how);
+        return;
+    }
     jp_thread_end();            /* the finishing thread's open frames */
     if (how == HOOKIT_END_SIGNAL) {
         jp_write_profile_isolated(how);     /* bounded in time: no calibration */

@@ -258,6 +258,9 @@ extern struct jp_options jp_opt;
 void jp_options_parse(const char *text, void (*log)(const char *, ...));
 
 /* ---- writing (build.c, output.c) ----------------------------------------- */
+/* How a profile written when exit() began is made (HOOKIT_EV_EXITING): as
+ * the final one, under a name the final one then replaces. */
+#define JP_END_EXITING (-HOOKIT_END_EXIT)
 struct profile;
 /* A profile of the current state; open frames count up to now.  NULL on OOM. */
 struct profile *jp_build_profile(int how);

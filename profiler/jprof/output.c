@@ -21,9 +21,15 @@
  * numbered on from the last, without comment. */
 static int profiles_written;
 
+/* The profile written when exit() began (HOOKIT_EV_EXITING), which the
+ * final one replaces if the atexit handlers and destructors ran more of
+ * the program's code: empty when there is none. */
+static char exiting_name[600];
+
 JP_NOINSTR void jp_output_fork_child(void)
 {
     profiles_written = 0;
+    exiting_name[0] = 0;
 }
 
 JP_NOINSTR static int write_profile(int how);
@@ -44,7 +50,7 @@ JP_NOINSTR static int write_profile(int how)
 {
     int saved = errno;
     uint64_t t0 = jp_now_mono();
-    struct profile *p = jp_build_profile(how);
+    struct profile *p = jp_build_profile(how == JP_END_EXITING ? HOOKIT_END_EXIT : how);
     if (p) {
         /* What building the profile (tree walk and names) cost; the write
          * itself follows and is reported with HOOKIT_DEBUG=1. */
@@ -61,14 +67,28 @@ JP_NOINSTR static int write_profile(int how)
     procinfo_exe_name(exe, sizeof exe);
     int pid = jp_profiled_pid ? jp_profiled_pid : getpid();
     int rc = -1, attempt, first = profiles_written;
+    if (how == HOOKIT_END_EXIT && exiting_name[0]) {
+        rc = profile_replace_file(p, jp_host->output_dir, exiting_name, err, sizeof err);
+        if (rc != 0)
+            jp_host->log("jprof: cannot write profile to %s: %s", jp_host->output_dir, err);
+        else
+            jp_host->debug_log("jprof: completed %s/%s after the destructors", jp_host->output_dir,
+                               exiting_name);
+        profile_free(p);
+        errno = saved;
+        return rc;
+    }
     for (attempt = first; attempt < first + MAX_TRIES; attempt++) {
         procinfo_file_name(name, sizeof name, exe, jp_rank, pid, attempt, "prof");
         rc = profile_write_file(p, jp_host->output_dir, name, err, sizeof err);
         if (rc == 0 || errno != EEXIST)
             break;
     }
-    if (rc == 0)
+    if (rc == 0) {
         profiles_written = attempt + 1;
+        if (how == JP_END_EXITING)
+            snprintf(exiting_name, sizeof exiting_name, "%s", name);
+    }
     if (rc != 0) {
         jp_host->log("jprof: cannot write profile to %s: %s", jp_host->output_dir, err);
     } else if (attempt > first) {

@@ -317,3 +317,22 @@ def test_static_link_longjmp_and_exceptions(tmp):
         counts[key] = counts.get(key, 0) + n["calls"]
     assert counts == throw_expected(), sorted(set(counts.items()) ^ set(throw_expected().items()))
     no_lost_events(doc)
+
+
+def test_atexit_handlers_and_destructors_are_profiled(tmp):
+    exe = hk.cc(tmp, ["exit_late.c"], "exit_late", flags=["-O2"])
+    p = hk.run(tmp, [exe])
+    doc = hk.export_json(tmp, hk.one_profile(tmp, "exit_late"))
+    hk.assert_tree(hk.thread_of(doc, 0), {("main",): 1, ("main", "work"): 1, ("handler",): 1,
+                                          ("handler", "work"): 1, ("fini",): 1, ("fini", "work"): 1})
+    assert doc["process"]["meta"]["end"] == "exit", doc["process"]["meta"]
+    assert hk.hookit_lines(p.stderr) == [], p.stderr
+    # Leaving from the handler by _exit or dying there: the profile written
+    # when exit() began stands.
+    for how, status in (("_exit", 3), ("abort", -6)):
+        for f in hk.profiles(tmp, "exit_late"):
+            os.unlink(f)
+        p = hk.run(tmp, [exe, how], check=False)
+        assert p.returncode == status, (how, p)
+        doc = hk.export_json(tmp, hk.one_profile(tmp, "exit_late"))
+        hk.assert_tree(hk.thread_of(doc, 0), {("main",): 1, ("main", "work"): 1}, exact=False)

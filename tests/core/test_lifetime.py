@@ -3,8 +3,10 @@ before libhookit's own (so the first hook initialises hookit), the
 program's constructor, an atexit handler and a destructor, linked and
 under `hookit run` (tests/progs/lifetime.c, early_lib.c).
 
-The process ends for hookit at exit (or main's return), before atexit
-handlers and destructors, as with libmonitor: those still run, unprofiled."""
+The process ends for the lifecycle layer at exit (or main's return),
+before atexit handlers and destructors, as with libmonitor; the profiler
+goes on collecting them (HOOKIT_CAP_LATE_EXIT) and completes the profile
+from libhookit's destructor."""
 import os
 import hk
 
@@ -21,6 +23,13 @@ def expected():
         for _ in range(2):
             with t.call("work"):
                 pass
+    with t.call("at_exit_handler"):
+        for _ in range(2):
+            with t.call("late_helper"):
+                pass
+    with t.call("prog_fini"):
+        with t.call("late_helper"):
+            pass
     return t.calls
 
 

@@ -11,9 +11,11 @@
  *   prog_fini                    this program's destructor
  *     late_helper x1
  *
- * The process ends for hookit when main returns or exit is called, before
- * atexit handlers and destructors run (as with libmonitor), so the last two
- * are not in the profile; they print a line to show they still ran.
+ * The lifecycle layer ends the process when main returns or exit is called,
+ * before atexit handlers and destructors run (as with libmonitor); the
+ * profiler keeps collecting them and completes the profile from libhookit's
+ * destructor, so the last two are in the profile too.  They print a line to
+ * show they ran.
  */
 #include <stdio.h>
 #include <stdlib.h>
