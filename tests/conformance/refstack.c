@@ -230,6 +230,7 @@ LONGJMP(__longjmp_chk)
 
 struct out { int fd; size_t n; char buf[1 << 16]; };
 static struct out outbuf;
+static char exe_path[4096];            /* /proc/self/exe, read at start (unreadable once main exits) */
 
 NI static void flush(struct out *o)
 {
@@ -262,13 +263,9 @@ NI static int put_module(struct dl_phdr_info *info, size_t size, void *arg)
         const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
         if (ph->p_type != PT_LOAD)
             continue;
-        char exe[4096];
         const char *path = info->dlpi_name;
-        if (!path || !*path) {                    /* the main program */
-            ssize_t k = readlink("/proc/self/exe", exe, sizeof exe - 1);
-            exe[k > 0 ? k : 0] = 0;
-            path = exe;
-        }
+        if (!path || !*path)                      /* the main program */
+            path = exe_path;
         put(o, "segment %lx %lx %lx %s\n", (unsigned long)info->dlpi_addr,
             (unsigned long)(info->dlpi_addr + ph->p_vaddr),
             (unsigned long)(info->dlpi_addr + ph->p_vaddr + ph->p_memsz), path);
@@ -337,6 +334,8 @@ __attribute__((constructor(101))) NI static void refstack_init(void)
     real_siglongjmp = (void (*)(void *, int))dlsym(RTLD_NEXT, "siglongjmp");
     real___longjmp_chk = (void (*)(void *, int))dlsym(RTLD_NEXT, "__longjmp_chk");
     pthread_atfork(NULL, NULL, at_fork_child);
+    ssize_t k = readlink("/proc/self/exe", exe_path, sizeof exe_path - 1);
+    exe_path[k > 0 ? k : 0] = 0;
 }
 
 __attribute__((destructor(101))) NI static void refstack_fini(void)
