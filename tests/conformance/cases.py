@@ -22,7 +22,7 @@ class Case:
     def __init__(self, name, sources=(), lang="c", args=(), quick_args=None, reference="refstack",
                  flags=(), uninstrumented=(), shlibs=(), libs=(), timeout=60, quick=True,
                  builds=None, witnesses=("refstack", "uftrace"), env=None, prepare=None,
-                 title=None):
+                 title=None, same_run=False, quick_builds=None):
         self.name, self.sources, self.lang = name, list(sources), lang
         self.args, self.quick_args = list(args), list(quick_args if quick_args is not None else args)
         self.reference, self.flags = reference, list(flags)
@@ -33,6 +33,8 @@ class Case:
         self.env = env or {}
         self.prepare = prepare          # third-party: () -> (sources, flags, args, workdir files)
         self.title = title or name
+        self.same_run = same_run        # refstack and hookit chained in one run
+        self.quick_builds = quick_builds
 
 
 def tree(fn):
@@ -201,7 +203,13 @@ CASES = [
     Case("preinit", ["preinit.c"], shlibs=[("ctorlib", ["ctorlib.c"])]),
     Case("own_malloc", ["own_malloc.c"], shlibs=[("plug", ["plug.c"], False)],
          args=["{dir}/libplug.so"], libs=["-lpthread", "-ldl"], timeout=60),
-] + thirdparty.CASES
+    # Real third-party code, fetched at test time (thirdparty.py).
+    Case("sqlite", prepare=thirdparty.prepare_sqlite, timeout=300, quick=False, same_run=True),
+    Case("lua", prepare=thirdparty.prepare_lua, args=[os.path.join(C.PROGS, "work.lua")],
+         timeout=120, quick_builds=[("gcc", "O2")], same_run=True),
+    Case("zstd", prepare=thirdparty.prepare_zstd, same_run=True, timeout=300, quick=False,
+         args=["-q", "-f", "-T2", "-3", "-B1MiB", "{dir}/input.dat", "-o", "{dir}/out.zst"]),
+]
 
 
 # ---- building ------------------------------------------------------------------
@@ -222,8 +230,11 @@ def build(case, comp, opt, quick):
     srcdir = C.PROGS
     if case.prepare:
         srcdir, sources, extra_flags, inputs = case.prepare(d, comp, opt)
+        if case.name == "zstd":
+            thirdparty.zstd_input(d)
     paths = [s if os.path.isabs(s) else os.path.join(srcdir, s) for s in sources]
-    base = [cc, "-g"] + oflags + extra_flags
+    libs = [f for f in extra_flags if f.startswith("-l")]
+    base = [cc, "-g"] + oflags + [f for f in extra_flags if not f.startswith("-l")]
     link_extra = []
     for lib in case.shlibs:
         name, srcs = lib[0], lib[1]
@@ -239,12 +250,13 @@ def build(case, comp, opt, quick):
         C.cached(obj, [base + ["-c", "-o", obj, src]], [src])
         objs.append(obj)
     exe = os.path.join(d, case.name.strip("_") or case.name)
-    cmd = base + ["-finstrument-functions", "-o", exe] + paths + objs + link_extra + case.libs
+    cmd = base + ["-finstrument-functions", "-o", exe] + paths + objs + link_extra + case.libs + libs
     try:
         C.cached(exe, [cmd], paths + objs + inputs)
     except RuntimeError as e:
         if "lto" in opt:
-            raise C.Unavailable(f"{cc} -flto does not build here: {str(e).splitlines()[-1][:200]}")
+            err = [l for l in str(e).splitlines() if "error" in l or "undefined" in l]
+            raise C.Unavailable(f"{cc} -flto does not build here: {(err or [str(e)])[0][:200]}")
         raise
     args = case.quick_args if quick else case.args
     return exe, [a.replace("{dir}", d) for a in args]
@@ -264,13 +276,19 @@ def run_case(case, comp, opt, quick=False):
         exe, args = build(case, comp, opt, quick)
     except C.Unavailable as e:
         return "SKIP", f"SKIP {label}: {e}", []
+    except C.FetchFailed as e:
+        status = "SKIP" if quick else "FAIL"
+        return status, f"{status} {label}: cannot fetch the sources here: {e}", []
     except Exception as e:                       # noqa: BLE001
         return "FAIL", f"FAIL {label}: build failed", str(e).splitlines()[-15:]
     rundir = os.path.join(C.WORK, "runs", f"{case.name}-{comp}-{opt}")
     shutil.rmtree(rundir, ignore_errors=True)
     timeout = case.timeout
     issues, notes = [], []
-    ref = C.run_ref(exe, args, os.path.join(rundir, "ref"), timeout)
+    if case.same_run:
+        ref, got = C.run_chained(exe, args, rundir, timeout)
+    else:
+        ref, got = C.run_ref(exe, args, os.path.join(rundir, "ref"), timeout), None
     if callable(case.reference):
         expected = to_procs(case.reference((comp, opt)))
         ref_note = witness(expected, ref, "refstack") if "refstack" in case.witnesses else None
@@ -289,11 +307,12 @@ def run_case(case, comp, opt, quick=False):
                             f"(rc {ref['rc']}, {len(ref['procs'])} processes, {bad})"), \
                 ref["stderr"].splitlines()[-5:]
         expected = ref["procs"]
-        ref_kind = "refstack"
-    got = C.run_hookit(exe, args, os.path.join(rundir, "hookit"), timeout, case.env)
+        ref_kind = "refstack, same run" if case.same_run else "refstack"
+    if got is None:
+        got = C.run_hookit(exe, args, os.path.join(rundir, "hookit"), timeout, case.env)
     if got["hung"]:
         issues.append(f"hookit run hung (killed after {timeout}s)")
-    if got["rc"] != ref["rc"] or got["stdout"] != ref["stdout"]:
+    if not case.same_run and (got["rc"] != ref["rc"] or got["stdout"] != ref["stdout"]):
         issues.append(f"the program behaved differently under hookit (rc {got['rc']} vs {ref['rc']}, "
                       f"stdout {got['stdout'][:60]!r} vs {ref['stdout'][:60]!r})")
     issues += C.hookit_meta_issues(got)
@@ -336,7 +355,7 @@ def select(names=(), quick=False):
         if quick and not case.quick:
             continue
         builds = [b for b in case.builds if not quick or b in QUICK_BUILDS]
-        if quick and getattr(case, "quick_builds", None):
+        if quick and case.quick_builds:
             builds = case.quick_builds
         for comp, opt in builds:
             cid = f"{case.name}-{comp}-{opt}"

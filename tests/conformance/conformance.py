@@ -24,7 +24,14 @@ OPTS = {"O0": ["-O0"], "O2": ["-O2"], "O3": ["-O3"], "O2-lto": ["-O2", "-flto"]}
 
 
 class Unavailable(Exception):
-    """A build or fetch that cannot be done here (reported with the reason)."""
+    """A build that cannot be done here (a -flto that does not link):
+    reported as SKIP with the reason."""
+
+
+class FetchFailed(Exception):
+    """Third-party sources that cannot be fetched here: FAIL with the reason
+    in the full run, SKIP with the reason in the quick subset (make check
+    must not depend on the network)."""
 
 
 # ---- building ----------------------------------------------------------------
@@ -140,8 +147,35 @@ def run_hookit(exe, args, outdir, timeout, env_extra=None):
     env = base_env(**(env_extra or {}))
     rc, out, err, hung = run_program([HOOKIT, "run", "-o", outdir, "--", exe] + list(args),
                                      env, outdir, timeout)
+    procs = read_hookit_dir(outdir)
+    return {"rc": rc, "stdout": out, "stderr": err, "hung": hung, "procs": procs,
+            "export_errors": procs.export_errors}
+
+
+def run_chained(exe, args, outdir, timeout):
+    """One run with both: refstack preloaded first with REFSTACK_CHAIN=1 (it
+    records, then tail-jumps to the next library's hooks), libhookit after
+    it.  For programs whose tree is not the same from run to run."""
+    refdir, hkdir = os.path.join(outdir, "ref"), os.path.join(outdir, "hookit")
+    os.makedirs(refdir, exist_ok=True)
+    os.makedirs(hkdir, exist_ok=True)
+    env = base_env(REFSTACK_OUT=refdir, REFSTACK_CHAIN=1, HOOKIT_OUTPUT=hkdir,
+                   LD_PRELOAD=refstack() + ":" + hk.LIBHOOKIT)
+    rc, out, err, hung = run_program([exe] + list(args), env, outdir, timeout)
+    ref = {"rc": rc, "stdout": out, "stderr": err, "hung": hung,
+           "procs": [read_ref(f) for f in sorted(glob.glob(os.path.join(refdir, "ref.*.txt")))]}
+    got = dict(ref, procs=read_hookit_dir(hkdir))
+    got["export_errors"] = got["procs"].export_errors
+    return ref, got
+
+
+class Procs(list):
+    export_errors = ()
+
+
+def read_hookit_dir(outdir):
     files = sorted(glob.glob(os.path.join(outdir, "hookit.*.prof")))
-    procs, errors = [], []
+    procs, errors = Procs(), []
     for i in range(0, len(files), 200):
         chunk = files[i:i + 200]
         p = subprocess.run([HOOKIT, "export", "--format=json"] + chunk, capture_output=True,
@@ -153,8 +187,8 @@ def run_hookit(exe, args, outdir, timeout, env_extra=None):
         if isinstance(docs, dict):
             docs = [docs]
         procs += [read_hookit(d) for d in docs]
-    return {"rc": rc, "stdout": out, "stderr": err, "hung": hung, "procs": procs,
-            "export_errors": errors}
+    procs.export_errors = errors
+    return procs
 
 
 # ---- names -------------------------------------------------------------------

@@ -124,7 +124,7 @@ NI static uint32_t child_of(struct thr *t, uint32_t parent, void *fn)
     return idx;
 }
 
-EXPORT NI void __cyg_profile_func_enter(void *fn, void *site)
+HIDDEN NI void refstack_enter(void *fn, void *site)
 {
     struct thr *t = me ? me : new_thread();
     if (!t)
@@ -143,7 +143,7 @@ EXPORT NI void __cyg_profile_func_enter(void *fn, void *site)
     __atomic_store_n(&t->depth, d + 1, __ATOMIC_RELEASE);
 }
 
-EXPORT NI void __cyg_profile_func_exit(void *fn, void *site)
+HIDDEN NI void refstack_exit(void *fn, void *site)
 {
     struct thr *t = me;
     if (!t)
@@ -158,6 +158,22 @@ EXPORT NI void __cyg_profile_func_exit(void *fn, void *site)
         t->mismatched++;
     __atomic_store_n(&t->depth, d - 1, __ATOMIC_RELEASE);
 }
+
+/* The exported hooks record, then, with REFSTACK_CHAIN=1, tail-jump to the
+ * next library's hooks (hookit's, preloaded after this one): both see the
+ * same run, with the instrumented function's frame as if it called them
+ * directly.  For programs whose tree differs from run to run (zstd -T2). */
+HIDDEN void *next_refstack_enter, *next_refstack_exit;
+#define HOOK(name, body)                                                    \
+    __asm__(".text\n.globl " #name "\n.type " #name ",@function\n" #name ":\n" \
+            "  push %rdi\n  push %rsi\n  sub $8, %rsp\n"                      \
+            "  call " #body "\n"                                             \
+            "  add $8, %rsp\n  pop %rsi\n  pop %rdi\n"                       \
+            "  mov next_" #body "(%rip), %rax\n"                              \
+            "  test %rax, %rax\n  jz 1f\n  jmp *%rax\n1:  ret\n"              \
+            ".size " #name ", .-" #name "\n");
+HOOK(__cyg_profile_func_enter, refstack_enter)
+HOOK(__cyg_profile_func_exit, refstack_exit)
 
 /* ---- setjmp / longjmp ------------------------------------------------------ */
 
@@ -334,6 +350,11 @@ __attribute__((constructor(101))) NI static void refstack_init(void)
     real_siglongjmp = (void (*)(void *, int))dlsym(RTLD_NEXT, "siglongjmp");
     real___longjmp_chk = (void (*)(void *, int))dlsym(RTLD_NEXT, "__longjmp_chk");
     pthread_atfork(NULL, NULL, at_fork_child);
+    const char *chain = getenv("REFSTACK_CHAIN");
+    if (chain && *chain == '1') {
+        next_refstack_enter = dlsym(RTLD_NEXT, "__cyg_profile_func_enter");
+        next_refstack_exit = dlsym(RTLD_NEXT, "__cyg_profile_func_exit");
+    }
     ssize_t k = readlink("/proc/self/exe", exe_path, sizeof exe_path - 1);
     exe_path[k > 0 ? k : 0] = 0;
 }
