@@ -480,7 +480,7 @@ def uftrace_trees(exe, args, outdir, timeout):
         raise Unavailable(f"uftrace replay failed: {p.stderr.strip()[-200:]}")
     # Library calls are recorded too (that is how uftrace sees setjmp and
     # longjmp): keep only the program's own functions, their callees moved up.
-    own = {clean_name(n) for names in symbols(exe).values() for n in names}
+    own = {strip_parens(clean_name(n)) for names in symbols(exe).values() for n in names}
     return parse_replay(p.stdout, own)
 
 
@@ -512,7 +512,7 @@ def parse_replay(text, own):
             name = strip_parens(name)
             if name.startswith("/*"):
                 continue
-            mine = name in own or strip_parens(name) in own or name.split("(")[0] in own
+            mine = strip_parens(name) in own
             if mine:
                 path = tuple(n for n in st if n) + (name,)
                 tree[path] = tree.get(path, 0) + 1
