@@ -284,7 +284,7 @@ def run_case(case, comp, opt, quick=False):
     rundir = os.path.join(C.WORK, "runs", f"{case.name}-{comp}-{opt}")
     shutil.rmtree(rundir, ignore_errors=True)
     # A hang is a FAIL, never a stuck run; the quick subset waits less.
-    timeout = min(case.timeout, 20) if quick else case.timeout
+    timeout = min(case.timeout, 15) if quick else case.timeout
     issues, notes = [], []
     if case.same_run:
         ref, got = C.run_chained(exe, args, rundir, timeout)

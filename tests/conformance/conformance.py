@@ -211,12 +211,20 @@ def symbols(path):
     if path in _SYMS:
         return _SYMS[path]
     table = {}
-    p = subprocess.run(["nm", "-C", "--defined-only", path], capture_output=True, text=True)
-    for line in p.stdout.splitlines():
-        parts = line.split(" ", 2)
-        if len(parts) != 3 or parts[1] not in "TtWwi":
-            continue
-        table.setdefault(int(parts[0], 16), []).append(clean_name(parts[2]))
+    # The full symbol table, and the dynamic one (all a stripped library
+    # such as libstdc++ has: clang passes the address of an inline function
+    # that libstdc++ exports, e.g. std::string::size()).
+    for dyn in ([], ["-D"]):
+        p = subprocess.run(["nm", "-C", "--defined-only"] + dyn + [path], capture_output=True,
+                           text=True)
+        for line in p.stdout.splitlines():
+            parts = line.split(" ", 2)
+            if len(parts) != 3 or parts[1] not in "TtWwi":
+                continue
+            names = table.setdefault(int(parts[0], 16), [])
+            name = clean_name(parts[2].split("@")[0])
+            if name not in names:
+                names.append(name)
     _SYMS[path] = table
     return table
 
