@@ -3,6 +3,7 @@
 #   make check      build and run every test; ends with "N passed, N failed"
 #   make demo       profile the bundled example and print its call tree
 #   make bench      benchmarks, side by side (never part of make check)
+#   make conformance  the conformance corpus: exact trees against a reference
 #   make install    PREFIX=/usr/local DESTDIR=
 #   make deps       install missing Debian packages
 
@@ -167,6 +168,13 @@ check-asan: deps
 check: deps all $(if $(filter 1,$(SANITIZE_CHECK)),check-asan)
 	@HOOKIT_BUILD_DIR=$(abspath $(B)) HOOKIT_SANITIZE=$(SANITIZE) python3 tests/run \
 	  $(if $(filter 1,$(SANITIZE_CHECK)),--summary-in $(SAN_SUMMARY)) $(TESTS)
+
+# The conformance corpus (docs/conformance.md): hookit's tree against a
+# reference, path by path, over the whole build matrix and real third-party
+# code fetched at test time.  make check runs its quick subset.
+.PHONY: conformance
+conformance: deps all
+	@HOOKIT_BUILD_DIR=$(abspath $(B)) python3 tests/conformance/run $(CONFORMANCE)
 
 # Reliability (docs/reliability.md): fuzzing, stress, static analysis.
 FUZZ_SECONDS ?= 60

@@ -21,6 +21,9 @@ default-jdk-headless /usr/bin/javac
 openmpi-bin         /usr/bin/mpirun
 libopenmpi-dev      /usr/bin/mpicc
 gfortran            /usr/bin/gfortran
+uftrace             /usr/bin/uftrace
+libfmt-dev          /usr/include/fmt/format.h
+npm                 /usr/bin/npm
 "
 # Extra packages asked for by later parts of the test suite are appended
 # here, one "package file" pair per line.
