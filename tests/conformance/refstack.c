@@ -68,6 +68,7 @@ struct thr {
     struct jmpnote jmp[MAX_JMPBUFS];
     uint32_t *stack;
     struct node *nodes;
+    int closed;                         /* its start routine returned: see thread_run */
 };
 
 static __thread struct thr *me __attribute__((tls_model("initial-exec")));
@@ -127,7 +128,7 @@ NI static uint32_t child_of(struct thr *t, uint32_t parent, void *fn)
 HIDDEN NI void refstack_enter(void *fn, void *site)
 {
     struct thr *t = me ? me : new_thread();
-    if (!t)
+    if (!t || t->closed)
         return;
     t->events++;
     uint32_t d = t->depth;
@@ -146,7 +147,7 @@ HIDDEN NI void refstack_enter(void *fn, void *site)
 HIDDEN NI void refstack_exit(void *fn, void *site)
 {
     struct thr *t = me;
-    if (!t)
+    if (!t || t->closed)
         return;
     t->events++;
     uint32_t d = t->depth;
@@ -174,6 +175,51 @@ HIDDEN void *next_refstack_enter, *next_refstack_exit;
             ".size " #name ", .-" #name "\n");
 HOOK(__cyg_profile_func_enter, refstack_enter)
 HOOK(__cyg_profile_func_exit, refstack_exit)
+
+/* ---- the end of a thread ------------------------------------------------------
+ * A thread's life ends where hookit's lifecycle layer ends it (and libmonitor
+ * too): when its start routine returns or it calls pthread_exit.  glibc then
+ * still frees the thread's own blocks (__glibc_tls_internal_free) through the
+ * program's free, after any hook a program or a profiler can register, so no
+ * profiler in the process can follow (docs/exactness.md).  The reference
+ * closes its threads at the same point. */
+struct thread_start {
+    void *(*fn)(void *);
+    void *arg;
+};
+
+NI static void thread_closed(void *unused)
+{
+    (void)unused;
+    if (me)
+        me->closed = 1;
+}
+
+NI static void *thread_run(void *p)
+{
+    struct thread_start s = *(struct thread_start *)p;
+    munmap(p, sizeof s);
+    void *ret;
+    pthread_cleanup_push(thread_closed, NULL);
+    ret = s.fn(s.arg);
+    pthread_cleanup_pop(1);
+    return ret;
+}
+
+EXPORT NI int pthread_create(pthread_t *thread, const pthread_attr_t *attr, void *(*fn)(void *), void *arg)
+{
+    static int (*real)(pthread_t *, const pthread_attr_t *, void *(*)(void *), void *);
+    if (!real)
+        real = dlsym(RTLD_NEXT, "pthread_create");
+    struct thread_start *s = mmap(NULL, sizeof *s, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (s == MAP_FAILED)
+        return real(thread, attr, fn, arg);
+    *s = (struct thread_start){ fn, arg };
+    int rc = real(thread, attr, thread_run, s);
+    if (rc != 0)
+        munmap(s, sizeof *s);
+    return rc;
+}
 
 /* ---- setjmp / longjmp ------------------------------------------------------ */
 
