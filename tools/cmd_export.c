@@ -42,6 +42,8 @@ static void export_usage(FILE *f)
             "  -m, --merge-threads   one tree for all threads (matched by call path)\n"
             "  -w, --weight W        folded/svg: weigh stacks by 'time' (exclusive ns,\n"
             "                        the default) or 'calls'\n"
+            "      --nested          json: each node's children inside it (\"roots\" and\n"
+            "                        \"children\") instead of the flat \"nodes\" table\n"
             "Several profiles are merged by call path (threads matched by index), except\n"
             "for json (one document each) and chrome (one timeline).\n"
             "  -h, --help            this help\n");
@@ -75,6 +77,7 @@ int cmd_export(int argc, char **argv)
         { "thread", required_argument, NULL, 't' },
         { "merge-threads", no_argument, NULL, 'm' },
         { "weight", required_argument, NULL, 'w' },
+        { "nested", no_argument, NULL, 'N' },
         { "help", no_argument, NULL, 'h' },
         { 0, 0, 0, 0 },
     };
@@ -110,6 +113,9 @@ int cmd_export(int argc, char **argv)
                 export_options.weight_calls = 0;
             else
                 return cli_usage_error("export", "--weight is 'time' or 'calls', not '%s'", optarg);
+            break;
+        case 'N':
+            export_options.json_nested = 1;
             break;
         case 'h':
             export_usage(stdout);

@@ -21,6 +21,8 @@ default-jdk-headless /usr/bin/javac
 openmpi-bin         /usr/bin/mpirun
 libopenmpi-dev      /usr/bin/mpicc
 gfortran            /usr/bin/gfortran
+jq                  /usr/bin/jq
+golang-go           /usr/bin/go
 "
 # Extra packages asked for by later parts of the test suite are appended
 # here, one "package file" pair per line.

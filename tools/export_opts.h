@@ -12,6 +12,7 @@ struct export_options {
     int merge_threads;          /* --merge-threads: one tree for all threads */
     int has_tid;                /* --thread TID: only that thread */
     long tid;
+    int json_nested;            /* --nested: json nodes inside their parent */
 };
 extern struct export_options export_options;
 

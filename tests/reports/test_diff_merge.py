@@ -66,7 +66,7 @@ def test_merge_sum_min_mean_max(tmp):
     hk.hookit(tmp, "merge", "-o", out, a, a, b)
     doc = hk.export_json(tmp, out)
     meta = doc["process"]["meta"]
-    assert meta["merged_inputs"] == "3" and meta["input.2"].endswith("b.prof pid 2000 rank -1")
+    assert meta["merged_inputs"] == 3 and meta["input.2"].endswith("b.prof pid 2000 rank -1")
     fib = node_of(doc, 0, "main", "compute", "fib")
     assert fib["calls"] == 3 and fib["incl_ns"] == 2000000 and fib["excl_ns"] == 800000
     assert (fib["inputs"], fib["min_incl_ns"], fib["mean_incl_ns"], fib["max_incl_ns"]) == \
@@ -99,7 +99,7 @@ def test_merge_threads_and_many_inputs(tmp):
     assert {n["name"] for n in t["roots"]} == {"main", "worker"}
     fib = hk.node(t, "worker", "compute", "fib")
     assert fib["calls"] == 80 and fib["inputs"] == 40 and fib["max_incl_ns"] == 600000
-    assert doc["process"]["meta"]["merged_inputs"] == "40"
+    assert doc["process"]["meta"]["merged_inputs"] == 40
 
 
 def test_merge_refuses_bad_input(tmp):

@@ -138,7 +138,7 @@ def test_threshold_drops_short_calls(tmp):
     (header, lines), = listing(tmp, trace)
     assert [text for _, _, text in lines] == ["main() {", "  slow();", "} main()"], lines
     doc = hk.export_json(tmp, trace)
-    assert doc["process"]["meta"]["trace_threshold_ns"] == "1000000"
+    assert doc["process"]["meta"]["trace_threshold_ns"] == 1000000
     assert int(doc["process"]["meta"]["trace_short_calls_dropped"]) == 10
 
 

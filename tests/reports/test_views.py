@@ -80,7 +80,7 @@ def test_merge_threads_sums_by_path(tmp):
     doc = hk.export_json(tmp, a)
     merged = hk.hookit(tmp, "export", "--format=json", "--merge-threads", a).stdout
     import json
-    m = json.loads(merged)
+    m = hk.nest(json.loads(merged))
     assert len(m["threads"]) == 1
     paths = hk.call_counts(m["threads"][0])
     assert paths[("main", "compute", "fib")] == 1
