@@ -61,16 +61,38 @@ JP_NOINSTR static int write_profile(int how)
     procinfo_exe_name(exe, sizeof exe);
     int pid = jp_profiled_pid ? jp_profiled_pid : getpid();
     int rc = -1, attempt, first = profiles_written;
+    const char *dir = jp_host->output_dir;
     for (attempt = first; attempt < first + MAX_TRIES; attempt++) {
         procinfo_file_name(name, sizeof name, exe, jp_rank, pid, attempt, "prof");
-        rc = profile_write_file(p, jp_host->output_dir, name, err, sizeof err);
+        rc = profile_write_file(p, dir, name, err, sizeof err);
         if (rc == 0 || errno != EEXIST)
             break;
+    }
+    /* The output directory failed (full, gone, made read-only since the
+     * start): the fallback directory takes the profile, and the one line
+     * says both what failed and where the profile is. */
+    const char *fallback = HOOKIT_HOST_HAS(jp_host, fallback_dir) ? jp_host->fallback_dir : NULL;
+    char first_err[512] = "";
+    if (rc != 0 && fallback && *fallback && strcmp(fallback, dir) != 0) {
+        snprintf(first_err, sizeof first_err, "%s", err);
+        dir = fallback;
+        for (attempt = first; attempt < first + MAX_TRIES; attempt++) {
+            procinfo_file_name(name, sizeof name, exe, jp_rank, pid, attempt, "prof");
+            rc = profile_write_file(p, dir, name, err, sizeof err);
+            if (rc == 0 || errno != EEXIST)
+                break;
+        }
     }
     if (rc == 0)
         profiles_written = attempt + 1;
     if (rc != 0) {
-        jp_host->log("jprof: cannot write profile to %s: %s", jp_host->output_dir, err);
+        jp_host->log("jprof: cannot write profile to %s: %s", jp_host->output_dir,
+                     first_err[0] ? first_err : err);
+    } else if (first_err[0]) {
+        jp_host->log("jprof: cannot write profile to %s: %s; wrote %s/%s instead",
+                     jp_host->output_dir, first_err, dir, name);
+    } else if (HOOKIT_HOST_HAS(jp_host, output_fallback) && jp_host->output_fallback) {
+        jp_host->log("jprof: wrote %s/%s", dir, name);
     } else if (attempt > first) {
         /* The usual name was taken (a file or a symlink someone put there):
          * say where the profile went instead. */
