@@ -47,3 +47,16 @@ void names_print_jprof(FILE *out, const struct prof_func *f)
     if (len == 0 || rest[len - 1] != ')')
         fputs("()", out);
 }
+
+void names_print_collapsed(FILE *out, const char *const *names, uint32_t n, const char *sep)
+{
+    for (uint32_t i = 0; i < n; ) {
+        uint32_t j = i + 1;
+        while (j < n && strcmp(names[j], names[i]) == 0)
+            j++;
+        fprintf(out, "%s%s", i ? sep : "", names[i]);
+        if (j - i > 1)
+            fprintf(out, " \u00d7%u", j - i);
+        i = j;
+    }
+}

@@ -21,4 +21,9 @@ void names_print_jprof(FILE *out, const struct prof_func *f);
  * terminal). */
 void names_print_safe(FILE *out, const char *s, size_t n);
 
+/* The names of a call path joined by sep, a run of the same function
+ * written once with its count: "main > down \u00d71000 > leaf" (recursion
+ * 1,000 deep reads as one step). */
+void names_print_collapsed(FILE *out, const char *const *names, uint32_t n, const char *sep);
+
 #endif
