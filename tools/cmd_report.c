@@ -6,6 +6,7 @@
 #include "tools/cli.h"
 #include "tools/aggregate.h"
 #include "tools/names.h"
+#include "tools/newest.h"
 #include "tools/report.h"
 #include "tools/report_io.h"
 #include "tools/tree.h"
@@ -18,9 +19,12 @@
 #include <unistd.h>
 
 static const char *const report_usage =
-    "usage: hookit report [OPTIONS] PROFILE...\n"
+    "usage: hookit report [OPTIONS] [PROFILE...]\n"
     "\n"
-    "Print each thread of each profile (or trace):\n"
+    "Print each thread of each profile (or trace).  With no PROFILE, the newest\n"
+    "hookit.*.prof (or .trace) in the current directory and its fork family\n"
+    "(its parent and child processes' profiles), as gprof reads gmon.out; a\n"
+    "line on stderr says which.\n"
     "  default      the call tree, one line per calling context:\n"
     "                 LV    depth (0 = a root)\n"
     "                 CALLS calls in this context\n"
@@ -501,14 +505,55 @@ int cmd_report(int argc, char **argv)
             return cli_option_error("report", c, argv);
         }
     }
-    if (optind >= argc)
-        return cli_usage_error("report", "no profile given");
     o.color = style_want_color(color);
 
+    char **found = NULL, **files = argv + optind;
+    size_t nfound = 0, nfiles = (size_t)(argc - optind);
+    if (nfiles == 0) {
+        if (newest_profiles(".", &found, &nfound) < 0)
+            return EXIT_FAIL;
+        files = found;
+        nfiles = nfound;
+    }
     struct loaded_profile *ps;
-    size_t n = (size_t)(argc - optind);
-    if (cli_load_profiles(argv + optind, n, &ps) < 0)
+    size_t n = nfiles;
+    int rc0 = cli_load_profiles(files, n, &ps);
+    if (rc0 < 0) {
+        newest_free(found, nfound);
         return EXIT_FAIL;
+    }
+    /* A program that ran none of its instrumented code (not built with
+     * -finstrument-functions) gives an empty profile: say so, and fail when
+     * that is all there is; among others (the shell of a fork family) it is
+     * left out, named in one line. */
+    size_t empty = 0;
+    for (size_t i = 0; i < n; i++)
+        empty += !is_trace(ps[i].prof) && !profile_ran_code(ps[i].prof);
+    if (empty == n) {
+        for (size_t i = 0; i < n; i++) {
+            const char *exe = ps[i].prof->process.exe ? ps[i].prof->process.exe : "";
+            const char *base = strrchr(exe, '/') ? strrchr(exe, '/') + 1 : exe;
+            fprintf(stderr, "hookit: report: %s: no instrumented function ran: was %s built with "
+                    "-finstrument-functions?\n", ps[i].path, *base ? base : "the program");
+        }
+        cli_free_profiles(ps, n);
+        newest_free(found, nfound);
+        return EXIT_FAIL;
+    }
+    if (empty) {
+        fprintf(stderr, "hookit: report: left out, no instrumented function ran in:");
+        size_t k = 0;
+        for (size_t i = 0; i < n; i++) {
+            if (!is_trace(ps[i].prof) && !profile_ran_code(ps[i].prof)) {
+                fprintf(stderr, " %s", ps[i].path);
+                profile_free(ps[i].prof);
+            } else {
+                ps[k++] = ps[i];
+            }
+        }
+        fputc('\n', stderr);
+        n = k;
+    }
     int listing = !o.flat && !o.tree && !o.callers && !o.callees && !o.merge && !o.merge_threads;
     if (combine(ps, &n, &o) != 0) {
         cli_free_profiles(ps, n);
@@ -537,12 +582,13 @@ int cmd_report(int argc, char **argv)
     cli_free_profiles(ps, n);
     if (!rc && o.has_tid && !threads_shown)
         rc = cli_fail("no thread with tid %ld in %s", o.tid,
-                      argc - optind == 1 ? argv[optind] : "the profiles given");
+                      nfiles == 1 ? files[0] : "the profiles given");
     else if (!rc && (o.callers || o.callees) && !fn_found)
         rc = cli_fail("no function named '%s' in %s", o.callers ? o.callers : o.callees,
-                      argc - optind == 1 ? argv[optind] : "the profiles given");
+                      nfiles == 1 ? files[0] : "the profiles given");
     if (!rc && (fflush(stdout) != 0 || ferror(stdout)))
         rc = cli_fail("error writing standard output: %s", strerror(errno));
     pager_end();
+    newest_free(found, nfound);
     return rc;
 }

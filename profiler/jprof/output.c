@@ -7,6 +7,7 @@
 
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <poll.h>
 #include <signal.h>
@@ -21,9 +22,52 @@
  * numbered on from the last, without comment. */
 static int profiles_written;
 
+/* This process made a child (fork, vfork, posix_spawn...): its children
+ * may have run the instrumented code even when it did not. */
+static int made_children;
+
 JP_NOINSTR void jp_output_fork_child(void)
 {
     profiles_written = 0;
+    made_children = 0;
+}
+
+JP_NOINSTR void jp_output_forked(void)
+{
+    made_children = 1;
+}
+
+/* Whether any instrumented function ran in this process (inherited frames
+ * of a fork child carry no calls of their own). */
+JP_NOINSTR static int ran_code(const struct profile *p)
+{
+    for (uint32_t t = 0; t < p->nthreads; t++)
+        for (uint32_t i = 0; i < p->threads[t].nnodes; i++)
+            if (p->threads[t].nodes[i].calls)
+                return 1;
+    return 0;
+}
+
+/* HOOKIT_ALL_PROCESSES=0 (what `hookit run` sets unless --all-processes):
+ * a process that ran no instrumented code writes no profile (a shell of
+ * `hookit run -- sh -c ...`).  The process `hookit run` started
+ * (HOOKIT_RUN_PID, kept across exec) says why there is none when it made
+ * no children that could have run the code instead. */
+JP_NOINSTR static int skip_empty(const struct profile *p, int how)
+{
+    const char *all = getenv("HOOKIT_ALL_PROCESSES");
+    if (!all || strcmp(all, "0") != 0 || ran_code(p) || how == 0)
+        return 0;
+    const char *run_pid = getenv("HOOKIT_RUN_PID");
+    if (how != HOOKIT_END_EXEC && !made_children && run_pid && atoi(run_pid) == getpid()) {
+        char exe[256];
+        procinfo_exe_name(exe, sizeof exe);
+        jp_host->log("no instrumented function ran: was %s built with -finstrument-functions? "
+                     "(no profile written)", exe);
+    } else {
+        jp_host->debug_log("jprof: no instrumented function ran here: no profile written");
+    }
+    return 1;
 }
 
 JP_NOINSTR static int write_profile(int how);
@@ -56,6 +100,11 @@ JP_NOINSTR static int write_profile(int how)
         jp_host->log("jprof: out of memory building the profile; none written");
         errno = saved;
         return -1;
+    }
+    if (skip_empty(p, how)) {
+        profile_free(p);
+        errno = saved;
+        return 0;
     }
     char exe[256], name[600], err[512];
     procinfo_exe_name(exe, sizeof exe);
