@@ -62,6 +62,10 @@ static const char *const report_usage =
     "  -u, --units U        ns, us, ms, s, or auto (the default)\n"
     "      --color          colour even when not writing to a terminal\n"
     "      --no-color       no colour (also: NO_COLOR set and not empty)\n"
+    "      --demangle=MODE  C++ names: simple (the default: no return type, template\n"
+    "                       arguments or parameters, unless needed to tell two\n"
+    "                       functions apart), full (as demangled), or no (as\n"
+    "                       stored in the profile, nothing added)\n"
     "      --no-pager       do not page (on a terminal hookit pages with $HOOKIT_PAGER,\n"
     "                       $PAGER or less -FRX)\n"
     "  -h, --help           this help\n";
@@ -304,6 +308,7 @@ static int report_flat(FILE *out, const struct profile *p, const struct prof_thr
 static int report_profile(FILE *out, const struct profile *p, const struct report_opts *o,
                           int *printed, int *fn_found)
 {
+    names_use_profile(p);
     for (uint32_t i = 0; i < p->nthreads; i++) {
         const struct prof_thread *th = &p->threads[i];
         if (o->has_tid && th->tid != o->tid && !o->merge_threads)
@@ -391,7 +396,7 @@ static int parse_sort(const char *s, enum report_sort *out)
 }
 
 enum { OPT_CALLERS = 256, OPT_CALLEES, OPT_COLOR, OPT_NO_COLOR, OPT_NO_PAGER, OPT_TREE,
-       OPT_IO, OPT_ALLOC, OPT_LEAKS, OPT_INTERLEAVE };
+       OPT_IO, OPT_ALLOC, OPT_LEAKS, OPT_INTERLEAVE, OPT_DEMANGLE };
 
 int cmd_report(int argc, char **argv)
 {
@@ -416,6 +421,7 @@ int cmd_report(int argc, char **argv)
         { "no-color", no_argument, NULL, OPT_NO_COLOR },
         { "no-colour", no_argument, NULL, OPT_NO_COLOR },
         { "no-pager", no_argument, NULL, OPT_NO_PAGER },
+        { "demangle", required_argument, NULL, OPT_DEMANGLE },
         { "help", no_argument, NULL, 'h' },
         { 0, 0, 0, 0 },
     };
@@ -497,6 +503,17 @@ int cmd_report(int argc, char **argv)
             break;
         case OPT_NO_PAGER:
             pager = 0;
+            break;
+        case OPT_DEMANGLE:
+            if (!strcmp(optarg, "simple"))
+                names_demangle = DEMANGLE_SIMPLE;
+            else if (!strcmp(optarg, "full"))
+                names_demangle = DEMANGLE_FULL;
+            else if (!strcmp(optarg, "no"))
+                names_demangle = DEMANGLE_NO;
+            else
+                return cli_usage_error("report", "--demangle is full, simple or no, not '%s'",
+                                       optarg);
             break;
         case 'h':
             fputs(report_usage, stdout);
@@ -589,6 +606,7 @@ int cmd_report(int argc, char **argv)
     if (!rc && (fflush(stdout) != 0 || ferror(stdout)))
         rc = cli_fail("error writing standard output: %s", strerror(errno));
     pager_end();
+    names_use_profile(NULL);
     newest_free(found, nfound);
     return rc;
 }
