@@ -5,6 +5,7 @@
  */
 #include "tools/cli.h"
 #include "tools/aggregate.h"
+#include "tools/fold.h"
 #include "tools/names.h"
 #include "tools/newest.h"
 #include "tools/report.h"
@@ -43,6 +44,13 @@ static const char *const report_usage =
     "               exclusive time of FN when called from it (the rows add up to\n"
     "               FN's line in --flat)\n"
     "  --callees FN every function FN calls, with their calls and times\n"
+    "  --collapse-recursion, --no-collapse-recursion\n"
+    "               in --callers/--callees (on by default): FN and every function\n"
+    "               on a path from FN back to FN (an interpreter loop) count as\n"
+    "               one, so the callees and the self time add up to FN's total;\n"
+    "               in the tree: a chain of direct recursion (fib -> fib -> fib)\n"
+    "               folded into one node (calls and self time added up, the\n"
+    "               outermost call's inclusive time: totals stay exact)\n"
     "  --tree       the call tree of a trace (instead of its listing)\n"
     "  --interleave a trace's listing with all threads merged in time order\n"
     "  --io         the call tree with each context's own I/O: calls, bytes read\n"
@@ -396,7 +404,8 @@ static int parse_sort(const char *s, enum report_sort *out)
 }
 
 enum { OPT_CALLERS = 256, OPT_CALLEES, OPT_COLOR, OPT_NO_COLOR, OPT_NO_PAGER, OPT_TREE,
-       OPT_IO, OPT_ALLOC, OPT_LEAKS, OPT_INTERLEAVE, OPT_DEMANGLE };
+       OPT_IO, OPT_ALLOC, OPT_LEAKS, OPT_INTERLEAVE, OPT_DEMANGLE, OPT_COLLAPSE,
+       OPT_NO_COLLAPSE };
 
 int cmd_report(int argc, char **argv)
 {
@@ -422,10 +431,13 @@ int cmd_report(int argc, char **argv)
         { "no-colour", no_argument, NULL, OPT_NO_COLOR },
         { "no-pager", no_argument, NULL, OPT_NO_PAGER },
         { "demangle", required_argument, NULL, OPT_DEMANGLE },
+        { "collapse-recursion", no_argument, NULL, OPT_COLLAPSE },
+        { "no-collapse-recursion", no_argument, NULL, OPT_NO_COLLAPSE },
         { "help", no_argument, NULL, 'h' },
         { 0, 0, 0, 0 },
     };
     struct report_opts o = { 0 };
+    o.collapse = -1;
     int c, color = -1, pager = 1;
     cli_reset_getopt();
     while ((c = getopt_long(argc, argv, ":ft:mMp:d:s:u:h", opts, NULL)) != -1) {
@@ -504,6 +516,12 @@ int cmd_report(int argc, char **argv)
         case OPT_NO_PAGER:
             pager = 0;
             break;
+        case OPT_COLLAPSE:
+            o.collapse = 1;
+            break;
+        case OPT_NO_COLLAPSE:
+            o.collapse = 0;
+            break;
         case OPT_DEMANGLE:
             if (!strcmp(optarg, "simple"))
                 names_demangle = DEMANGLE_SIMPLE;
@@ -576,6 +594,23 @@ int cmd_report(int argc, char **argv)
         cli_free_profiles(ps, n);
         return cli_fail("out of memory merging the profiles");
     }
+    /* --collapse-recursion in the tree and flat views: direct recursion
+     * folded into one node (--callers/--callees collapse on their own). */
+    for (size_t i = 0; i < n && o.collapse == 1 && !o.callers && !o.callees; i++)
+        if (fold_recursion(ps[i].prof) != 0) {
+            cli_free_profiles(ps, n);
+            return cli_fail("out of memory");
+        }
+    /* A trace's listing is every call in time order: --min-pct and --sort
+     * have nothing to act on there, and say so rather than be ignored. */
+    for (size_t i = 0; i < n && listing && (o.min_pct > 0 || o.sort != SORT_DEFAULT); i++)
+        if (is_trace(ps[i].prof)) {
+            cli_free_profiles(ps, n);
+            newest_free(found, nfound);
+            return cli_usage_error("report", "%s does not apply to a trace's listing (every call "
+                                   "in time order): use it with --tree or --flat, or shorten the "
+                                   "listing with --depth", o.min_pct > 0 ? "--min-pct" : "--sort");
+        }
     pager_start(pager);
     int printed = 0, rc = 0, threads_shown = 0, fn_found = 0;
     for (size_t i = 0; i < n && !rc; i++) {
