@@ -195,7 +195,8 @@ bench: all
 install: all
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib/hookit \
 	  $(DESTDIR)$(PREFIX)/include/hookit $(DESTDIR)$(PREFIX)/lib/pkgconfig \
-	  $(DESTDIR)$(PREFIX)/share/man/man1
+	  $(DESTDIR)$(PREFIX)/share/man/man1 $(DESTDIR)$(PREFIX)/share/doc/hookit/docs \
+	  $(DESTDIR)$(PREFIX)/share/bash-completion/completions
 	install -m 755 $(HOOKIT_BIN) $(DESTDIR)$(PREFIX)/bin/hookit
 	install -m 755 $(LIBHOOKIT_SO) $(DESTDIR)$(PREFIX)/lib/libhookit.so
 	install -m 644 $(LIBHOOKIT_A) $(LIBA2N_A) $(DESTDIR)$(PREFIX)/lib/
@@ -206,12 +207,17 @@ install: all
 	sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@VERSION@|$(VERSION)|g' hookit.pc.in \
 	  > $(DESTDIR)$(PREFIX)/lib/pkgconfig/hookit.pc
 	install -m 644 docs/hookit.1 $(DESTDIR)$(PREFIX)/share/man/man1/hookit.1
+	install -m 644 README.md $(DESTDIR)$(PREFIX)/share/doc/hookit/README.md
+	install -m 644 docs/*.md $(DESTDIR)$(PREFIX)/share/doc/hookit/docs/
+	install -m 644 tools/hookit-completion.bash \
+	  $(DESTDIR)$(PREFIX)/share/bash-completion/completions/hookit
 
 uninstall:
 	rm -rf $(DESTDIR)$(PREFIX)/bin/hookit $(DESTDIR)$(PREFIX)/lib/libhookit.* \
 	  $(DESTDIR)$(PREFIX)/lib/liba2n.a $(DESTDIR)$(PREFIX)/lib/hookit \
 	  $(DESTDIR)$(PREFIX)/include/hookit $(DESTDIR)$(PREFIX)/lib/pkgconfig/hookit.pc \
-	  $(DESTDIR)$(PREFIX)/share/man/man1/hookit.1
+	  $(DESTDIR)$(PREFIX)/share/man/man1/hookit.1 $(DESTDIR)$(PREFIX)/share/doc/hookit \
+	  $(DESTDIR)$(PREFIX)/share/bash-completion/completions/hookit
 
 # ---- dependencies ------------------------------------------------------------
 deps:

@@ -3,6 +3,7 @@
 #include "hookit/internal.h"
 
 #include <dlfcn.h>
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <unistd.h>
@@ -95,6 +96,86 @@ HK_NOINSTR static void secure_mode(void)
     }
 }
 
+/* mkdir -p: each missing component made with mode 0777 less the umask, as
+ * mkdir(1) does.  0, or -1 with errno. */
+HK_NOINSTR static int make_dirs(const char *dir)
+{
+    char path[4096];
+    size_t len = strlen(dir);
+    if (len == 0 || len >= sizeof path) {
+        errno = ENAMETOOLONG;
+        return -1;
+    }
+    memcpy(path, dir, len + 1);
+    for (char *p = path + 1; ; p++) {
+        if (*p != '/' && *p != '\0')
+            continue;
+        char c = *p;
+        *p = '\0';
+        if (mkdir(path, 0777) != 0 && errno != EEXIST)
+            return -1;
+        *p = c;
+        if (!c)
+            return 0;
+    }
+}
+
+/* Whether dir can take our files: created when missing (with its
+ * parents), a directory, writable and searchable by us.  0, or -1 with
+ * errno saying why not. */
+HK_NOINSTR static int usable_dir(const char *dir)
+{
+    struct stat st;
+    if (stat(dir, &st) != 0) {
+        if (errno != ENOENT || make_dirs(dir) != 0 || stat(dir, &st) != 0)
+            return -1;
+    }
+    if (!S_ISDIR(st.st_mode)) {
+        errno = ENOTDIR;
+        return -1;
+    }
+    return access(dir, W_OK | X_OK);
+}
+
+/* Where profiles go when the output directory cannot take them: $TMPDIR,
+ * else the current directory, else /tmp (only checked, never created). */
+HK_NOINSTR static void find_fallback(void)
+{
+    char cwd[4096];
+    const char *tmp = getenv("TMPDIR");
+    struct stat st;
+    const char *cands[3] = { tmp && tmp[0] == '/' ? tmp : NULL,
+                             getcwd(cwd, sizeof cwd) ? cwd : NULL, "/tmp" };
+    for (int i = 0; i < 3; i++) {
+        if (cands[i] && strlen(cands[i]) < sizeof hk_config.fallback_dir
+            && stat(cands[i], &st) == 0 && S_ISDIR(st.st_mode) && access(cands[i], W_OK | X_OK) == 0) {
+            strcpy(hk_config.fallback_dir, cands[i]);
+            return;
+        }
+    }
+    strcpy(hk_config.fallback_dir, "/tmp");
+}
+
+/* The output directory is made when missing; one that cannot be used is
+ * reported now, in one line, and the fallback takes its place, so the run
+ * still ends with its profile. */
+HK_NOINSTR static void prepare_output(void)
+{
+    int saved = errno;
+    find_fallback();
+    errno = saved;
+    if (usable_dir(hk_config.output_dir) == 0) {
+        errno = saved;
+        return;
+    }
+    int e = errno;
+    hk_log("HOOKIT_OUTPUT='%.1000s' cannot be used (%s): profiles go to %.1000s instead",
+           hk_config.output_dir, strerror(e), hk_config.fallback_dir);
+    strcpy(hk_config.output_dir, hk_config.fallback_dir);
+    hk_config.output_fallback = 1;
+    errno = saved;
+}
+
 HK_NOINSTR void hk_config_read(void)
 {
     hk_config.debug = read_bool("HOOKIT_DEBUG", 0);
@@ -104,4 +185,5 @@ HK_NOINSTR void hk_config_read(void)
     find_plugin_dir();
     secure_mode();
     make_absolute(hk_config.output_dir, sizeof hk_config.output_dir);
+    prepare_output();
 }

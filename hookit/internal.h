@@ -15,6 +15,8 @@ struct hk_config {
     char output_dir[4096];      /* HOOKIT_OUTPUT or "." */
     char profiler[4096];        /* HOOKIT_PROFILER or "libjprof.so" */
     char plugin_dir[4096];      /* <dir of libhookit>/hookit */
+    char fallback_dir[4096];    /* $TMPDIR, else the cwd at start, else /tmp */
+    int output_fallback;        /* HOOKIT_OUTPUT unusable: output_dir is fallback_dir */
     int start_on;               /* HOOKIT_PROFILING */
     int debug;                  /* HOOKIT_DEBUG */
 };

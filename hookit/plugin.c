@@ -156,6 +156,8 @@ HK_NOINSTR int hk_plugin_load(void)
         .io_now = hk_io_now,
         .io_ticks_per_ns = hk_io_ticks_per_ns,
         .io_quiet = hk_io_quiet,
+        .fallback_dir = hk_config.fallback_dir,
+        .output_fallback = hk_config.output_fallback,
     };
     struct hookit_plugin info = { 0 };
     if (start(&hk_host, &info) != 0) {

@@ -42,6 +42,7 @@ struct agg {
     uint32_t nthreads, thread_cap;
     const char *sum_names[AGG_MAX_SUMS]; /* metric columns of the inputs, summed (interned) */
     uint32_t nsums;
+    int head_ran;               /* the process heading the result ran instrumented code */
 };
 
 static uint64_t mix(uint64_t x)
@@ -286,11 +287,29 @@ static int copy_process(struct agg *a, const struct profile *p)
     return 0;
 }
 
+/* Whether any instrumented function ran in p (a call on some node). */
+static int ran_code(const struct profile *p)
+{
+    for (uint32_t t = 0; t < p->nthreads; t++)
+        for (uint32_t i = 0; i < p->threads[t].nnodes; i++)
+            if (p->threads[t].nodes[i].calls)
+                return 1;
+    return 0;
+}
+
 int agg_add(struct agg *a, const struct profile *p, const char *label)
 {
     uint32_t input = a->ninputs++;
-    if (input == 0 && copy_process(a, p) != 0)
+    /* The result is headed by the first input that ran the code: never by
+     * a process (a shell of `sh -c`) that ran none of it. */
+    int ran = ran_code(p);
+    uint64_t longest = a->out->process.duration_ns;
+    if ((input == 0 || (ran && !a->head_ran)) && copy_process(a, p) != 0)
         return -1;
+    if (input > 0 && longest > a->out->process.duration_ns)
+        a->out->process.duration_ns = longest;
+    if (ran)
+        a->head_ran = 1;
     if (input > 0 && p->process.duration_ns > a->out->process.duration_ns)
         a->out->process.duration_ns = p->process.duration_ns;
     if (label) {

@@ -3,7 +3,10 @@
  * program, two inputs, before and after a fix).  Functions are matched by
  * name and module, call paths by those names from the root, never by
  * address, so profiles of different builds compare; all threads are merged
- * (matched by call path).
+ * (matched by call path).  The main executable is one module whatever the
+ * file is called in each (app and app_v2), and a library is matched by its
+ * own name without the version after ".so" (libfoo.so.1 and libfoo.so.2);
+ * the header says how the match was made.
  *
  * Two tables, each sorted by impact (the absolute change in time, largest
  * first): per function (calls, self time, inclusive time with the
@@ -13,6 +16,7 @@
  */
 #include "tools/cli.h"
 #include "tools/aggregate.h"
+#include "tools/names.h"
 #include "tools/tree.h"
 #include "tools/units.h"
 #include "profile/trace.h"
@@ -149,10 +153,15 @@ static void print_path(const struct profile *p, const struct prof_thread *th, ui
     uint32_t i = depth;
     for (uint32_t n = node; n != PROF_NONE; n = th->nodes[n].parent)
         path[--i] = n;
-    for (i = 0; i < depth; i++) {
-        const char *name = p->funcs[th->nodes[path[i]].func].name;
-        printf("%s%s", i ? " > " : "", name ? name : "?");
+    const char **names = malloc(depth * sizeof *names);
+    if (names) {
+        for (i = 0; i < depth; i++) {
+            const char *name = p->funcs[th->nodes[path[i]].func].name;
+            names[i] = name ? name : "?";
+        }
+        names_print_collapsed(stdout, names, depth, " > ");
     }
+    free(names);
     free(path);
 }
 
@@ -195,8 +204,62 @@ static void name_path(uint32_t node, void *ctx)
     print_path(p, &p->threads[0], node);
 }
 
+/* The base name of p's executable, "" if unknown. */
+static const char *exe_module(const struct profile *p)
+{
+    const char *exe = p->process.exe ? p->process.exe : "";
+    const char *slash = strrchr(exe, '/');
+    return slash ? slash + 1 : exe;
+}
+
+/* Length of a library's own name: up to and including ".so" when a
+ * version follows ("libfoo.so.1.2" -> "libfoo.so"), else all of it. */
+static size_t library_stem(const char *module)
+{
+    const char *so = strstr(module, ".so.");
+    return so ? (size_t)(so - module) + 3 : strlen(module);
+}
+
+struct match_note {
+    char exe[2][256];           /* the main executables' module names */
+    int libs_versioned;         /* a library matched across versions */
+};
+
+/* Rename p's modules to the names they are matched by: the executable's
+ * to main_name, a versioned library to the name it has in ref (when ref
+ * has one with the same stem) or to its stem. */
+static int match_modules(struct profile *p, const char *main_name, const struct profile *ref,
+                         struct match_note *note)
+{
+    const char *exe = exe_module(p);
+    for (uint32_t f = 0; f < p->nfuncs; f++) {
+        struct prof_func *fn = &p->funcs[f];
+        const char *m = fn->module ? fn->module : "";
+        const char *to = NULL;
+        if (*exe && strcmp(m, exe) == 0) {
+            to = main_name;
+        } else if (*m && library_stem(m) != strlen(m)) {
+            size_t stem = library_stem(m);
+            for (uint32_t g = 0; ref && g < ref->nfuncs && !to; g++) {
+                const char *rm = ref->funcs[g].module ? ref->funcs[g].module : "";
+                if (rm != m && strcmp(rm, m) != 0 && library_stem(rm) == stem
+                    && strncmp(rm, m, stem) == 0) {
+                    to = rm;
+                    note->libs_versioned = 1;
+                }
+            }
+        }
+        if (to && strcmp(to, m) != 0) {
+            fn->module = profile_intern(p, to);
+            if (!fn->module)
+                return -1;
+        }
+    }
+    return 0;
+}
+
 static int compare(const struct profile *m, const struct agg *agg, const char *a, const char *b,
-                   long limit, int which, int all)
+                   long limit, int which, int all, const struct match_note *note)
 {
     uint64_t total[2] = { 0, 0 };
     const struct prof_thread *th = m->nthreads ? &m->threads[0] : NULL;
@@ -208,6 +271,14 @@ static int compare(const struct profile *m, const struct agg *agg, const char *a
     printf("A: %s\nB: %s\ntotal time: %s -> %s (%s, %s), all threads\n", a, b,
            units_ns(total[0], ta), units_ns(total[1], tb),
            signed_ns((int64_t)total[1] - (int64_t)total[0], d), relative(total[0], total[1], pct));
+    if (strcmp(note->exe[0], note->exe[1]) != 0)
+        printf("matched: functions by name; the main executables %s (A) and %s (B) as one "
+               "module, shown as %s; libraries by their own name%s\n", note->exe[0], note->exe[1],
+               note->exe[0], note->libs_versioned ? ", whatever their version after .so" : "");
+    else
+        printf("matched: functions by name and module (main executable %s); libraries by their "
+               "own name%s\n", *note->exe[0] ? note->exe[0] : "?",
+               note->libs_versioned ? ", whatever their version after .so" : "");
     if (!th)
         return 0;
     struct names_ctx nc = { m };
@@ -294,25 +365,32 @@ int cmd_diff(int argc, char **argv)
         return cli_usage_error("diff", "needs two profiles, A and B (%d given)", argc - optind);
     if (!which)
         which = 3;
-    struct agg *agg = agg_new(AGG_MERGE_THREADS | AGG_PER_INPUT, 2);
-    if (!agg)
-        return cli_fail("out of memory");
+    struct profile *in[2] = { NULL, NULL };
     for (int i = 0; i < 2; i++) {
         char err[1024];
-        struct profile *p = profile_or_trace_read_file(argv[optind + i], err, sizeof err);
-        if (!p) {
-            agg_free(agg);
+        in[i] = profile_or_trace_read_file(argv[optind + i], err, sizeof err);
+        if (!in[i]) {
+            profile_free(in[0]);
             return cli_fail("%s", err);
         }
-        int rc = agg_add(agg, p, argv[optind + i]);
-        profile_free(p);
-        if (rc != 0) {
-            agg_free(agg);
-            return cli_fail("out of memory");
-        }
+    }
+    struct match_note note = { { "", "" }, 0 };
+    snprintf(note.exe[0], sizeof note.exe[0], "%s", exe_module(in[0]));
+    snprintf(note.exe[1], sizeof note.exe[1], "%s", exe_module(in[1]));
+    struct agg *agg = agg_new(AGG_MERGE_THREADS | AGG_PER_INPUT, 2);
+    int rc = agg ? 0 : -1;
+    if (rc == 0)
+        rc = match_modules(in[1], note.exe[0], in[0], &note);
+    for (int i = 0; i < 2 && rc == 0; i++)
+        rc = agg_add(agg, in[i], argv[optind + i]);
+    profile_free(in[0]);
+    profile_free(in[1]);
+    if (rc != 0) {
+        agg_free(agg);
+        return cli_fail("out of memory");
     }
     struct profile *m = agg_finish(agg);
-    int rc = m ? compare(m, agg, argv[optind], argv[optind + 1], limit, which, all) : -1;
+    rc = m ? compare(m, agg, argv[optind], argv[optind + 1], limit, which, all, &note) : -1;
     profile_free(m);
     agg_free(agg);
     if (rc != 0)

@@ -42,6 +42,13 @@ static void export_usage(FILE *f)
             "  -m, --merge-threads   one tree for all threads (matched by call path)\n"
             "  -w, --weight W        folded/svg: weigh stacks by 'time' (exclusive ns,\n"
             "                        the default) or 'calls'\n"
+            "      --nested          json: each node's children inside it (\"roots\" and\n"
+            "                        \"children\") instead of the flat \"nodes\" table\n"
+            "chrome (a timeline can be large; hookit estimates its size first and warns\n"
+            "above 200 MB, and shows progress on a terminal when it takes over 1 s):\n"
+            "      --min-time T      leave out calls shorter than T (e.g. 10us, 1ms)\n"
+            "      --depth N         leave out calls deeper than N levels\n"
+            "      --from T, --to T  only calls that overlap [T, T] since the process start\n"
             "Several profiles are merged by call path (threads matched by index), except\n"
             "for json (one document each) and chrome (one timeline).\n"
             "  -h, --help            this help\n");
@@ -75,6 +82,11 @@ int cmd_export(int argc, char **argv)
         { "thread", required_argument, NULL, 't' },
         { "merge-threads", no_argument, NULL, 'm' },
         { "weight", required_argument, NULL, 'w' },
+        { "nested", no_argument, NULL, 'N' },
+        { "min-time", required_argument, NULL, 'T' },
+        { "depth", required_argument, NULL, 'D' },
+        { "from", required_argument, NULL, 'F' },
+        { "to", required_argument, NULL, 'U' },
         { "help", no_argument, NULL, 'h' },
         { 0, 0, 0, 0 },
     };
@@ -111,6 +123,30 @@ int cmd_export(int argc, char **argv)
             else
                 return cli_usage_error("export", "--weight is 'time' or 'calls', not '%s'", optarg);
             break;
+        case 'N':
+            export_options.json_nested = 1;
+            break;
+        case 'T':
+        case 'F':
+        case 'U': {
+            uint64_t *dst = c == 'T' ? &export_options.min_time_ns :
+                            c == 'F' ? &export_options.from_ns : &export_options.to_ns;
+            if (export_parse_ns(optarg, dst) != 0)
+                return cli_usage_error("export", "--%s needs a time (a number with ns, us, ms "
+                                       "or s), not '%s'", c == 'T' ? "min-time" :
+                                       c == 'F' ? "from" : "to", optarg);
+            break;
+        }
+        case 'D': {
+            char *end;
+            errno = 0;
+            long d = strtol(optarg, &end, 10);
+            if (errno || end == optarg || *end || d < 1 || d > INT32_MAX)
+                return cli_usage_error("export", "--depth needs a number of levels (1 or more), "
+                                       "not '%s'", optarg);
+            export_options.max_depth = (uint32_t)d;
+            break;
+        }
         case 'h':
             export_usage(stdout);
             return EXIT_OK;

@@ -5,7 +5,9 @@
  */
 #include "tools/cli.h"
 #include "tools/aggregate.h"
+#include "tools/fold.h"
 #include "tools/names.h"
+#include "tools/newest.h"
 #include "tools/report.h"
 #include "tools/report_io.h"
 #include "tools/tree.h"
@@ -18,9 +20,12 @@
 #include <unistd.h>
 
 static const char *const report_usage =
-    "usage: hookit report [OPTIONS] PROFILE...\n"
+    "usage: hookit report [OPTIONS] [PROFILE...]\n"
     "\n"
-    "Print each thread of each profile (or trace):\n"
+    "Print each thread of each profile (or trace).  With no PROFILE, the newest\n"
+    "hookit.*.prof (or .trace) in the current directory and its fork family\n"
+    "(its parent and child processes' profiles), as gprof reads gmon.out; a\n"
+    "line on stderr says which.\n"
     "  default      the call tree, one line per calling context:\n"
     "                 LV    depth (0 = a root)\n"
     "                 CALLS calls in this context\n"
@@ -39,6 +44,13 @@ static const char *const report_usage =
     "               exclusive time of FN when called from it (the rows add up to\n"
     "               FN's line in --flat)\n"
     "  --callees FN every function FN calls, with their calls and times\n"
+    "  --collapse-recursion, --no-collapse-recursion\n"
+    "               in --callers/--callees (on by default): FN and every function\n"
+    "               on a path from FN back to FN (an interpreter loop) count as\n"
+    "               one, so the callees and the self time add up to FN's total;\n"
+    "               in the tree: a chain of direct recursion (fib -> fib -> fib)\n"
+    "               folded into one node (calls and self time added up, the\n"
+    "               outermost call's inclusive time: totals stay exact)\n"
     "  --tree       the call tree of a trace (instead of its listing)\n"
     "  --interleave a trace's listing with all threads merged in time order\n"
     "  --io         the call tree with each context's own I/O: calls, bytes read\n"
@@ -58,6 +70,10 @@ static const char *const report_usage =
     "  -u, --units U        ns, us, ms, s, or auto (the default)\n"
     "      --color          colour even when not writing to a terminal\n"
     "      --no-color       no colour (also: NO_COLOR set and not empty)\n"
+    "      --demangle=MODE  C++ names: simple (the default: no return type, template\n"
+    "                       arguments or parameters, unless needed to tell two\n"
+    "                       functions apart), full (as demangled), or no (as\n"
+    "                       stored in the profile, nothing added)\n"
     "      --no-pager       do not page (on a terminal hookit pages with $HOOKIT_PAGER,\n"
     "                       $PAGER or less -FRX)\n"
     "  -h, --help           this help\n";
@@ -321,6 +337,7 @@ static void lost_events_line(FILE *out, const struct profile *p, const struct re
 static int report_profile(FILE *out, const struct profile *p, const struct report_opts *o,
                           int *printed, int *fn_found)
 {
+    names_use_profile(p);
     lost_events_line(out, p, o);
     for (uint32_t i = 0; i < p->nthreads; i++) {
         const struct prof_thread *th = &p->threads[i];
@@ -409,7 +426,8 @@ static int parse_sort(const char *s, enum report_sort *out)
 }
 
 enum { OPT_CALLERS = 256, OPT_CALLEES, OPT_COLOR, OPT_NO_COLOR, OPT_NO_PAGER, OPT_TREE,
-       OPT_IO, OPT_ALLOC, OPT_LEAKS, OPT_INTERLEAVE };
+       OPT_IO, OPT_ALLOC, OPT_LEAKS, OPT_INTERLEAVE, OPT_DEMANGLE, OPT_COLLAPSE,
+       OPT_NO_COLLAPSE };
 
 int cmd_report(int argc, char **argv)
 {
@@ -434,10 +452,14 @@ int cmd_report(int argc, char **argv)
         { "no-color", no_argument, NULL, OPT_NO_COLOR },
         { "no-colour", no_argument, NULL, OPT_NO_COLOR },
         { "no-pager", no_argument, NULL, OPT_NO_PAGER },
+        { "demangle", required_argument, NULL, OPT_DEMANGLE },
+        { "collapse-recursion", no_argument, NULL, OPT_COLLAPSE },
+        { "no-collapse-recursion", no_argument, NULL, OPT_NO_COLLAPSE },
         { "help", no_argument, NULL, 'h' },
         { 0, 0, 0, 0 },
     };
     struct report_opts o = { 0 };
+    o.collapse = -1;
     int c, color = -1, pager = 1;
     cli_reset_getopt();
     while ((c = getopt_long(argc, argv, ":ft:mMp:d:s:u:h", opts, NULL)) != -1) {
@@ -516,6 +538,23 @@ int cmd_report(int argc, char **argv)
         case OPT_NO_PAGER:
             pager = 0;
             break;
+        case OPT_COLLAPSE:
+            o.collapse = 1;
+            break;
+        case OPT_NO_COLLAPSE:
+            o.collapse = 0;
+            break;
+        case OPT_DEMANGLE:
+            if (!strcmp(optarg, "simple"))
+                names_demangle = DEMANGLE_SIMPLE;
+            else if (!strcmp(optarg, "full"))
+                names_demangle = DEMANGLE_FULL;
+            else if (!strcmp(optarg, "no"))
+                names_demangle = DEMANGLE_NO;
+            else
+                return cli_usage_error("report", "--demangle is full, simple or no, not '%s'",
+                                       optarg);
+            break;
         case 'h':
             fputs(report_usage, stdout);
             return EXIT_OK;
@@ -523,19 +562,77 @@ int cmd_report(int argc, char **argv)
             return cli_option_error("report", c, argv);
         }
     }
-    if (optind >= argc)
-        return cli_usage_error("report", "no profile given");
     o.color = style_want_color(color);
 
+    char **found = NULL, **files = argv + optind;
+    size_t nfound = 0, nfiles = (size_t)(argc - optind);
+    if (nfiles == 0) {
+        if (newest_profiles(".", &found, &nfound) < 0)
+            return EXIT_FAIL;
+        files = found;
+        nfiles = nfound;
+    }
     struct loaded_profile *ps;
-    size_t n = (size_t)(argc - optind);
-    if (cli_load_profiles(argv + optind, n, &ps) < 0)
+    size_t n = nfiles;
+    int rc0 = cli_load_profiles(files, n, &ps);
+    if (rc0 < 0) {
+        newest_free(found, nfound);
         return EXIT_FAIL;
+    }
+    /* A program that ran none of its instrumented code (not built with
+     * -finstrument-functions) gives an empty profile: say so, and fail when
+     * that is all there is; among others (the shell of a fork family) it is
+     * left out, named in one line. */
+    size_t empty = 0;
+    for (size_t i = 0; i < n; i++)
+        empty += !is_trace(ps[i].prof) && !profile_ran_code(ps[i].prof);
+    if (empty == n) {
+        for (size_t i = 0; i < n; i++) {
+            const char *exe = ps[i].prof->process.exe ? ps[i].prof->process.exe : "";
+            const char *base = strrchr(exe, '/') ? strrchr(exe, '/') + 1 : exe;
+            fprintf(stderr, "hookit: report: %s: no instrumented function ran: was %s built with "
+                    "-finstrument-functions?\n", ps[i].path, *base ? base : "the program");
+        }
+        cli_free_profiles(ps, n);
+        newest_free(found, nfound);
+        return EXIT_FAIL;
+    }
+    if (empty) {
+        fprintf(stderr, "hookit: report: left out, no instrumented function ran in:");
+        size_t k = 0;
+        for (size_t i = 0; i < n; i++) {
+            if (!is_trace(ps[i].prof) && !profile_ran_code(ps[i].prof)) {
+                fprintf(stderr, " %s", ps[i].path);
+                profile_free(ps[i].prof);
+            } else {
+                ps[k++] = ps[i];
+            }
+        }
+        fputc('\n', stderr);
+        n = k;
+    }
     int listing = !o.flat && !o.tree && !o.callers && !o.callees && !o.merge && !o.merge_threads;
     if (combine(ps, &n, &o) != 0) {
         cli_free_profiles(ps, n);
         return cli_fail("out of memory merging the profiles");
     }
+    /* --collapse-recursion in the tree and flat views: direct recursion
+     * folded into one node (--callers/--callees collapse on their own). */
+    for (size_t i = 0; i < n && o.collapse == 1 && !o.callers && !o.callees; i++)
+        if (fold_recursion(ps[i].prof) != 0) {
+            cli_free_profiles(ps, n);
+            return cli_fail("out of memory");
+        }
+    /* A trace's listing is every call in time order: --min-pct and --sort
+     * have nothing to act on there, and say so rather than be ignored. */
+    for (size_t i = 0; i < n && listing && (o.min_pct > 0 || o.sort != SORT_DEFAULT); i++)
+        if (is_trace(ps[i].prof)) {
+            cli_free_profiles(ps, n);
+            newest_free(found, nfound);
+            return cli_usage_error("report", "%s does not apply to a trace's listing (every call "
+                                   "in time order): use it with --tree or --flat, or shorten the "
+                                   "listing with --depth", o.min_pct > 0 ? "--min-pct" : "--sort");
+        }
     pager_start(pager);
     int printed = 0, rc = 0, threads_shown = 0, fn_found = 0;
     for (size_t i = 0; i < n && !rc; i++) {
@@ -559,12 +656,14 @@ int cmd_report(int argc, char **argv)
     cli_free_profiles(ps, n);
     if (!rc && o.has_tid && !threads_shown)
         rc = cli_fail("no thread with tid %ld in %s", o.tid,
-                      argc - optind == 1 ? argv[optind] : "the profiles given");
+                      nfiles == 1 ? files[0] : "the profiles given");
     else if (!rc && (o.callers || o.callees) && !fn_found)
         rc = cli_fail("no function named '%s' in %s", o.callers ? o.callers : o.callees,
-                      argc - optind == 1 ? argv[optind] : "the profiles given");
+                      nfiles == 1 ? files[0] : "the profiles given");
     if (!rc && (fflush(stdout) != 0 || ferror(stdout)))
         rc = cli_fail("error writing standard output: %s", strerror(errno));
     pager_end();
+    names_use_profile(NULL);
+    newest_free(found, nfound);
     return rc;
 }

@@ -15,7 +15,7 @@
 #include <unistd.h>
 
 static const char *const run_usage =
-    "usage: hookit run [-o DIR] [-p PROFILER] [--client X.so] -- PROG [ARGS...]\n"
+    "usage: hookit run [-o DIR] [-p PROFILER] [--client X.so] [--all-processes] -- PROG [ARGS...]\n"
     "\n"
     "Run PROG (built with -finstrument-functions, not linked with hookit) with\n"
     "libhookit.so preloaded, so it writes a profile when it ends.  The '--' is\n"
@@ -27,12 +27,17 @@ static const char *const run_usage =
     "                          plugin directory (sets HOOKIT_PROFILER)\n"
     "      --client X.so       a libmonitor-style client (monitor_* callbacks),\n"
     "                          preloaded just before libhookit.so\n"
+    "      --all-processes     a profile from every process, also those that ran\n"
+    "                          no instrumented code (a shell of sh -c '...'); by\n"
+    "                          default they write none (HOOKIT_ALL_PROCESSES=0)\n"
     "  -h, --help              this help\n"
     "\n"
     "libhookit.so is put first in LD_PRELOAD, before the entries already there.\n"
     "The dynamic loader ignores LD_PRELOAD for set-user-ID and set-group-ID\n"
     "programs; hookit warns and runs such a program unprofiled.\n"
-    "If PROG cannot be executed, the exit status is 127.\n";
+    "If PROG cannot be executed, the exit status is 127.  When PROG ran no\n"
+    "instrumented function, it says so: \"no instrumented function ran: was PROG\n"
+    "built with -finstrument-functions?\".\n";
 
 /* <dir of /proc/self/exe>/../lib/libhookit.so, made absolute and canonical. */
 static char *find_libhookit(void)
@@ -192,11 +197,12 @@ int cmd_run(int argc, char **argv)
         { "output", required_argument, NULL, 'o' },
         { "profiler", required_argument, NULL, 'p' },
         { "client", required_argument, NULL, 'C' },
+        { "all-processes", no_argument, NULL, 'A' },
         { "help", no_argument, NULL, 'h' },
         { 0, 0, 0, 0 },
     };
     const char *output = NULL, *profiler = NULL, *client = NULL;
-    int c;
+    int c, all_processes = 0;
     cli_reset_getopt();
     /* "+": PROG's own options are never ours. */
     while ((c = getopt_long(argc, argv, "+:o:p:h", opts, NULL)) != -1) {
@@ -209,6 +215,9 @@ int cmd_run(int argc, char **argv)
             break;
         case 'C':
             client = optarg;
+            break;
+        case 'A':
+            all_processes = 1;
             break;
         case 'h':
             fputs(run_usage, stdout);
@@ -241,6 +250,12 @@ int cmd_run(int argc, char **argv)
         rc = set_output(output);
     if (rc == 0 && profiler)
         rc = setenv("HOOKIT_PROFILER", profiler, 1);
+    if (rc == 0)
+        rc = setenv("HOOKIT_ALL_PROCESSES", all_processes ? "1" : "0", 1);
+    char pid[24];
+    snprintf(pid, sizeof pid, "%d", (int)getpid());      /* PROG keeps it: hookit execs */
+    if (rc == 0)
+        rc = setenv("HOOKIT_RUN_PID", pid, 1);
     if (rc != 0)
         return cli_fail("run: cannot set the environment: %s", strerror(errno));
 

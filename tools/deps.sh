@@ -24,6 +24,8 @@ gfortran            /usr/bin/gfortran
 uftrace             /usr/bin/uftrace
 libfmt-dev          /usr/include/fmt/format.h
 npm                 /usr/bin/npm
+jq                  /usr/bin/jq
+golang-go           /usr/bin/go
 "
 # Extra packages asked for by later parts of the test suite are appended
 # here, one "package file" pair per line.

@@ -1,9 +1,26 @@
 #include "tools/export_opts.h"
 #include "tools/aggregate.h"
 
+#include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 
 struct export_options export_options;
+
+int export_parse_ns(const char *s, uint64_t *ns)
+{
+    char *end;
+    errno = 0;
+    double v = strtod(s, &end);
+    if (errno || end == s || !(v >= 0))
+        return -1;
+    double mul = !*end || !strcmp(end, "ns") ? 1 : !strcmp(end, "us") ? 1e3 :
+                 !strcmp(end, "ms") ? 1e6 : !strcmp(end, "s") ? 1e9 : -1;
+    if (mul < 0 || v * mul > 1.8e19)
+        return -1;
+    *ns = (uint64_t)(v * mul + 0.5);
+    return 0;
+}
 
 uint64_t thread_total_ns(const struct prof_thread *th)
 {

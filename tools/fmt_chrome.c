@@ -7,6 +7,12 @@
  * in microseconds (fractional: ns precision); process_name and thread_name
  * metadata events ("ph":"M") name the rows.  Several traces (a fork family)
  * share one timeline: each is placed by its process start time.
+ *
+ * A timeline grows with every call (a 0.5 s run can make 600 MB, and
+ * chrome://tracing stops near 256 MB), so: --min-time, --depth, --thread
+ * and --from/--to leave calls out as they are read; the size is estimated
+ * first (from the number of calls) with a warning above 200 MB; and an
+ * export that takes over a second shows its progress on a terminal.
  */
 #include "tools/cli.h"
 #include "tools/export_opts.h"
@@ -15,11 +21,49 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#define WARN_BYTES (200ull << 20)
 
 struct chrome {
     FILE *out;
     int first;                  /* no event written yet */
+    uint64_t done, total;       /* records read, of all */
+    struct timespec t0;
+    int progress;               /* progress shown on stderr */
+    int tty;
 };
+
+static double elapsed_s(const struct timespec *t0)
+{
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    return (double)(now.tv_sec - t0->tv_sec) + (double)(now.tv_nsec - t0->tv_nsec) / 1e9;
+}
+
+static void show_progress(struct chrome *c)
+{
+    if (!c->tty || elapsed_s(&c->t0) < 1.0)
+        return;
+    fprintf(stderr, "\rhookit: export: %3.0f%% of %llu calls",
+            c->total ? 100.0 * (double)c->done / (double)c->total : 100.0,
+            (unsigned long long)(c->total / 2));
+    c->progress = 1;
+}
+
+/* Whether the call [start, end] of the given depth passes the filters. */
+static int keep_call(uint64_t start, uint64_t end, uint32_t depth)
+{
+    const struct export_options *o = &export_options;
+    if (end - start < o->min_time_ns)
+        return 0;
+    if (o->max_depth && depth >= o->max_depth)
+        return 0;
+    if (end < o->from_ns || (o->to_ns && start > o->to_ns))
+        return 0;
+    return 1;
+}
 
 static void sep(struct chrome *c)
 {
@@ -66,6 +110,8 @@ static int write_thread(struct chrome *c, const struct trace *tr, const struct t
     struct trace_event ev;
     int rc = 0;
     while (trace_next(&cur, &ev)) {
+        if ((++c->done & 0xffff) == 0)
+            show_progress(c);
         if (ev.depth >= cap) {
             cap = cap ? cap * 2 : 256;
             uint64_t *s = realloc(start, (size_t)cap * sizeof *s);
@@ -79,6 +125,8 @@ static int write_thread(struct chrome *c, const struct trace *tr, const struct t
             start[ev.depth] = ev.ns;
             continue;
         }
+        if (!keep_call(start[ev.depth], ev.ns, ev.depth))
+            continue;
         const struct prof_func *f = &tr->meta->funcs[ev.func];
         sep(c);
         fputs("{\"name\":", c->out);
@@ -126,7 +174,32 @@ int export_chrome(FILE *out, struct loaded_profile *profiles, size_t n)
         if (trs[i]->meta->process.start_ns < t0)
             t0 = trs[i]->meta->process.start_ns;
     }
-    struct chrome c = { out, 1 };
+    struct chrome c = { out, 1, 0, 0, { 0, 0 }, 0, isatty(2) };
+    clock_gettime(CLOCK_MONOTONIC, &c.t0);
+    /* The size to expect: about 170 bytes a call plus its names (measured:
+     * 176 bytes a call for fib(24), names of 3 and 4 bytes), before the
+     * filters (which can only make it smaller). */
+    uint64_t est = 0;
+    for (size_t i = 0; i < n && rc == 0; i++) {
+        const struct trace *tr = trs[i];
+        uint64_t names = 0;
+        for (uint32_t f = 0; f < tr->meta->nfuncs; f++)
+            names += strlen(tr->meta->funcs[f].name ? tr->meta->funcs[f].name : "") +
+                     strlen(tr->meta->funcs[f].module ? tr->meta->funcs[f].module : "");
+        uint64_t per = 170 + (tr->meta->nfuncs ? names / tr->meta->nfuncs : 0);
+        for (uint32_t k = 0; k < tr->nthreads; k++)
+            if (!export_options.has_tid || tr->threads[k].tid == export_options.tid) {
+                c.total += tr->threads[k].nrecords;
+                est += tr->threads[k].nrecords / 2 * per;
+            }
+    }
+    int filtered = export_options.min_time_ns || export_options.max_depth ||
+                   export_options.from_ns || export_options.to_ns;
+    if (rc == 0 && est > WARN_BYTES)
+        fprintf(stderr, "hookit: export: warning: the timeline will be about %llu MB (%llu calls%s);"
+                " chrome://tracing stops near 256 MB: narrow it with --min-time, --depth, "
+                "--thread or --from/--to\n", (unsigned long long)(est >> 20),
+                (unsigned long long)(c.total / 2), filtered ? ", before the filters" : "");
     if (rc == 0) {
         fputs("{\"displayTimeUnit\":\"ns\",\"otherData\":{\"creator\":\"hookit " HOOKIT_VERSION
               "\"},\"traceEvents\":[", out);
@@ -143,6 +216,9 @@ int export_chrome(FILE *out, struct loaded_profile *profiles, size_t n)
                     rc = write_thread(&c, tr, &tr->threads[k], pr->pid, pr->start_ns - t0);
         }
         fputs("\n]}\n", out);
+        if (c.progress)
+            fprintf(stderr, "\rhookit: export: 100%% of %llu calls in %.1f s\n",
+                    (unsigned long long)(c.total / 2), elapsed_s(&c.t0));
         if (rc)
             cli_fail("out of memory");
     }

@@ -15,3 +15,4 @@ HOOKIT_FORMAT(callgrind, "callgrind format for KCachegrind/QCachegrind and callg
 HOOKIT_FORMAT(folded, "folded stacks (main;a;b 1234) for flamegraph.pl and speedscope")
 HOOKIT_FORMAT(svg, "a self-contained interactive flame graph (SVG)")
 HOOKIT_FORMAT(chrome, "Chrome trace event JSON for Perfetto (from a .trace)")
+HOOKIT_FORMAT(pprof, "gzipped profile.proto for go tool pprof, speedscope, Pyroscope")

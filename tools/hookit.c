@@ -71,6 +71,17 @@ int main(int argc, char **argv)
         if (strcmp(commands[i].name, name) == 0)
             return commands[i].run(argc - optind, argv + optind);
     if (strcmp(name, "help") == 0) {
+        /* hookit help CMD is hookit CMD --help */
+        if (optind + 1 < argc) {
+            const char *cmd = argv[optind + 1];
+            for (size_t i = 0; i < NCOMMANDS; i++)
+                if (strcmp(commands[i].name, cmd) == 0) {
+                    char *args[] = { (char *)cmd, (char *)"--help", NULL };
+                    return commands[i].run(2, args);
+                }
+            fprintf(stderr, "hookit: help: unknown command '%s'\nTry 'hookit --help'.\n", cmd);
+            return EXIT_USAGE;
+        }
         usage(stdout);
         return EXIT_OK;
     }

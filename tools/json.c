@@ -94,6 +94,47 @@ void json_i64(struct json *j, int64_t v)
     fprintf(j->out, "%lld", (long long)v);
 }
 
+/* A number given as text: written as is when it is a JSON number
+ * (-?digits[.digits][e[+-]digits], no leading zero), else as a string.
+ * Returns 1 when it was written as a number. */
+int json_number_text(struct json *j, const char *s)
+{
+    const char *p = s;
+    if (*p == '-')
+        p++;
+    if (*p == '0')
+        p++;
+    else if (*p >= '1' && *p <= '9')
+        while (*p >= '0' && *p <= '9')
+            p++;
+    else
+        goto string;
+    if (*p == '.') {
+        p++;
+        if (!(*p >= '0' && *p <= '9'))
+            goto string;
+        while (*p >= '0' && *p <= '9')
+            p++;
+    }
+    if (*p == 'e' || *p == 'E') {
+        p++;
+        if (*p == '+' || *p == '-')
+            p++;
+        if (!(*p >= '0' && *p <= '9'))
+            goto string;
+        while (*p >= '0' && *p <= '9')
+            p++;
+    }
+    if (*p || p - s > 40)
+        goto string;
+    before_value(j);
+    fputs(s, j->out);
+    return 1;
+string:
+    json_string(j, s);
+    return 0;
+}
+
 void json_null(struct json *j)
 {
     before_value(j);

@@ -32,6 +32,8 @@ void json_string_n(struct json *j, const char *s, size_t n);
 void json_u64(struct json *j, uint64_t v);
 void json_i64(struct json *j, int64_t v);
 void json_null(struct json *j);
+/* s as a JSON number when it is one, else as a string; 1 when a number. */
+int json_number_text(struct json *j, const char *s);
 
 /* Write s as a JSON string literal (with quotes) to out. */
 void json_write_string(FILE *out, const char *s, size_t n);

@@ -1,6 +1,15 @@
 #include "tools/names.h"
 
+#include <hookit/a2n.h>
+#include <stdlib.h>
 #include <string.h>
+
+enum names_demangle names_demangle = DEMANGLE_SIMPLE;
+
+/* The display names of the profile being reported (names_use_profile). */
+static const struct profile *shown;
+static char **display;
+static uint32_t ndisplay;
 
 /* Length of a "J:" / "MPI:" kind prefix of name (with the colon), or 0. */
 static size_t kind_prefix(const char *name)
@@ -28,9 +37,29 @@ void names_print_safe(FILE *out, const char *s, size_t n)
     }
 }
 
+/* A C++ signature ends with ')' and perhaps qualifiers: "f(int) const". */
+static int has_signature(const char *name, size_t len)
+{
+    static const char *const quals[] = { " const", " volatile", " &&", " &", " noexcept" };
+    for (int again = 1; again && len; ) {
+        again = 0;
+        for (size_t q = 0; q < sizeof quals / sizeof quals[0]; q++) {
+            size_t ql = strlen(quals[q]);
+            if (len > ql && memcmp(name + len - ql, quals[q], ql) == 0) {
+                len -= ql;
+                again = 1;
+                break;
+            }
+        }
+    }
+    return len && name[len - 1] == ')';
+}
+
 void names_print_jprof(FILE *out, const struct prof_func *f)
 {
     const char *name = f->name ? f->name : "";
+    if (shown && f >= shown->funcs && f < shown->funcs + ndisplay && display[f - shown->funcs])
+        name = display[f - shown->funcs];
     const char *module = f->module ? f->module : "";
     size_t k = kind_prefix(name);
     if (k)
@@ -44,6 +73,224 @@ void names_print_jprof(FILE *out, const struct prof_func *f)
     const char *rest = name + k;
     size_t len = strlen(rest);
     names_print_safe(out, rest, len);
-    if (len == 0 || rest[len - 1] != ')')
+    if (names_demangle != DEMANGLE_NO && !has_signature(rest, len))
         fputs("()", out);
+}
+
+/* ---- the simple form of C++ names ------------------------------------------------ */
+
+/* The operator token at p (after "operator"), longest first; its length or 0. */
+static size_t operator_token(const char *p)
+{
+    static const char *const ops[] = { "<=>", "<<=", ">>=", "->*", "<<", ">>", "<=", ">=", "==",
+                                       "!=", "&&", "||", "++", "--", "+=", "-=", "*=", "/=", "%=",
+                                       "&=", "|=", "^=", "->", "()", "[]", "<", ">", "+", "-", "*",
+                                       "/", "%", "^", "&", "|", "~", "!", "=", "," };
+    for (size_t i = 0; i < sizeof ops / sizeof ops[0]; i++)
+        if (strncmp(p, ops[i], strlen(ops[i])) == 0)
+            return strlen(ops[i]);
+    return 0;
+}
+
+static int word_char(char c)
+{
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
+}
+
+/* name without its template argument lists (operator<, operator-> kept). */
+static char *strip_templates(const char *name)
+{
+    size_t len = strlen(name), o = 0;
+    char *out = malloc(len + 1);
+    if (!out)
+        return NULL;
+    int depth = 0;
+    for (size_t i = 0; i < len; ) {
+        if (strncmp(name + i, "operator", 8) == 0 && (i == 0 || !word_char(name[i - 1]))) {
+            size_t t = operator_token(name + i + 8);
+            if (depth == 0) {
+                memcpy(out + o, name + i, 8 + t);
+                o += 8 + t;
+            }
+            i += 8 + t;
+            continue;
+        }
+        char c = name[i++];
+        if (c == '<')
+            depth++;
+        else if (c == '>' && depth > 0)
+            depth--;
+        else if (depth == 0)
+            out[o++] = c;
+    }
+    out[o] = '\0';
+    return out;
+}
+
+/* Where the parameter list of s starts (its last top-level "(...)"), or
+ * strlen(s) when it has none. */
+static size_t params_start(const char *s)
+{
+    size_t len = strlen(s), start = len;
+    int depth = 0;
+    size_t open = 0;
+    for (size_t i = 0; i < len; i++) {
+        if (strncmp(s + i, "operator", 8) == 0 && (i == 0 || !word_char(s[i - 1]))) {
+            i += 7 + operator_token(s + i + 8);
+            continue;
+        }
+        if (s[i] == '(') {
+            if (depth++ == 0)
+                open = i;
+        } else if (s[i] == ')' && depth > 0 && --depth == 0) {
+            start = open;
+        }
+    }
+    return start;
+}
+
+/* s[0..n) without a leading return type: what follows its last top-level
+ * space that does not belong to "operator new", "operator int", ... */
+static const char *skip_return_type(const char *s, size_t n)
+{
+    int depth = 0;
+    const char *from = s;
+    for (size_t i = 0; i < n; i++) {
+        if (s[i] == '(')
+            depth++;
+        else if (s[i] == ')' && depth > 0)
+            depth--;
+        else if (s[i] == ' ' && depth == 0) {
+            int op = (i >= 8 && strncmp(s + i - 8, "operator", 8) == 0) ||
+                     (i >= 10 && strncmp(s + i - 10, "operator\"\"", 10) == 0);
+            if (!op)
+                from = s + i + 1;
+        }
+    }
+    return from;
+}
+
+/* The simple form: no return type, template arguments or parameters
+ * ("Walker::Iterate"); with keep_params the parameters stay
+ * ("twice(double)").  malloc'ed, or NULL. */
+static char *simple_name(const char *full, int keep_params)
+{
+    char *t = strip_templates(full);
+    if (!t)
+        return NULL;
+    size_t ps = params_start(t);
+    const char *from = skip_return_type(t, ps);
+    size_t end = keep_params ? strlen(t) : ps;
+    if (end <= (size_t)(from - t)) {
+        free(t);
+        return strdup(full);
+    }
+    char *out = strndup(from, end - (size_t)(from - t));
+    free(t);
+    return out;
+}
+
+/* "_GLOBAL__sub_I_X" (GCC's static initialiser of a file) as c++filt
+ * writes the older form: "global constructors keyed to X", X demangled. */
+static char *static_initializer(const char *name)
+{
+    static const char prefix[] = "_GLOBAL__sub_I_";
+    if (strncmp(name, prefix, sizeof prefix - 1) != 0)
+        return NULL;
+    const char *key = name + sizeof prefix - 1;
+    char *dm = strncmp(key, "_Z", 2) == 0 ? a2n_demangle(key) : NULL;
+    const char *k = dm ? dm : key;
+    char *out = malloc(strlen(k) + 32);
+    if (out)
+        sprintf(out, "global constructors keyed to %s", k);
+    free(dm);
+    return out;
+}
+
+static void free_display(void)
+{
+    for (uint32_t i = 0; i < ndisplay; i++)
+        free(display[i]);
+    free(display);
+    display = NULL;
+    ndisplay = 0;
+    shown = NULL;
+}
+
+static const char *shown_name(const struct profile *p, uint32_t f)
+{
+    return display[f] ? display[f] : p->funcs[f].name ? p->funcs[f].name : "";
+}
+
+static int by_shown(const void *va, const void *vb, void *vp)
+{
+    const struct profile *p = vp;
+    uint32_t a = *(const uint32_t *)va, b = *(const uint32_t *)vb;
+    const char *ma = p->funcs[a].module ? p->funcs[a].module : "";
+    const char *mb = p->funcs[b].module ? p->funcs[b].module : "";
+    int c = strcmp(ma, mb);
+    return c ? c : strcmp(shown_name(p, a), shown_name(p, b));
+}
+
+void names_use_profile(const struct profile *p)
+{
+    free_display();
+    if (!p || !p->nfuncs || names_demangle == DEMANGLE_NO)
+        return;
+    display = calloc(p->nfuncs, sizeof *display);
+    if (!display)
+        return;                 /* names as stored */
+    ndisplay = p->nfuncs;
+    shown = p;
+    for (uint32_t f = 0; f < p->nfuncs; f++) {
+        const char *name = p->funcs[f].name ? p->funcs[f].name : "";
+        display[f] = static_initializer(name);
+        if (!display[f] && names_demangle == DEMANGLE_SIMPLE && !kind_prefix(name)
+            && strpbrk(name, "<("))
+            display[f] = simple_name(name, 0);
+    }
+    if (names_demangle != DEMANGLE_SIMPLE)
+        return;
+    /* Overloads and instantiations that the simple form makes equal keep
+     * their parameters, and the full name when that is not enough: sort by
+     * (module, shown name) and look at neighbours. */
+    uint32_t *order = malloc(p->nfuncs * sizeof *order);
+    if (!order)
+        return;
+    for (int pass = 0; pass < 2; pass++) {
+        for (uint32_t f = 0; f < p->nfuncs; f++)
+            order[f] = f;
+        qsort_r(order, p->nfuncs, sizeof *order, by_shown, (void *)p);
+        for (uint32_t i = 0; i < p->nfuncs; ) {
+            uint32_t j = i + 1;
+            while (j < p->nfuncs && by_shown(&order[i], &order[j], (void *)p) == 0)
+                j++;
+            int differ = 0;
+            for (uint32_t k = i + 1; k < j; k++)
+                differ |= strcmp(p->funcs[order[k]].name ? p->funcs[order[k]].name : "",
+                                 p->funcs[order[i]].name ? p->funcs[order[i]].name : "") != 0;
+            for (uint32_t k = i; k < j && differ; k++) {
+                uint32_t f = order[k];
+                if (!display[f])
+                    continue;
+                free(display[f]);
+                display[f] = pass == 0 ? simple_name(p->funcs[f].name, 1) : NULL;
+            }
+            i = j;
+        }
+    }
+    free(order);
+}
+
+void names_print_collapsed(FILE *out, const char *const *names, uint32_t n, const char *sep)
+{
+    for (uint32_t i = 0; i < n; ) {
+        uint32_t j = i + 1;
+        while (j < n && strcmp(names[j], names[i]) == 0)
+            j++;
+        fprintf(out, "%s%s", i ? sep : "", names[i]);
+        if (j - i > 1)
+            fprintf(out, " \u00d7%u", j - i);
+        i = j;
+    }
 }

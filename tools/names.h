@@ -16,9 +16,27 @@
  */
 void names_print_jprof(FILE *out, const struct prof_func *f);
 
+/* How names_print_jprof writes C++ names (--demangle):
+ *   simple  no return type, template arguments or parameters
+ *           ("Walker::Iterate"), unless needed to tell two functions of a
+ *           module apart (then with parameters, or in full);
+ *   full    as demangled ("int Walker::Iterate(int) const");
+ *   no      as stored in the profile, nothing added.
+ * "_GLOBAL__sub_I_X" reads "global constructors keyed to X" (not with no). */
+enum names_demangle { DEMANGLE_SIMPLE, DEMANGLE_FULL, DEMANGLE_NO };
+extern enum names_demangle names_demangle;
+/* Work out the display names of p's functions for names_print_jprof (the
+ * others print as stored).  Call before printing p; NULL forgets. */
+void names_use_profile(const struct profile *p);
+
 /* s as text for a terminal: control characters written as \t, \n, \xNN
  * (a profile's strings come from another program and must not drive the
  * terminal). */
 void names_print_safe(FILE *out, const char *s, size_t n);
+
+/* The names of a call path joined by sep, a run of the same function
+ * written once with its count: "main > down \u00d71000 > leaf" (recursion
+ * 1,000 deep reads as one step). */
+void names_print_collapsed(FILE *out, const char *const *names, uint32_t n, const char *sep);
 
 #endif

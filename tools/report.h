@@ -27,6 +27,8 @@ struct report_opts {
     enum report_sort sort;
     int color;                  /* colour escapes (decided from --color/--no-color/NO_COLOR/tty) */
     int io_view;                /* --io, --alloc, --leaks: REPORT_IO... (tools/report_io.h) */
+    int collapse;               /* --collapse-recursion: 1, --no-collapse-recursion: 0,
+                                 * -1: the default (on in --callers/--callees) */
 };
 
 /* ---- colour (report_style.c) ---------------------------------------------------

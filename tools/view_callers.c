@@ -10,6 +10,14 @@
  * time is already inside the outer activation's.  So for --callers the
  * rows add up exactly to the function's line in --flat: calls, self
  * (exclusive) and total (inclusive) time.
+ *
+ * With the recursion collapsed (the default, as KCachegrind's cycles): FN
+ * and every function on a call path from FN back to FN (an interpreter's
+ * luaV_execute -> luaD_call -> luaD_precall -> luaV_execute) count as one.
+ * --callees then lists the calls out of that cycle, and their inclusive
+ * times plus the cycle's self time add up exactly to FN's inclusive time;
+ * --callers lists the callers from outside, and one row "[within the
+ * recursion]" carries the calls made inside it.
  */
 #include "tools/cli.h"
 #include "tools/names.h"
@@ -60,7 +68,79 @@ struct cctx {
     struct row *rows;           /* per function + 1 (index nfuncs = the thread) */
     uint64_t calls, self, incl; /* the function's own totals (outermost rule) */
     uint32_t contexts;
+    /* the collapsed recursion */
+    uint8_t *member;            /* per function: on a path from FN back to FN */
+    uint32_t *path;             /* per depth: the function */
+    uint8_t *region;            /* per depth: the node is in the cycle */
+    uint32_t tactive;           /* FN activations on the current path */
+    uint32_t nmembers;
+    struct row inner;           /* --callers: calls of FN from within the cycle */
 };
+
+/* Pass 1: every function between an activation of FN and the next one
+ * below it on a path is in the cycle. */
+static void mark_enter(const struct tree *t, uint32_t node, void *vctx)
+{
+    struct cctx *c = vctx;
+    uint32_t d = t->depth[node], f = t->thread->nodes[node].func;
+    c->path[d] = f;
+    if (!c->target[f])
+        return;
+    if (c->tactive)
+        for (uint32_t k = d; k-- > 0 && !c->target[c->path[k]];)
+            if (!c->member[c->path[k]]) {
+                c->member[c->path[k]] = 1;
+                c->nmembers++;
+            }
+    c->tactive++;
+}
+
+static void mark_leave(const struct tree *t, uint32_t node, void *vctx)
+{
+    struct cctx *c = vctx;
+    if (c->target[t->thread->nodes[node].func])
+        c->tactive--;
+}
+
+/* Pass 2: a node is in the cycle when it is FN, or a member called from
+ * inside the cycle.  The cycle's roots carry its inclusive time; its
+ * nodes its self time; the nodes it calls outside it are the callees. */
+static void cycle_enter(const struct tree *t, uint32_t node, void *vctx)
+{
+    struct cctx *c = vctx;
+    const struct prof_node *n = &t->thread->nodes[node];
+    uint32_t d = t->depth[node];
+    int parent_in = d > 0 && c->region[d - 1];
+    int in = c->target[n->func] || (parent_in && c->member[n->func]);
+    c->region[d] = (uint8_t)in;
+    if (in) {
+        /* --callees: the cycle's own time; --callers: FN's, as in --flat */
+        if (c->callees || c->target[n->func])
+            c->self += n->excl_ns;
+        if (c->target[n->func])
+            c->calls += n->calls;
+        if (!parent_in) {
+            c->incl += n->incl_ns;
+            c->contexts++;
+            if (!c->callees) {
+                uint32_t caller = n->parent == PROF_NONE ? c->p->nfuncs
+                                                         : t->thread->nodes[n->parent].func;
+                struct row *r = &c->rows[caller];
+                r->calls += n->calls;
+                r->excl += n->excl_ns;
+                r->incl += n->incl_ns;
+            }
+        } else if (!c->callees && c->target[n->func]) {
+            c->inner.calls += n->calls;
+            c->inner.excl += n->excl_ns;
+        }
+    } else if (parent_in && c->callees) {
+        struct row *r = &c->rows[n->func];
+        r->calls += n->calls;
+        r->excl += n->excl_ns;
+        r->incl += n->incl_ns;
+    }
+}
 
 static void enter(const struct tree *t, uint32_t node, void *vctx)
 {
@@ -147,7 +227,9 @@ static void print_row(FILE *out, const struct report_opts *o, const struct profi
     double pct = total ? 100.0 * (double)r->incl / (double)total : 0;
     fprintf(out, "%10llu %s%10s%s %10s  ", (unsigned long long)r->calls, style_heat(o, pct),
             units_ns(r->incl, incl), style_reset(o), units_ns(r->excl, excl));
-    if (r->func >= p->nfuncs)
+    if (r->func == UINT32_MAX)
+        fputs("[within the recursion]", out);
+    else if (r->func >= p->nfuncs)
         fputs("[thread start]", out);
     else
         names_print_jprof(out, &p->funcs[r->func]);
@@ -161,6 +243,7 @@ int view_callers(FILE *out, const struct profile *p, const struct prof_thread *t
 {
     const char *fn = callees ? o->callees : o->callers;
     struct cctx c = { .p = p, .callees = callees };
+    int collapse = o->collapse != 0;
     uint8_t *target = calloc(p->nfuncs + 1, 1);
     c.active = calloc(p->nfuncs + 1, sizeof *c.active);
     c.rows = calloc(p->nfuncs + 1, sizeof *c.rows);
@@ -173,6 +256,14 @@ int view_callers(FILE *out, const struct profile *p, const struct prof_thread *t
     if (rc == 0 && any) {
         if (tree_build(&t, p, th) != 0) {
             rc = -1;
+        } else if (collapse) {
+            c.member = calloc(p->nfuncs + 1, 1);
+            c.path = malloc(((size_t)t.n + 1) * sizeof *c.path);
+            c.region = malloc((size_t)t.n + 1);
+            rc = c.member && c.path && c.region ? tree_walk(&t, mark_enter, mark_leave, &c) : -1;
+            if (rc == 0)
+                rc = tree_walk(&t, cycle_enter, NULL, &c);
+            tree_free(&t);
         } else {
             rc = tree_walk(&t, enter, leave, &c);
             tree_free(&t);
@@ -191,6 +282,10 @@ int view_callers(FILE *out, const struct profile *p, const struct prof_thread *t
             qsort_r(c.rows, n, sizeof *c.rows, cmp_rows_name, (void *)p);
         else
             qsort_r(c.rows, n, sizeof *c.rows, cmp_rows, (void *)o);
+        if (collapse && !callees && (c.inner.calls || c.inner.excl)) {
+            c.inner.func = UINT32_MAX;      /* c.rows has room: nfuncs + 1 rows */
+            c.rows[n++] = c.inner;
+        }
         uint64_t total = report_thread_total(th);
         char calls_s[32], self[UNITS_BUF], incl[UNITS_BUF];
         snprintf(calls_s, sizeof calls_s, "%llu", (unsigned long long)c.calls);
@@ -199,6 +294,19 @@ int view_callers(FILE *out, const struct profile *p, const struct prof_thread *t
                 style_reset(o), c.contexts, c.contexts == 1 ? "" : "s", calls_s,
                 units_ns(c.self, self), units_ns(c.incl, incl),
                 total ? 100.0 * (double)c.incl / (double)total : 0.0);
+        if (collapse && c.nmembers) {
+            fprintf(out, "%srecursion collapsed: %s and", style_dim(o), fn);
+            uint32_t shown = 0;
+            for (uint32_t f = 0; f < p->nfuncs; f++) {
+                if (!c.member[f])
+                    continue;
+                if (shown++ < 6)
+                    fprintf(out, " %s", p->funcs[f].name ? p->funcs[f].name : "?");
+            }
+            if (shown > 6)
+                fprintf(out, " and %u more", shown - 6);
+            fprintf(out, " as one (--no-collapse-recursion shows them apart)%s\n", style_reset(o));
+        }
         fprintf(out, "%10s %10s %10s  %s\n", "CALLS", "INCL", "EXCL",
                 callees ? "CALLEE (called by it)" : "CALLER (calling it)");
         uint32_t hidden = 0;
@@ -214,8 +322,9 @@ int view_callers(FILE *out, const struct profile *p, const struct prof_thread *t
         }
         if (callees) {
             char s[UNITS_BUF];
-            fprintf(out, "%10s %10s %10s  %s[self]%s\n", "", "", units_ns(c.self, s),
-                    style_dim(o), style_reset(o));
+            fprintf(out, "%10s %10s %10s  %s[self%s]%s\n", "", "", units_ns(c.self, s),
+                    style_dim(o), collapse && c.nmembers ? " of the recursion" : "",
+                    style_reset(o));
         }
         if (hidden) {
             char h[UNITS_BUF];
@@ -227,6 +336,9 @@ int view_callers(FILE *out, const struct profile *p, const struct prof_thread *t
     free(target);
     free(c.active);
     free(c.rows);
+    free(c.member);
+    free(c.path);
+    free(c.region);
     if (rc < 0)
         cli_fail("out of memory");
     return rc;

@@ -139,13 +139,6 @@ def profiles_in(work):
     return sorted(f for f in os.listdir(work) if f.endswith(".prof"))
 
 
-def sum_calls(nodes):
-    total = 0
-    for n in nodes:
-        total += n["calls"] + sum_calls(n.get("children", []))
-    return total
-
-
 def read_profile(work):
     """From hookit's profile: metadata, the main thread's `main` inclusive
     time, and the calls of all nodes of all threads."""
@@ -160,12 +153,12 @@ def read_profile(work):
     meta = doc["process"].get("meta", {})
     main_incl = None
     for t in doc["threads"]:
-        for r in t["roots"]:
-            if r["name"] == "main" and main_incl is None:
+        for r in t["nodes"]:
+            if r["parent"] is None and r["name"] == "main" and main_incl is None:
                 main_incl = r["incl_ns"]
     return {
         "profile": profs[0],
         "meta": meta,
         "main_incl_ns": main_incl,
-        "profile_calls": sum(sum_calls(t["roots"]) for t in doc["threads"]),
+        "profile_calls": sum(n["calls"] for t in doc["threads"] for n in t["nodes"]),
     }

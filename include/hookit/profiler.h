@@ -234,7 +234,17 @@ struct hookit_host {
      * lifecycle layer).  handler returns 0 when it consumed the signal,
      * non-zero to pass it on to the application's disposition.  0 or -1. */
     int (*signal_first)(int sig, int (*handler)(int sig, siginfo_t *info, void *context));
+    /* Added later: read only when size covers them.  The directory to write
+     * to when output_dir fails at the end ($TMPDIR, else the current
+     * directory at start, else /tmp), and whether output_dir already is
+     * that fallback because HOOKIT_OUTPUT could not be used (reported at
+     * start): then the plugin names the file it wrote. */
+    const char *fallback_dir;
+    int output_fallback;
 };
+/* Whether host h has field f (a field added after the first version). */
+#define HOOKIT_HOST_HAS(h, f) \
+    ((h)->size >= __builtin_offsetof(struct hookit_host, f) + sizeof((h)->f))
 
 /* Capabilities a plugin declares in hookit_plugin.caps. */
 #define HOOKIT_CAP_CALLS   0x1u /* wants ENTER/EXIT */

@@ -268,6 +268,9 @@ HT_NOINSTR int ht_write_trace(int how)
             if (p < 0) {
                 ht_host->log("hktrace: cannot create the trace file in %s: %s", dir, strerror(errno));
                 rc = -1;
+            } else if (HOOKIT_HOST_HAS(ht_host, output_fallback) && ht_host->output_fallback) {
+                /* HOOKIT_OUTPUT was reported unusable at start: say where it went */
+                ht_host->log("hktrace: wrote %s/%s", dir, name);
             } else {
                 ht_host->debug_log("hktrace: wrote %s/%s", dir, name);
             }

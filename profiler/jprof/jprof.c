@@ -18,6 +18,7 @@ void jp_names_pre_dlclose(void *handle);
 void jp_names_post_dlclose(void);
 void jp_names_fork_child(void);
 void jp_output_fork_child(void);
+void jp_output_forked(void);
 
 /* The hook pair's own cost (calibrate.c): at start, and again before the
  * final profile (the lower figure is kept); sampling times no call. */
@@ -160,6 +161,7 @@ JP_NOINSTR static void handle_event(const struct hookit_event *ev)
         break;
     case HOOKIT_EV_FORK_PARENT:
         jp_thread_fork_parent();
+        jp_output_forked();
         break;
     case HOOKIT_EV_FORK_CHILD:
         jp_thread_fork_child_begin();

@@ -7,6 +7,7 @@
 
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <poll.h>
 #include <signal.h>
@@ -23,13 +24,56 @@ static int profiles_written;
 
 /* The profile written when exit() began (HOOKIT_EV_EXITING), which the
  * final one replaces if the atexit handlers and destructors ran more of
- * the program's code: empty when there is none. */
-static char exiting_name[600];
+ * the program's code: its directory and name, empty when there is none. */
+static char exiting_dir[4096], exiting_name[600];
+
+/* This process made a child (fork, vfork, posix_spawn...): its children
+ * may have run the instrumented code even when it did not. */
+static int made_children;
 
 JP_NOINSTR void jp_output_fork_child(void)
 {
     profiles_written = 0;
     exiting_name[0] = 0;
+    made_children = 0;
+}
+
+JP_NOINSTR void jp_output_forked(void)
+{
+    made_children = 1;
+}
+
+/* Whether any instrumented function ran in this process (inherited frames
+ * of a fork child carry no calls of their own). */
+JP_NOINSTR static int ran_code(const struct profile *p)
+{
+    for (uint32_t t = 0; t < p->nthreads; t++)
+        for (uint32_t i = 0; i < p->threads[t].nnodes; i++)
+            if (p->threads[t].nodes[i].calls)
+                return 1;
+    return 0;
+}
+
+/* HOOKIT_ALL_PROCESSES=0 (what `hookit run` sets unless --all-processes):
+ * a process that ran no instrumented code writes no profile (a shell of
+ * `hookit run -- sh -c ...`).  The process `hookit run` started
+ * (HOOKIT_RUN_PID, kept across exec) says why there is none when it made
+ * no children that could have run the code instead. */
+JP_NOINSTR static int skip_empty(const struct profile *p, int how)
+{
+    const char *all = getenv("HOOKIT_ALL_PROCESSES");
+    if (!all || strcmp(all, "0") != 0 || ran_code(p) || how == 0)
+        return 0;
+    const char *run_pid = getenv("HOOKIT_RUN_PID");
+    if (how != HOOKIT_END_EXEC && !made_children && run_pid && atoi(run_pid) == getpid()) {
+        char exe[256];
+        procinfo_exe_name(exe, sizeof exe);
+        jp_host->log("no instrumented function ran: was %s built with -finstrument-functions? "
+                     "(no profile written)", exe);
+    } else {
+        jp_host->debug_log("jprof: no instrumented function ran here: no profile written");
+    }
+    return 1;
 }
 
 JP_NOINSTR static int write_profile(int how);
@@ -63,34 +107,63 @@ JP_NOINSTR static int write_profile(int how)
         errno = saved;
         return -1;
     }
+    if (skip_empty(p, how)) {
+        profile_free(p);
+        errno = saved;
+        return 0;
+    }
     char exe[256], name[600], err[512];
     procinfo_exe_name(exe, sizeof exe);
     int pid = jp_profiled_pid ? jp_profiled_pid : getpid();
     int rc = -1, attempt, first = profiles_written;
     if (how == HOOKIT_END_EXIT && exiting_name[0]) {
-        rc = profile_replace_file(p, jp_host->output_dir, exiting_name, err, sizeof err);
+        rc = profile_replace_file(p, exiting_dir, exiting_name, err, sizeof err);
         if (rc != 0)
-            jp_host->log("jprof: cannot write profile to %s: %s", jp_host->output_dir, err);
+            jp_host->log("jprof: cannot write profile to %s: %s", exiting_dir, err);
         else
-            jp_host->debug_log("jprof: completed %s/%s after the destructors", jp_host->output_dir,
+            jp_host->debug_log("jprof: completed %s/%s after the destructors", exiting_dir,
                                exiting_name);
         profile_free(p);
         errno = saved;
         return rc;
     }
+    const char *dir = jp_host->output_dir;
     for (attempt = first; attempt < first + MAX_TRIES; attempt++) {
         procinfo_file_name(name, sizeof name, exe, jp_rank, pid, attempt, "prof");
-        rc = profile_write_file(p, jp_host->output_dir, name, err, sizeof err);
+        rc = profile_write_file(p, dir, name, err, sizeof err);
         if (rc == 0 || errno != EEXIST)
             break;
     }
+    /* The output directory failed (full, gone, made read-only since the
+     * start): the fallback directory takes the profile, and the one line
+     * says both what failed and where the profile is. */
+    const char *fallback = HOOKIT_HOST_HAS(jp_host, fallback_dir) ? jp_host->fallback_dir : NULL;
+    char first_err[512] = "";
+    if (rc != 0 && fallback && *fallback && strcmp(fallback, dir) != 0) {
+        snprintf(first_err, sizeof first_err, "%s", err);
+        dir = fallback;
+        for (attempt = first; attempt < first + MAX_TRIES; attempt++) {
+            procinfo_file_name(name, sizeof name, exe, jp_rank, pid, attempt, "prof");
+            rc = profile_write_file(p, dir, name, err, sizeof err);
+            if (rc == 0 || errno != EEXIST)
+                break;
+        }
+    }
     if (rc == 0) {
         profiles_written = attempt + 1;
-        if (how == JP_END_EXITING)
+        if (how == JP_END_EXITING) {
+            snprintf(exiting_dir, sizeof exiting_dir, "%s", dir);
             snprintf(exiting_name, sizeof exiting_name, "%s", name);
+        }
     }
     if (rc != 0) {
-        jp_host->log("jprof: cannot write profile to %s: %s", jp_host->output_dir, err);
+        jp_host->log("jprof: cannot write profile to %s: %s", jp_host->output_dir,
+                     first_err[0] ? first_err : err);
+    } else if (first_err[0]) {
+        jp_host->log("jprof: cannot write profile to %s: %s; wrote %s/%s instead",
+                     jp_host->output_dir, first_err, dir, name);
+    } else if (HOOKIT_HOST_HAS(jp_host, output_fallback) && jp_host->output_fallback) {
+        jp_host->log("jprof: wrote %s/%s", dir, name);
     } else if (attempt > first) {
         /* The usual name was taken (a file or a symlink someone put there):
          * say where the profile went instead. */

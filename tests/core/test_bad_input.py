@@ -128,30 +128,39 @@ def test_jprofopts_help(tmp):
         assert any(re.search(rf"\b{re.escape(opt)}\b", l) for l in lines), (opt, err)
 
 
-def test_output_dir_missing(tmp):
+def run_calls_fallback(tmp, bad, reason):
+    """An unusable HOOKIT_OUTPUT: one line at start naming it, why, and the
+    fallback (the current directory, TMPDIR unset), the profile there, a
+    last line naming it; stdout and exit status untouched."""
+    exe = hk.cc(tmp, ["calls.c"], "calls")
+    rc, out, err, pid = hk.popen_run(tmp, [exe], env={"HOOKIT_OUTPUT": bad, "TMPDIR": None})
+    assert rc == calls_tree.STATUS and out == calls_tree.STDOUT, (rc, out, err)
+    lines = err.splitlines()
+    assert len(lines) == 2 and all(l.startswith(f"hookit[{pid}]: ") for l in lines), err
+    assert bad in lines[0] and reason in lines[0] and f"profiles go to {tmp} instead" in lines[0], err
+    assert lines[1] == f"hookit[{pid}]: jprof: wrote {tmp}/hookit.calls.{pid}.prof", err
+    assert hk.profiles(tmp) == [f"{tmp}/hookit.calls.{pid}.prof"]
+
+
+def test_output_dir_missing_is_created(tmp):
     missing = os.path.join(tmp, "no", "such", "dir")
-    line, _ = run_calls(tmp, {"HOOKIT_OUTPUT": missing})
-    assert missing in line, line
-    assert "No such file or directory" in line, line
+    exe = hk.cc(tmp, ["calls.c"], "calls")
+    rc, out, err, pid = hk.popen_run(tmp, [exe], env={"HOOKIT_OUTPUT": missing})
+    assert (rc, out, err) == (calls_tree.STATUS, calls_tree.STDOUT, ""), (rc, out, err)
+    assert hk.profiles(missing) == [f"{missing}/hookit.calls.{pid}.prof"]
     no_profile(tmp)
-    assert not os.path.exists(os.path.join(tmp, "no")), "hookit must not create it"
 
 
 def test_output_dir_is_a_file(tmp):
     path = os.path.join(tmp, "afile")
     open(path, "w").close()
-    line, _ = run_calls(tmp, {"HOOKIT_OUTPUT": path})
-    assert path in line, line
-    assert "Not a directory" in line, line
-    no_profile(tmp)
+    run_calls_fallback(tmp, path, "Not a directory")
     assert os.path.getsize(path) == 0
 
 
 def test_output_dir_read_only_fs(tmp):
     """/proc/self cannot take new files, even for root."""
-    line, _ = run_calls(tmp, {"HOOKIT_OUTPUT": "/proc/self"})
-    assert "/proc/self" in line, line
-    no_profile(tmp)
+    run_calls_fallback(tmp, "/proc/self", "/proc/self")
 
 
 def test_truncated_real_profile(tmp):

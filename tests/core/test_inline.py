@@ -11,7 +11,7 @@ def check(tmp, compiler):
     hk.assert_tree(t, {("main",): 1, ("main", "compute"): 3, ("main", "compute", "helper"): 3,
                        ("main", "compute", "helper", "kernel"): 6})
     hk.check_tree_consistent(t)
-    assert doc["process"]["meta"]["unmatched_exits"] == "0", doc["process"]["meta"]
+    assert doc["process"]["meta"]["unmatched_exits"] == 0, doc["process"]["meta"]
 
 
 def test_inlined_gcc(tmp):

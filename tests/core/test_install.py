@@ -20,7 +20,9 @@ def test_install_layout(tmp):
     for rel in ["bin/hookit", "lib/libhookit.so", "lib/libhookit.a", "lib/liba2n.a",
                 "lib/hookit/libjprof.so", "lib/hookit/libjprof.a", "lib/hookit/libhktrace.so",
                 "include/hookit/hookit.h", "include/hookit/profiler.h", "include/hookit/a2n.h",
-                "include/monitor.h", "lib/pkgconfig/hookit.pc", "share/man/man1/hookit.1"]:
+                "include/monitor.h", "lib/pkgconfig/hookit.pc", "share/man/man1/hookit.1",
+                "share/doc/hookit/README.md", "share/doc/hookit/docs/json-schema.md",
+                "share/doc/hookit/docs/reports.md", "share/bash-completion/completions/hookit"]:
         assert os.path.exists(os.path.join(prefix, rel)), rel
     assert os.access(os.path.join(prefix, "bin/hookit"), os.X_OK)
 
@@ -47,3 +49,14 @@ def test_pkg_config_build_and_profile(tmp):
     # The installed libhookit found its plugin next to itself, not in the build tree.
     ldd = subprocess.run(["ldd", exe], capture_output=True, text=True).stdout
     assert os.path.join(prefix, "lib/libhookit.so") in ldd, ldd
+
+
+def test_installed_docs_are_the_ones_the_man_page_names(tmp):
+    """Every docs/X.md the man page points to is installed."""
+    prefix = install(tmp)
+    man = open(os.path.join(prefix, "share/man/man1/hookit.1")).read()
+    import re
+    named = set(re.findall(r"docs/([a-z0-9-]+\.md)", man))
+    assert named, "the man page names no document"
+    for doc in named:
+        assert os.path.exists(os.path.join(prefix, "share/doc/hookit/docs", doc)), doc

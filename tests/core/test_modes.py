@@ -21,7 +21,7 @@ def total_fib_calls(thread):
 def test_timer_sample_exact_counts_sampled_time(tmp):
     doc, _ = fib_profile(tmp, "timer=sample,sample_us=100", "fib_sample")
     meta = doc["process"]["meta"]
-    assert meta["timer"] == "sample" and meta["sample_period_ns"] == "100000", meta
+    assert meta["timer"] == "sample" and meta["sample_period_ns"] == 100000, meta
     t = hk.thread_of(doc, 0)
     assert total_fib_calls(t) == FIB_CALLS
     hk.check_tree_consistent(t)

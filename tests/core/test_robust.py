@@ -127,26 +127,25 @@ def test_exceptions_clangxx(tmp):
     check_skipped_exits(tmp, "throw.cc", "throw", "clang++", "throw: caught 5\n")
 
 
-# Walks the exported JSON of a deep chain in a child Python with room to
-# recurse (json's decoder recurses per nesting level).
+# Walks the exported JSON of a deep chain in a child Python with json's
+# default limits (schema 2 is a flat table: no nesting grows with depth).
 DEEP_CHAIN = r"""
-import json, sys, threading
-sys.setrecursionlimit(1000000)
-threading.stack_size(256 << 20)
-def main():
-    doc = json.load(open(sys.argv[1]))
-    roots = [t for t in doc["threads"] if t["index"] == 0][0]["roots"]
-    assert [r["name"] for r in roots] == ["main"], [r["name"] for r in roots]
-    depth, level = 0, roots[0]["children"]
-    while level:
-        n = level[0]
-        assert len(level) == 1 and n["name"] == "down" and n["calls"] == 1, (depth, n["name"])
-        assert n["incl_ns"] >= n["excl_ns"] >= 0, (depth, n)
-        depth, level = depth + 1, n["children"]
-    print(depth)
-t = threading.Thread(target=main)
-t.start()
-t.join()
+import json, sys
+doc = json.load(open(sys.argv[1]))
+nodes = [t for t in doc["threads"] if t["index"] == 0][0]["nodes"]
+roots = [n for n in nodes if n["parent"] is None]
+assert [r["name"] for r in roots] == ["main"], [r["name"] for r in roots]
+children = {}
+for n in nodes:
+    children.setdefault(n["parent"], []).append(n)
+depth, level = 0, children.get(roots[0]["id"], [])
+while level:
+    n = level[0]
+    assert len(level) == 1 and n["name"] == "down" and n["calls"] == 1, (depth, n["name"])
+    assert n["incl_ns"] >= n["excl_ns"] >= 0, (depth, n)
+    assert n["depth"] == depth + 1, (depth, n["depth"])
+    depth, level = depth + 1, children.get(n["id"], [])
+print(depth)
 """
 
 
@@ -167,30 +166,21 @@ def test_deep_recursion(tmp):
 
 
 FLAT_SUMMARY = r"""
-import json, sys, threading
-sys.setrecursionlimit(1000000)
-threading.stack_size(512 << 20)
-def main():
-    doc = json.load(open(sys.argv[1]))
-    out = []
-    for t in sorted(doc["threads"], key=lambda t: t["index"]):
-        flat, nodes, stack = {}, 0, list(t["roots"])
-        while stack:
-            n = stack.pop()
-            nodes += 1
-            flat[n["name"]] = flat.get(n["name"], 0) + n["calls"]
-            stack.extend(n["children"])
-        out.append({"index": t["index"], "flat": flat, "nodes": nodes})
-    print(json.dumps(out))
-t = threading.Thread(target=main)
-t.start()
-t.join()
+import json, sys
+doc = json.load(open(sys.argv[1]))
+out = []
+for t in sorted(doc["threads"], key=lambda t: t["index"]):
+    flat = {}
+    for n in t["nodes"]:
+        flat[n["name"]] = flat.get(n["name"], 0) + n["calls"]
+    out.append({"index": t["index"], "flat": flat, "nodes": len(t["nodes"])})
+print(json.dumps(out))
 """
 
 
 def flat_summary(tmp, prof):
     """Per thread (by index): {name: total calls} and the node count, read in
-    a child Python that can decode very deep JSON."""
+    a child Python with json's default limits."""
     import json
     js = prof + ".json"
     hk.hookit(tmp, "export", "--format=json", "-o", js, prof)

@@ -26,23 +26,21 @@ def src(name):
 
 
 def files_table(doc):
-    """The io_files metadata as {path: {column: value}}."""
-    text = doc["process"]["meta"]["io_files"]
-    lines = text.rstrip("\n").split("\n")
-    head = lines[0].split("\t")
+    """The io_files table as {path: {column: value}} (JSON numbers and
+    arrays, schema 2)."""
     out = {}
-    for line in lines[1:]:
-        cells = dict(zip(head, line.split("\t")))
-        row = {}
-        for k, v in cells.items():
-            if k == "path":
-                row[k] = v
-            elif k.endswith("_hist"):
-                row[k] = [int(x) for x in v.split(",")]
-            else:
-                row[k] = int(v)
-        out[cells["path"]] = row
+    for row in doc["io_files"]:
+        assert all(isinstance(v, int) for k, v in row.items() if k != "path" and not k.endswith("_hist")), row
+        assert all(len(v) == 10 and all(isinstance(x, int) for x in v)
+                   for k, v in row.items() if k.endswith("_hist")), row
+        out[row["path"]] = row
     return out
+
+
+def series_rows(doc, key):
+    """io_series as (slice, read, written), alloc_series as (slice, live_max)."""
+    cols = ("slice", "bytes_read", "bytes_written") if key == "io_series" else ("slice", "live_max_bytes")
+    return [tuple(r[c] for c in cols) for r in doc.get(key, [])]
 
 
 def io_of(thread, name):
@@ -123,30 +121,32 @@ def check_known_io(tmp, doc):
     assert all((n["io_calls"], n["io_bytes_written"]) == (1, 18) for n in mains), mains
     meta = doc["process"]["meta"]
     total_read = sum(n.get("io_bytes_read", 0) for _, n in hk.walk(t["roots"]))
-    assert int(meta["io_bytes_read"]) == total_read
-    series = [tuple(map(int, l.split())) for l in meta["io_series"].split("\n") if l]
-    assert sum(r for _, r, _ in series) == int(meta["io_bytes_read"])
-    assert sum(w for _, _, w in series) == int(meta["io_bytes_written"])
+    assert meta["io_bytes_read"] == total_read
+    series = series_rows(doc, "io_series")
+    assert sum(r for _, r, _ in series) == meta["io_bytes_read"]
+    assert sum(w for _, _, w in series) == meta["io_bytes_written"]
+    interval = meta["io_interval_ns"]
+    assert all(r["start_ns"] == r["slice"] * interval for r in doc["io_series"]), doc["io_series"]
 
 
 def test_known_io_counters(tmp):
     doc = run_known_io(tmp)
     check_known_io(tmp, doc)
-    assert doc["process"]["meta"]["io_interval_ns"] == "1000000000"     # the default
+    assert doc["process"]["meta"]["io_interval_ns"] == 1000000000     # the default
 
 
 def test_known_io_clang_and_interval(tmp):
     doc = run_known_io(tmp, compiler="clang", env={"JPROFOPTS": "io_interval=10ms"})
     check_known_io(tmp, doc)
     meta = doc["process"]["meta"]
-    assert meta["io_interval_ns"] == "10000000"
-    idx = [int(l.split()[0]) for l in meta["io_series"].split("\n") if l]
+    assert meta["io_interval_ns"] == 10000000
+    idx = [s for s, _, _ in series_rows(doc, "io_series")]
     assert len(idx) >= 2 and idx == sorted(idx), idx    # the EINTR read waits 50 ms
 
 
 def test_noio_is_pass_through(tmp):
     doc = run_known_io(tmp, env={"JPROFOPTS": "noio"})
-    assert "io_files" not in doc["process"]["meta"]
+    assert "io_files" not in doc and "io_files" not in doc["process"]["meta"]
     for _, n in hk.walk(hk.thread_of(doc, 0)["roots"]):
         assert "io_calls" not in n, n
 
@@ -189,10 +189,10 @@ def check_allocations(doc, totals=True):
     meta = doc["process"]["meta"]
     if not totals:
         return
-    assert meta["leak_bytes"] == "4000" and meta["leak_count"] == "4", meta
+    assert meta["leak_bytes"] == 4000 and meta["leak_count"] == 4, meta
     # peak: the 4000 kept + realloc's 2000 (the 500 it replaced already released)
-    assert meta["alloc_peak_bytes"] == "6000", meta["alloc_peak_bytes"]
-    assert meta["alloc_live_bytes"] == "4000"
+    assert meta["alloc_peak_bytes"] == 6000, meta["alloc_peak_bytes"]
+    assert meta["alloc_live_bytes"] == 4000
 
 
 def test_alloc_off_by_default(tmp):
@@ -385,7 +385,7 @@ def test_plot_in_chromium(tmp):
     bars = {g.get("id"): g.findall(ns + "rect") for g in root.iter(ns + "g")}
     assert bars["read"] and bars["written"], bars
     total_read = sum(int(r.find(ns + "title").text.split(": ")[1].split()[0]) for r in bars["read"])
-    assert total_read == int(doc["process"]["meta"]["io_bytes_read"])
+    assert total_read == doc["process"]["meta"]["io_bytes_read"]
     chromium = "/usr/bin/chromium"
     if not os.path.exists(chromium):
         hk.skip("chromium not installed (make deps)")
@@ -497,7 +497,7 @@ def test_alloc_threads_exact(tmp):
         assert (h["free_calls"], h["free_bytes"]) == (20000, per_thread), h
         assert (h["leak_count"], h["leak_bytes"]) == (1, 777), h
     meta = doc["process"]["meta"]
-    assert int(meta["leak_bytes"]) >= 4 * 777 and int(meta["free_untracked"]) == 0, meta
+    assert meta["leak_bytes"] >= 4 * 777 and meta["free_untracked"] == 0, meta
 
 
 def test_early_arena_while_real_malloc_is_looked_up(tmp):
@@ -559,9 +559,9 @@ def test_alloc_freed_by_another_thread(tmp):
                     assert got == (2000, 2000 * 200, 22000, made + 2000 * 200, 0, 0), got
     assert seen == {"produce": 2, "consume": 2}, seen
     meta = doc["process"]["meta"]
-    assert meta["free_untracked"] == "0", meta
-    assert int(meta["free_calls"]) >= 44000 and int(meta["alloc_calls"]) >= 44000, meta
-    assert int(meta["alloc_live_bytes"]) == int(meta["leak_bytes"]), meta
+    assert meta["free_untracked"] == 0, meta
+    assert meta["free_calls"] >= 44000 and meta["alloc_calls"] >= 44000, meta
+    assert meta["alloc_live_bytes"] == meta["leak_bytes"], meta
 
 
 def run_ctl_phases(tmp, command):
@@ -599,14 +599,14 @@ def check_after_phase(doc):
     assert not [f for f in files if f.endswith("/before.dat")], files.keys()
     a = [v for f, v in files.items() if f.endswith("/after.dat")]
     assert a and (a[0]["opens"], a[0]["writes"], a[0]["bytes_written"]) == (1, 1, 50), a
-    assert meta["io_bytes_written"] == "50" and meta["io_bytes_read"] == "0", meta
-    assert meta["io_calls"] == "3", meta          # open, write, close
-    series = [tuple(map(int, l.split())) for l in meta["io_series"].split("\n") if l]
+    assert meta["io_bytes_written"] == 50 and meta["io_bytes_read"] == 0, meta
+    assert meta["io_calls"] == 3, meta          # open, write, close
+    series = series_rows(doc, "io_series")
     assert sum(w for _, _, w in series) == 50, series
     io = hk.node(hk.thread_of(doc, 0), "after", "put")
     assert (io["io_calls"], io["io_bytes_written"]) == (3, 50), io
-    assert meta["alloc_calls"] == "6" and meta["alloc_bytes"] == str(500 + 5 * 200), meta
-    return meta
+    assert meta["alloc_calls"] == 6 and meta["alloc_bytes"] == 500 + 5 * 200, meta
+    return doc
 
 
 @hk.not_under("address", "thread", why="the sanitizer owns malloc")
@@ -615,14 +615,14 @@ def test_ctl_reset_clears_io_and_alloc(tmp):
     blocks allocated before are no longer tracked (their frees are
     untracked, they are no leaks) and live bytes count from the reset."""
     doc = run_ctl_phases(tmp, "reset")
-    meta = check_after_phase(doc)
+    meta = check_after_phase(doc)["process"]["meta"]
     t = hk.thread_of(doc, 0)
     assert not [p for p, _ in hk.walk(t["roots"]) if p[-1] == "before"], "reset discards the tree"
     assert alloc_cols(hk.node(t, "after")) == (6, 1500, 5, 1000, 1, 500)
-    assert (meta["free_calls"], meta["free_bytes"], meta["free_untracked"]) == ("5", "1000", "2"), meta
-    assert (meta["leak_count"], meta["leak_bytes"]) == ("1", "500"), meta
-    assert (meta["alloc_live_bytes"], meta["alloc_peak_bytes"]) == ("500", "700"), meta
-    series = [tuple(map(int, l.split())) for l in meta["alloc_series"].split("\n") if l]
+    assert (meta["free_calls"], meta["free_bytes"], meta["free_untracked"]) == (5, 1000, 2), meta
+    assert (meta["leak_count"], meta["leak_bytes"]) == (1, 500), meta
+    assert (meta["alloc_live_bytes"], meta["alloc_peak_bytes"]) == (500, 700), meta
+    series = series_rows(doc, "alloc_series")
     assert series and max(m for _, m in series) == 700, series
 
 
@@ -632,16 +632,16 @@ def test_ctl_zerobase_rebases_io_and_alloc(tmp):
     blocks allocated before stay tracked (freed with their size, leaks of
     their context), the peak restarts from the live bytes at the zerobase."""
     doc = run_ctl_phases(tmp, "zerobase")
-    meta = check_after_phase(doc)
+    meta = check_after_phase(doc)["process"]["meta"]
     t = hk.thread_of(doc, 0)
     assert alloc_cols(hk.node(t, "before")) == (0, 0, 0, 0, 1, 3000)
     assert hk.node(t, "before", "put").get("io_calls", 0) == 0
     assert alloc_cols(hk.node(t, "after")) == (6, 1500, 7, 3000, 1, 500)
-    assert (meta["free_calls"], meta["free_bytes"], meta["free_untracked"]) == ("7", "3000", "0"), meta
-    assert (meta["leak_count"], meta["leak_bytes"]) == ("2", "3500"), meta
+    assert (meta["free_calls"], meta["free_bytes"], meta["free_untracked"]) == (7, 3000, 0), meta
+    assert (meta["leak_count"], meta["leak_bytes"]) == (2, 3500), meta
     # 5000 live at the zerobase, + 500 + 200 before the two 1000s go
-    assert (meta["alloc_live_bytes"], meta["alloc_peak_bytes"]) == ("3500", "5700"), meta
-    series = [tuple(map(int, l.split())) for l in meta["alloc_series"].split("\n") if l]
+    assert (meta["alloc_live_bytes"], meta["alloc_peak_bytes"]) == (3500, 5700), meta
+    series = series_rows(doc, "alloc_series")
     assert series and max(m for _, m in series) == 5700, series
 
 
@@ -678,5 +678,5 @@ def test_alloc_many_threads(tmp):
                 tot = [a + b for a, b in zip(tot, alloc_cols(n))]
     assert tot == [70000, made, 70000, made, 0, 0], tot
     meta = doc["process"]["meta"]
-    assert meta["free_untracked"] == "0", meta
-    assert int(meta["alloc_peak_bytes"]) < 64 * 1024, meta["alloc_peak_bytes"]
+    assert meta["free_untracked"] == 0, meta
+    assert meta["alloc_peak_bytes"] < 64 * 1024, meta["alloc_peak_bytes"]

@@ -167,17 +167,43 @@ def one_profile(tmp, exe=None):
     return ps[0]
 
 
-def export_json(tmp, prof):
-    p = hookit(tmp, "export", "--format=json", prof)
-    return json.loads(p.stdout)
+def nest(doc):
+    """A schema-2 document (or a list of them) with each thread's flat
+    "nodes" table also given as "roots", every node holding its
+    "children" (in the table's order), so tests can walk paths.  Builds it
+    without recursion, whatever the depth."""
+    if isinstance(doc, list):
+        return [nest(d) for d in doc]
+    assert doc.get("schema") == 2, f"not a schema-2 document: {list(doc)[:4]}"
+    for t in doc["threads"]:
+        if "roots" in t:
+            continue
+        nodes = t["nodes"]
+        for i, n in enumerate(nodes):
+            assert n["id"] == i, (i, n["id"])
+            n["children"] = []
+        roots = []
+        for n in nodes:
+            (roots if n["parent"] is None else nodes[n["parent"]]["children"]).append(n)
+        t["roots"] = roots
+    return doc
+
+
+def export_json(tmp, prof, *args):
+    """`hookit export --format=json` of prof, with "roots" added (nest)."""
+    p = hookit(tmp, "export", "--format=json", *args, prof)
+    return nest(json.loads(p.stdout))
 
 
 def walk(nodes, path=()):
-    """Yield (path, node) for every node; path is the tuple of names from the root."""
-    for n in nodes:
-        p = path + (n["name"],)
+    """Yield (path, node) for every node, in preorder; path is the tuple of
+    names from the root.  Iterative: trees may be thousands deep."""
+    stack = [(path, n) for n in reversed(nodes)]
+    while stack:
+        base, n = stack.pop()
+        p = base + (n["name"],)
         yield p, n
-        yield from walk(n.get("children", []), p)
+        stack.extend((p, c) for c in reversed(n.get("children", [])))
 
 
 def thread_of(doc, index=0):

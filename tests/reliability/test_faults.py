@@ -51,53 +51,103 @@ def umount(d):
     subprocess.run(["umount", "-l", d], capture_output=True)
 
 
-def test_output_dir_missing(tmp):
+def fallback_lines(stderr, bad_dir, reason, fallback):
+    """The two lines of an unusable output directory: one at start naming
+    it, why, and the fallback; one at the end naming the profile written.
+    Returns the profile's path."""
+    lines = hk.hookit_lines(stderr)
+    assert len(lines) == 2, f"expected two hookit lines, got:\n{stderr}"
+    assert bad_dir in lines[0] and reason in lines[0] and f"profiles go to {fallback}" in lines[0], lines
+    prefix = f"jprof: wrote {fallback}/hookit.fault_app."
+    assert prefix in lines[1] and lines[1].endswith(".prof"), lines
+    path = lines[1].split("jprof: wrote ", 1)[1]
+    assert os.path.isfile(path), path
+    return path
+
+
+def test_output_dir_missing_is_created_with_parents(tmp):
+    """uftrace -d and perf -o make what is missing; so does hookit, with
+    the umask honoured, and says nothing."""
     app(tmp)
     missing = os.path.join(tmp, "no", "such", "dir")
-    p = run_app(tmp, missing)
+    p = run_app(tmp, missing, preexec=lambda: os.umask(0o027))
     assert (p.returncode, p.stdout) == (3, EXPECT), (p.returncode, p.stdout, p.stderr)
-    one_hookit_line(p.stderr, missing, "No such file or directory")
-    assert not os.path.exists(os.path.join(tmp, "no"))
-    assert not no_profile_files(tmp)
+    assert hk.hookit_lines(p.stderr) == [], p.stderr
+    for d in ("no", "no/such", "no/such/dir"):
+        mode = os.stat(os.path.join(tmp, d)).st_mode & 0o777
+        assert mode == 0o750, (d, oct(mode))
+    prof = hk.one_profile(missing, "fault_app")
+    assert "fault_app" in hk.hookit(tmp, "report", "--flat", prof).stdout
+
+
+def test_run_output_dir_missing_is_created(tmp):
+    """hookit run -o a/b/c (relative) makes a/b/c."""
+    app(tmp)
+    p = hk.hookit(tmp, "run", "-o", "a/b/c", "--", os.path.join(tmp, "fault_app"), check=False)
+    assert (p.returncode, p.stdout) == (3, EXPECT), (p.returncode, p.stdout, p.stderr)
+    assert hk.hookit_lines(p.stderr) == [], p.stderr
+    hk.one_profile(os.path.join(tmp, "a", "b", "c"), "fault_app")
+
+
+def test_output_dir_not_a_directory_falls_back_to_tmpdir(tmp):
+    app(tmp)
+    bad = os.path.join(tmp, "afile")
+    open(bad, "w").close()
+    fb = os.path.join(tmp, "fallback")
+    os.makedirs(fb)
+    p = run_app(tmp, bad, env={"TMPDIR": fb})
+    assert (p.returncode, p.stdout) == (3, EXPECT), (p.returncode, p.stdout, p.stderr)
+    path = fallback_lines(p.stderr, bad, "Not a directory", fb)
+    assert os.path.dirname(path) == fb and os.path.getsize(bad) == 0
 
 
 def test_output_dir_read_only_mount(tmp):
+    """Reported at start; the profile goes to the current directory (no
+    TMPDIR) and the last line names it."""
     app(tmp)
     d = mount_tmpfs(tmp, "ro", "ro,size=64k")
     try:
-        p = run_app(tmp, d)
+        p = run_app(tmp, d, env={"TMPDIR": None})
         assert (p.returncode, p.stdout) == (3, EXPECT), (p.returncode, p.stdout, p.stderr)
-        one_hookit_line(p.stderr, d, "Read-only file system")
+        path = fallback_lines(p.stderr, d, "Read-only file system", tmp)
+        assert os.path.dirname(path) == tmp
     finally:
         umount(d)
 
 
 def test_output_dir_not_writable_for_the_user(tmp):
-    """A directory the (non-root) user may not write: run as nobody."""
+    """A directory the (non-root) user may not write: run as nobody, with
+    a TMPDIR nobody can write."""
     if not hk.have("setpriv") or os.getuid() != 0:
         hk.skip("needs root and setpriv to run as another user")
     app(tmp)
     os.chmod(tmp, 0o755)
     d = os.path.join(tmp, "rootonly")
     os.makedirs(d, mode=0o755)
-    e = hk.test_env(HOOKIT_OUTPUT=d)
+    fb = os.path.join(tmp, "nobodys")
+    os.makedirs(fb)
+    os.chown(fb, 65534, 65534)
+    e = hk.test_env(HOOKIT_OUTPUT=d, TMPDIR=fb)
     p = subprocess.run(["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups",
                         os.path.join(tmp, "fault_app")], cwd=d, env=e, capture_output=True,
                        text=True, timeout=60)
     assert (p.returncode, p.stdout) == (3, EXPECT), (p.returncode, p.stdout, p.stderr)
-    one_hookit_line(p.stderr, d, "Permission denied")
+    fallback_lines(p.stderr, d, "Permission denied", fb)
     assert os.listdir(d) == []
 
 
 def test_disk_full_tmpfs(tmp):
     """A 64 KiB tmpfs and a profile of about 200 KiB: the write fails, the
-    temporary file goes, the filesystem is left empty."""
+    temporary file goes, the filesystem is left empty, and the profile goes
+    to the fallback (the current directory), named in the one line."""
     app(tmp)
     d = mount_tmpfs(tmp, "full", "size=64k")
     try:
-        p = run_app(tmp, d, [20000])
+        p = run_app(tmp, d, [20000], env={"TMPDIR": None})
         assert p.returncode == 3 and p.stdout == "fault_app 1000070000\n", (p.returncode, p.stderr)
-        one_hookit_line(p.stderr, d, "No space left on device")
+        line = one_hookit_line(p.stderr, d, "No space left on device", "instead")
+        path = line.split("; wrote ", 1)[1].rsplit(" instead", 1)[0]
+        assert os.path.dirname(path) == tmp and os.path.isfile(path), line
         assert os.listdir(d) == [], os.listdir(d)
     finally:
         umount(d)

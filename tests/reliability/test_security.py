@@ -156,7 +156,8 @@ def test_env_values_are_never_format_strings(tmp):
     (or the program would crash on %n); the program is unaffected."""
     app(tmp)
     cases = {
-        "HOOKIT_OUTPUT": os.path.join(tmp, FORMATS),
+        # under a file, so the directory cannot be made and is reported
+        "HOOKIT_OUTPUT": os.path.join(tmp, "fault_app", FORMATS),
         "HOOKIT_PROFILER": FORMATS,
         "HOOKIT_PROFILING": FORMATS,
         "HOOKIT_DEBUG": FORMATS,

@@ -66,7 +66,7 @@ def test_merge_sum_min_mean_max(tmp):
     hk.hookit(tmp, "merge", "-o", out, a, a, b)
     doc = hk.export_json(tmp, out)
     meta = doc["process"]["meta"]
-    assert meta["merged_inputs"] == "3" and meta["input.2"].endswith("b.prof pid 2000 rank -1")
+    assert meta["merged_inputs"] == 3 and meta["input.2"].endswith("b.prof pid 2000 rank -1")
     fib = node_of(doc, 0, "main", "compute", "fib")
     assert fib["calls"] == 3 and fib["incl_ns"] == 2000000 and fib["excl_ns"] == 800000
     assert (fib["inputs"], fib["min_incl_ns"], fib["mean_incl_ns"], fib["max_incl_ns"]) == \
@@ -99,7 +99,7 @@ def test_merge_threads_and_many_inputs(tmp):
     assert {n["name"] for n in t["roots"]} == {"main", "worker"}
     fib = hk.node(t, "worker", "compute", "fib")
     assert fib["calls"] == 80 and fib["inputs"] == 40 and fib["max_incl_ns"] == 600000
-    assert doc["process"]["meta"]["merged_inputs"] == "40"
+    assert doc["process"]["meta"]["merged_inputs"] == 40
 
 
 def test_merge_refuses_bad_input(tmp):
@@ -112,3 +112,44 @@ def test_merge_refuses_bad_input(tmp):
     assert p.returncode == 1 and "bad.prof" in p.stderr and not os.path.exists(out), p.stderr
     p = hk.hookit(tmp, "merge", a, check=False)
     assert p.returncode == 2 and "-o OUT" in p.stderr
+
+
+DIFF_APP = r"""
+#include <stdio.h>
+#include <stdlib.h>
+int down(int n) { return n ? 1 + down(n - 1) : 0; }
+int work(int n) { int s = 0; for (int i = 0; i < n; i++) s += i % 7; return s; }
+int main(int argc, char **argv) { printf("%d %d\n", work(atoi(argv[1])), down(999)); return 0; }
+"""
+
+
+def test_diff_across_builds_with_other_exe_names(tmp):
+    """app and app_v2: the main executable's functions match by name, the
+    header says so, nothing is 'new' or 'gone', and the recursion 1,000
+    deep reads as one step of the path."""
+    src = os.path.join(tmp, "app.c")
+    with open(src, "w") as f:
+        f.write(DIFF_APP)
+    a_dir, b_dir = os.path.join(tmp, "a"), os.path.join(tmp, "b")
+    os.makedirs(a_dir)
+    os.makedirs(b_dir)
+    hk.run(a_dir, [hk.cc(tmp, [src], "app"), "1000"], env={"HOOKIT_OUTPUT": a_dir})
+    hk.run(b_dir, [hk.cc(tmp, [src], "app_v2"), "200000"], env={"HOOKIT_OUTPUT": b_dir})
+    a, b = hk.one_profile(a_dir, "app"), hk.one_profile(b_dir, "app_v2")
+    out = hk.hookit(tmp, "diff", "--limit", "0", a, b).stdout
+    assert "matched: functions by name; the main executables app (A) and app_v2 (B) as one module" \
+        in out, out
+    rows = [l for l in out.splitlines() if re.match(r"\s+\d+\s+\d+\s+[+-]\d+", l)]
+    assert rows and not [l for l in rows if " new " in l or " gone " in l], out
+    fn_rows = [l for l in rows if l.endswith(":work") or l.endswith(":main") or l.endswith(":down")]
+    assert len(fn_rows) == 3 and all(":" in l and "app:" in l for l in fn_rows), fn_rows
+    assert "down > down" not in out
+    assert re.search(r"main > down \u00d71000$", out, re.M), out
+    work = [l for l in rows if l.endswith("main > work")]
+    assert len(work) == 1, out
+
+
+def test_diff_same_exe_says_how_matched(tmp):
+    a, b = fixed.fixed_profiles(tmp)
+    out = hk.hookit(tmp, "diff", a, b).stdout
+    assert re.search(r"^matched: functions by name and module \(main executable \S+\)", out, re.M), out

@@ -138,7 +138,7 @@ def test_threshold_drops_short_calls(tmp):
     (header, lines), = listing(tmp, trace)
     assert [text for _, _, text in lines] == ["main() {", "  slow();", "} main()"], lines
     doc = hk.export_json(tmp, trace)
-    assert doc["process"]["meta"]["trace_threshold_ns"] == "1000000"
+    assert doc["process"]["meta"]["trace_threshold_ns"] == 1000000
     assert int(doc["process"]["meta"]["trace_short_calls_dropped"]) == 10
 
 
@@ -251,12 +251,25 @@ def test_chrome_and_folded_of_fork_family(tmp):
     assert re.search(r"\s0\s+2\s+\S+\s+\S+\s+F:flow\.main\(\)", merged), merged
 
 
-def test_unwritable_output_one_line_status_kept(tmp):
+def test_unwritable_output_reported_trace_kept_status_kept(tmp):
+    """An output 'directory' that is a file: one line at start, the trace
+    in the fallback (the current directory), a last line naming it."""
+    exe = build(tmp)
+    bad = os.path.join(tmp, "afile")
+    open(bad, "w").close()
+    rc, out, err, pid = hk.popen_run(tmp, [exe], env={"HOOKIT_PROFILER": "libhktrace.so",
+                                                      "HOOKIT_OUTPUT": bad, "TMPDIR": None})
+    assert rc == 0 and out.strip() == "14", (rc, out, err)
+    lines = hk.hookit_lines(err, pid)
+    assert len(lines) == 2 and bad in lines[0] and "Not a directory" in lines[0], err
+    assert lines[1].startswith(f"hookit[{pid}]: hktrace: wrote {tmp}/hookit.flow."), err
+    assert len(traces(tmp)) == 1
+
+
+def test_missing_output_dir_is_created_for_traces(tmp):
     exe = build(tmp)
     missing = os.path.join(tmp, "no", "such", "dir")
     rc, out, err, pid = hk.popen_run(tmp, [exe], env={"HOOKIT_PROFILER": "libhktrace.so",
                                                       "HOOKIT_OUTPUT": missing})
-    assert rc == 0 and out.strip() == "14", (rc, out, err)
-    lines = hk.hookit_lines(err, pid)
-    assert len(lines) == 1 and "hktrace" in lines[0] and missing in lines[0], err
-    assert traces(tmp) == []
+    assert rc == 0 and out.strip() == "14" and hk.hookit_lines(err, pid) == [], (rc, out, err)
+    assert len(traces(missing)) == 1

@@ -71,6 +71,15 @@ def test_recursion_rule_flat_and_callers(tmp):
     assert sum(int(r[1][:-2]) for r in rows) == 500000, out
     assert sum(int(r[2][:-2]) for r in rows) == 500000, out
     assert "total 500000ns" in out, out
+    # collapsed (the default): the inner calls in one row
+    recursive = [r for r in rows if "[within the recursion]" in " ".join(r)]
+    assert recursive and recursive[0][1] == "0ns" and recursive[0][0] == "6", out
+    # apart: fib as its own caller, marked
+    out = report(tmp, ["--callers", "fib", "--units", "ns", "--thread", "1000",
+                       "--no-collapse-recursion", "A"], a, a).stdout
+    rows = [l.split() for l in out.splitlines() if l.strip().split()[:1] and
+            l.split()[0].isdigit()]
+    assert sum(int(r[1][:-2]) for r in rows) == 500000, out
     recursive = [r for r in rows if "(recursive)" in " ".join(r)]
     assert recursive and recursive[0][1] == "0ns" and recursive[0][0] == "6", out
 
@@ -80,7 +89,7 @@ def test_merge_threads_sums_by_path(tmp):
     doc = hk.export_json(tmp, a)
     merged = hk.hookit(tmp, "export", "--format=json", "--merge-threads", a).stdout
     import json
-    m = json.loads(merged)
+    m = hk.nest(json.loads(merged))
     assert len(m["threads"]) == 1
     paths = hk.call_counts(m["threads"][0])
     assert paths[("main", "compute", "fib")] == 1

@@ -38,7 +38,6 @@ def test_usage_errors_exit_2(tmp):
     usage_error(tmp, [], "hookit: missing command")
     usage_error(tmp, ["frobnicate"], "hookit: unknown command 'frobnicate'\nTry 'hookit --help'.")
     usage_error(tmp, ["--frob"], "hookit: unknown option '--frob'")
-    usage_error(tmp, ["report"], "hookit: report: no profile given\nTry 'hookit report --help'.")
     usage_error(tmp, ["report", "--bogus", "x"], "hookit: report: unknown option '--bogus'")
     usage_error(tmp, ["report", "-z", "x"], "hookit: report: unknown option '-z'")
     usage_error(tmp, ["report", "x", "--thread"], "hookit: report: option '--thread' needs an argument")

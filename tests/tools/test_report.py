@@ -12,7 +12,7 @@ TREE_T0 = b"""\
      1          1   100.00us   600.00us   F:demo.fib()
      2          2   200.00us   500.00us    F:demo.fib()
      3          4   300.00us   300.00us     F:demo.fib()
-     1          3   150.00us   300.00us   F:libunits.so.units::operator"" _km(unsigned long long)
+     1          3   150.00us   300.00us   F:libunits.so.units::operator"" _km()
      2          2   100.00us   100.00us    F:demo.fib()
      2          3    50.00us    50.00us    F:libc.so.6.io_read()
      1          5    40.00us    40.00us   MPI:MPI_Send()
@@ -33,7 +33,7 @@ FLAT_T0 = b"""\
 == pid 4242  tid 4242  thread 0 (main)  exe /usr/local/bin/demo app
   %time       self  cumulative      calls  self/call  total/call  name
   70.00   700.00us    700.00us          9    77.78us     77.78us  F:demo.fib()
-  15.00   150.00us    850.00us          3    50.00us    100.00us  F:libunits.so.units::operator"" _km(unsigned long long)
+  15.00   150.00us    850.00us          3    50.00us    100.00us  F:libunits.so.units::operator"" _km()
    6.00    60.00us    910.00us          1    60.00us      1.00ms  F:demo.main()
    5.00    50.00us    960.00us          3    16.67us     16.67us  F:libc.so.6.io_read()
    4.00    40.00us      1.00ms          5     8.00us      8.00us  MPI:MPI_Send()

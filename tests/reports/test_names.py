@@ -1,0 +1,60 @@
+"""C++ names a person can read: the simple form by default (no return type,
+template arguments or parameters, unless needed to tell two functions
+apart), --demangle=full|simple|no, signatures ending in const, static
+initialisers, and the full name always in the JSON."""
+import os, re, sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import hk  # noqa: E402
+
+SRC = os.path.join(os.path.dirname(os.path.abspath(__file__)), "progs", "names.cc")
+
+
+def profile(tmp, compiler="g++"):
+    exe = hk.cc(tmp, [SRC], "names", compiler=compiler, flags=["-O0"], link_hookit=False)
+    p = hk.hookit(tmp, "run", "--", exe)
+    assert p.stdout == "init\n12 40 6 5\n", p.stdout
+    return hk.one_profile(tmp, "names")
+
+
+def names(tmp, prof, *args):
+    out = hk.hookit(tmp, "report", "--flat", *args, prof).stdout
+    return [l.split("  F:", 1)[1] for l in out.splitlines() if "  F:" in l]
+
+
+def test_simple_names_by_default(tmp):
+    prof = profile(tmp)
+    simple = names(tmp, prof)
+    assert "names.Walker::Iterate()" in simple, simple
+    assert "names.main()" in simple and "names.make()" in simple
+    # instantiations the simple form would make equal keep their parameters
+    assert "names.twice(int)" in simple and "names.twice(double)" in simple, simple
+    assert not [n for n in simple if "<" in n and "operator<" not in n], simple
+    assert max(len(n) for n in simple) < 160, max(simple, key=len)
+    assert len(set(simple)) == len(simple), "two functions shown with one name"
+    assert names(tmp, prof, "--demangle=simple") == simple
+
+
+def test_full_names_and_const(tmp):
+    prof = profile(tmp)
+    full = names(tmp, prof, "--demangle=full")
+    assert "names.Walker::Iterate(int) const" in full, full
+    assert not [n for n in full if n.endswith("const()")], full
+    assert "names.int twice<int>(int)" in full, full
+    assert any(n.startswith("names.std::vector<int, std::allocator<int> >::") for n in full), full
+
+
+def test_static_initializer_and_no(tmp):
+    prof = profile(tmp)
+    assert "names.global constructors keyed to init_obj()" in names(tmp, prof)
+    raw = names(tmp, prof, "--demangle=no")
+    assert "names._GLOBAL__sub_I_init_obj" in raw and "names.main" in raw, raw
+    p = hk.hookit(tmp, "report", "--demangle=short", prof, check=False)
+    assert p.returncode == 2 and "--demangle is full, simple or no" in p.stderr
+
+
+def test_json_keeps_the_full_name(tmp):
+    prof = profile(tmp)
+    doc = hk.export_json(tmp, prof)
+    allnames = {n["name"] for _, n in hk.walk(doc["threads"][0]["roots"])}
+    assert "Walker::Iterate(int) const" in allnames and "int twice<int>(int)" in allnames, allnames

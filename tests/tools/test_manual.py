@@ -1,0 +1,82 @@
+"""The manual is complete and the help agrees with itself: `hookit help
+CMD` is `hookit CMD --help`; the man page names every command, every long
+option of every command's --help, and every environment variable of the
+README's table; bash completion completes commands, options and profiles."""
+import os, re, subprocess, sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import hk  # noqa: E402
+
+MAN = os.path.join(hk.ROOT, "docs", "hookit.1")
+COMPLETION = os.path.join(hk.ROOT, "tools", "hookit-completion.bash")
+
+
+def commands(tmp):
+    out = hk.hookit(tmp, "--help").stdout
+    cmds = re.findall(r"^  ([a-z]+) ", out.split("Commands:", 1)[1], re.M)
+    assert len(cmds) >= 10, out
+    return cmds
+
+
+def man_text():
+    # roff escapes: "\-" is "-"
+    return open(MAN).read().replace("\\-", "-")
+
+
+def test_help_cmd_equals_cmd_help(tmp):
+    for c in commands(tmp):
+        a, b = hk.hookit(tmp, "help", c), hk.hookit(tmp, c, "--help")
+        assert a.stdout == b.stdout and a.stdout, c
+    p = hk.hookit(tmp, "help", "nosuch", check=False)
+    assert p.returncode == 2 and "unknown command 'nosuch'" in p.stderr
+
+
+def test_man_page_names_every_command_and_option(tmp):
+    man = man_text()
+    missing = []
+    for c in commands(tmp):
+        if not re.search(r"^\.B(?:I)? " + c + r"\b", man, re.M):
+            missing.append(f"command {c}")
+        for opt in sorted(set(re.findall(r"--[a-z][a-z-]+", hk.hookit(tmp, c, "--help").stdout))):
+            if opt == "--help":
+                continue
+            if opt not in man:
+                missing.append(f"{c} {opt}")
+    assert not missing, "not in docs/hookit.1: " + ", ".join(missing)
+
+
+def test_man_page_names_every_environment_variable(tmp):
+    readme = open(os.path.join(hk.ROOT, "README.md")).read()
+    env = re.findall(r"^\| `([A-Z][A-Z_]+)` \|", readme, re.M)
+    assert "HOOKIT_FOLLOW" in env and "HOOKIT_OUTPUT" in env, env
+    man = man_text()
+    section = man.split(".SH ENVIRONMENT", 1)[1].split(".SH ", 1)[0]
+    missing = [v for v in env if v not in section]
+    assert not missing, f"ENVIRONMENT of docs/hookit.1 lacks {missing}"
+
+
+def complete(tmp, *words):
+    """COMPREPLY for the command line `hookit WORDS...` (the last word is
+    the one being completed)."""
+    if not hk.have("bash"):
+        hk.skip("bash not installed")
+    words = [hk.BIN] + list(words)
+    script = (f"source {COMPLETION}\n"
+              f"COMP_WORDS=({' '.join(repr(w) for w in words)})\n"
+              f"COMP_CWORD={len(words) - 1}\n"
+              "shopt -s extglob\n_hookit\nprintf '%s\\n' \"${COMPREPLY[@]}\"\n")
+    p = subprocess.run(["bash", "-c", script], capture_output=True, text=True, cwd=tmp)
+    assert p.returncode == 0, p.stderr
+    return sorted(filter(None, p.stdout.split("\n")))
+
+
+def test_bash_completion(tmp):
+    assert "report" in complete(tmp, "re") and "recover" in complete(tmp, "re")
+    assert complete(tmp, "exp") == ["export"]
+    opts = complete(tmp, "report", "--")
+    assert "--flat" in opts and "--demangle" in opts and "--callers" in opts, opts
+    assert "pprof" in complete(tmp, "export", "--format", "pp")
+    for name in ("hookit.app.1.prof", "hookit.app.2.trace", "notes.txt"):
+        open(os.path.join(tmp, name), "w").close()
+    files = complete(tmp, "report", "hook")
+    assert files == ["hookit.app.1.prof", "hookit.app.2.trace"], files
