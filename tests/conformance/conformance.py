@@ -311,17 +311,17 @@ def canon_tree(tree):
 
 
 def read_hookit(doc):
+    """A thread's paths from the export's flat node table (schema 2: every
+    node after its parent), without recursion whatever the depth."""
     threads = []
     for t in doc["threads"]:
         paths = {}
-
-        def walk(nodes, prefix):
-            for n in nodes:
-                p = prefix + (n["name"],)
-                if n["calls"]:
-                    paths[p] = paths.get(p, 0) + n["calls"]
-                walk(n.get("children", []), p)
-        walk(t["roots"], ())
+        path_of = []
+        for n in t["nodes"]:
+            p = (path_of[n["parent"]] if n["parent"] is not None else ()) + (n["name"],)
+            path_of.append(p)
+            if n["calls"]:
+                paths[p] = paths.get(p, 0) + n["calls"]
         if paths:
             threads.append({"tid": t["tid"], "index": t["index"], "tree": paths})
     pr = doc["process"]
