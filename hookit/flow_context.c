@@ -38,9 +38,12 @@ HK_NOINSTR static int started_put(const ucontext_t *ucp, void (*fn)(void), const
     return rc;
 }
 
-/* The entry made for ucp, taken out of the table (its function runs once:
- * a context made again goes through makecontext again). */
-HK_NOINSTR static struct started started_take(const ucontext_t *ucp)
+/* The entry made for ucp.  Entries stay: a context whose function
+ * returned can be resumed again from its start, and then runs through
+ * context_start again.  A ucontext_t made again replaces its entry; when
+ * 4096 different ones are in the table, the next ones start without
+ * context_start (the fallback rule then covers their end). */
+HK_NOINSTR static struct started started_get(const ucontext_t *ucp)
 {
     struct started s = { 0 };
     sigset_t mask;
@@ -51,18 +54,6 @@ HK_NOINSTR static struct started started_take(const ucontext_t *ucp)
             s = started[i];
             break;
         }
-    if (s.ucp) {
-        /* Open addressing: the entries after it that hashed before it move up. */
-        started[i].ucp = NULL;
-        for (uint32_t j = (i + 1) & (STARTED_SLOTS - 1); started[j].ucp; j = (j + 1) & (STARTED_SLOTS - 1)) {
-            struct started e = started[j];
-            started[j].ucp = NULL;
-            uint32_t k = started_slot(e.ucp);
-            while (started[k].ucp)
-                k = (k + 1) & (STARTED_SLOTS - 1);
-            started[k] = e;
-        }
-    }
     lc_unlock(&started_lock, &mask);
     return s;
 }
@@ -72,7 +63,9 @@ HK_NOINSTR static struct started started_take(const ucontext_t *ucp)
 HK_NOINSTR static void context_start(unsigned hi, unsigned lo, long a0, long a1, long a2, long a3)
 {
     const ucontext_t *ucp = (const ucontext_t *)((uintptr_t)hi << 32 | lo);
-    struct started s = started_take(ucp);
+    struct started s = started_get(ucp);
+    if (!s.fn)
+        return;                 /* cannot be: only a context with an entry starts here */
     ((void (*)(long, long, long, long))s.fn)(a0, a1, a2, a3);
     hk_flow_tell(HOOKIT_FLOW_ENDED, 0, 0, ucp, s.link);
 }
