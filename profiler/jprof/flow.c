@@ -185,12 +185,17 @@ JP_NOINSTR static void jump(struct jp_thread *t, uint64_t m, uint64_t now)
     close_to(t, t->floor + above, now);
 }
 
+/* Frames deeper than the catching frame, whose stack pointer is sp, are
+ * gone.  The test is on each frame's CFA: all of a frame that was unwound
+ * lies below the catcher's stack pointer, while the catcher's own frames
+ * (its inlined callees included) and its callers have theirs above it, even
+ * when their stack pointer at the hook was lower (pushes, alignment). */
 JP_NOINSTR static void catch_at(struct jp_thread *t, uintptr_t sp, uint64_t now)
 {
     int here = on_stack(t, sp);
     while (jp_depth(t) > t->floor) {
         const struct arena_frame *f = &t->stack[jp_depth(t)];
-        if (on_stack(t, f->sp) != here || f->sp >= sp)
+        if (on_stack(t, f->sp) != here || f->sp >= sp || (here && jp_frame_cfa(t, f) > sp))
             break;
         jp_close_top(t, now);
     }

@@ -196,6 +196,8 @@ void jp_exit_mono(void *fn, void *site);
  * for fn below the top without counting a call: a context frame (a fork
  * child's inherited path, a coroutine resumed elsewhere).  0 or -1. */
 void jp_close_top(struct jp_thread *t, uint64_t now);
+/* A frame's canonical frame address (tree.c; on the thread's own stack). */
+uintptr_t jp_frame_cfa(const struct jp_thread *t, const struct arena_frame *f);
 int jp_open_context(struct jp_thread *t, uint64_t fn, uintptr_t sp, uint64_t now);
 /* Sampling mode: exact counts, no clock; time comes from samples. */
 void jp_enter_counted(void *fn, void *site);

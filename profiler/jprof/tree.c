@@ -62,18 +62,56 @@ JP_NOINSTR static inline void close_top(struct jp_thread *t, uint64_t now)
     jp_node(f->node)->incl += now - f->t0;
 }
 
+/* A frame's canonical frame address (its caller's stack pointer before the
+ * call): the slot just above the return address the compiler passed as
+ * the call site, searched for upwards from the function's stack pointer
+ * at its hook.  Unlike that stack pointer, which moves with pushes and
+ * alignment inside a function (GCC -O3 enters an inlined callee with a
+ * higher one than its host's), the CFA is one per machine frame: a
+ * callee's is below its caller's, inlined copies share their host's.
+ * Searched only on the rare paths that need it; lim bounds the search to
+ * the stack.  Not found (a frame over 1 KiB, a stack written over): the
+ * stack pointer plus one stands in. */
+#define CFA_SEARCH_SLOTS 128
+/* The search reads instrumented functions' frames on purpose, which
+ * AddressSanitizer (make check's sanitizer variant) would take for an
+ * overflow of ours. */
+#define JP_READS_PROGRAM_FRAMES __attribute__((no_sanitize_address))
+
+JP_NOINSTR JP_READS_PROGRAM_FRAMES static uintptr_t frame_cfa(uintptr_t sp, uintptr_t site, uintptr_t lim)
+{
+    const uintptr_t *w = (const uintptr_t *)sp;
+    for (int i = 0; site && i < CFA_SEARCH_SLOTS && (uintptr_t)&w[i + 1] <= lim; i++)
+        if (w[i] == site)
+            return (uintptr_t)&w[i + 1];
+    return sp + 1;
+}
+
 /* The fallback for what no flow event reported (see the file comment):
- * frames above the floor whose position is below sp on the same stack are
- * gone.  A frame on another stack than the current one is kept while we
- * run on that other stack (a handler on sigaltstack), dropped once we are
- * back on ours. */
-JP_NOINSTR __attribute__((noinline)) static void cut_back(struct jp_thread *t, uintptr_t sp, uint64_t now)
+ * frames above the floor whose CFA is below the new entry's on the same
+ * stack are gone.  A frame on another stack than the current one is kept
+ * while we run on that other stack (a handler on sigaltstack), dropped once
+ * we are back on ours. */
+JP_NOINSTR __attribute__((noinline)) static void cut_back(struct jp_thread *t, uintptr_t sp, uintptr_t site,
+                                                           uint64_t now)
 {
     int here = on_stack(t, sp);
+    uintptr_t cfa = 0;
     while (jp_depth(t) > t->floor) {
         const struct arena_frame *f = &t->stack[jp_depth(t)];
         int there = on_stack(t, f->sp);
-        int gone = (here == there) ? f->sp < sp : (here && !there);
+        int gone;
+        if (here != there) {
+            gone = here && !there;
+        } else if (f->sp >= sp) {
+            gone = 0;
+        } else if (!here) {
+            gone = 1;           /* another stack whose bounds we do not know: as before */
+        } else {
+            if (!cfa)
+                cfa = frame_cfa(sp, site, t->stack_hi);
+            gone = frame_cfa(f->sp, f->site, t->stack_hi) < cfa;
+        }
         if (!gone)
             break;
         close_top(t, now);
@@ -183,6 +221,11 @@ JP_NOINSTR void jp_close_top(struct jp_thread *t, uint64_t now)
     close_top(t, now);
 }
 
+JP_NOINSTR uintptr_t jp_frame_cfa(const struct jp_thread *t, const struct arena_frame *f)
+{
+    return frame_cfa(f->sp, f->site, t->stack_hi);
+}
+
 JP_NOINSTR int jp_open_context(struct jp_thread *t, uint64_t fn, uintptr_t sp, uint64_t now)
 {
     uint32_t depth = jp_depth(t);
@@ -239,12 +282,12 @@ JP_NOINSTR __attribute__((always_inline)) static inline void hook_end(struct are
  * a child not found as the parent's last one, a full shadow stack.  Busy
  * is held; everything else is read again from t.  A synthetic frame
  * (see enter) never closes others. */
-JP_NOINSTR __attribute__((noinline)) static void enter_slow(struct jp_thread *t, uint64_t fn, uintptr_t sp,
-                                                            uint64_t now, int synthetic)
+JP_NOINSTR __attribute__((noinline)) static void enter_slow(struct jp_thread *t, uint64_t fn, uintptr_t site,
+                                                            uintptr_t sp, uint64_t now, int synthetic)
 {
     struct arena_thread *rec = t->rec;
     if (!synthetic && t->stack[rec->depth].sp < sp)
-        cut_back(t, sp, now);
+        cut_back(t, sp, site, now);
     uint32_t depth = rec->depth;
     arena_ref cur = t->stack[depth].node;
     arena_ref c = jp_node(cur)->last_child;
@@ -252,7 +295,7 @@ JP_NOINSTR __attribute__((noinline)) static void enter_slow(struct jp_thread *t,
         c = find_child(t, cur, fn);
     if (c && (depth + 1 < t->capacity || jp_grow_stack(t) == 0)) {
         jp_node(c)->calls++;
-        t->stack[++depth] = (struct arena_frame){ .t0 = now, .sp = sp, .node = c };
+        t->stack[++depth] = (struct arena_frame){ .t0 = now, .sp = sp, .site = site, .node = c };
         t->cur = c;
     } else {
         rec->dropped++;
@@ -270,13 +313,14 @@ JP_NOINSTR static inline uintptr_t synthetic_sp(const struct jp_thread *t)
 }
 
 /* This thread's first event: attach it, then enter as usual. */
-JP_NOINSTR __attribute__((noinline)) static void enter_first(int clock, void *fn, uintptr_t sp, int synthetic)
+JP_NOINSTR __attribute__((noinline)) static void enter_first(int clock, void *fn, void *site, uintptr_t sp,
+                                                             int synthetic)
 {
     struct jp_thread *t = jp_thread_attach();
     uint64_t now;
     if (!t || !hook_begin(t, t->rec, clock, &now))
         return;
-    enter_slow(t, (uint64_t)fn, synthetic ? synthetic_sp(t) : sp, now, synthetic);
+    enter_slow(t, (uint64_t)fn, (uintptr_t)site, synthetic ? synthetic_sp(t) : sp, now, synthetic);
 }
 
 /* Entry.  Untimed entries (CLOCK_NONE, the sampling mode) only count;
@@ -286,13 +330,14 @@ JP_NOINSTR __attribute__((noinline)) static void enter_first(int clock, void *fn
  * it.  Every way off the fast path is a tail call, so the fast path saves no
  * registers; it is written with locals throughout (every store to the
  * arena could alias the thread state for the compiler). */
-JP_NOINSTR __attribute__((always_inline)) static inline void enter(int clock, void *fn, int synthetic)
+JP_NOINSTR __attribute__((always_inline)) static inline void enter(int clock, void *fn, void *site,
+                                                                  int synthetic)
 {
     uintptr_t sp = (uintptr_t)__builtin_dwarf_cfa();
     struct jp_thread *t = jp_self;
     if (JP_UNLIKELY((uintptr_t)t <= (uintptr_t)JP_SENTINEL)) {
         if (!t)
-            enter_first(clock, fn, sp, synthetic);
+            enter_first(clock, fn, site, sp, synthetic);
         else if (t == JP_FORKING)
             jp_fork_window_hook();
         return;
@@ -310,12 +355,13 @@ JP_NOINSTR __attribute__((always_inline)) static inline void enter(int clock, vo
     struct arena_node *n = (struct arena_node *)(base + (size_t)c * ARENA_SLOT);
     if (JP_UNLIKELY(top->sp < sp) || JP_UNLIKELY(!c) || JP_UNLIKELY(fn_of(n) != (uint64_t)fn) ||
         JP_UNLIKELY(depth + 1 >= t->capacity)) {
-        enter_slow(t, (uint64_t)fn, sp, now, synthetic);
+        enter_slow(t, (uint64_t)fn, (uintptr_t)site, sp, now, synthetic);
         return;
     }
     n->calls++;
     top[1].t0 = now;
     top[1].sp = sp;
+    top[1].site = (uintptr_t)site;
     top[1].node = c;
     t->cur = c;
     barrier();                  /* the frame is complete before it counts */
@@ -376,11 +422,11 @@ JP_NOINSTR __attribute__((always_inline)) static inline void leave(int clock, vo
  * them, and so their speed, moves with every change elsewhere in the
  * library. */
 #define HOT_ENTRY JP_NOINSTR __attribute__((aligned(64)))
-HOT_ENTRY void jp_enter_tsc(void *fn, void *site) { (void)site; enter(CLOCK_TSC, fn, 0); }
+HOT_ENTRY void jp_enter_tsc(void *fn, void *site) { enter(CLOCK_TSC, fn, site, 0); }
 HOT_ENTRY void jp_exit_tsc(void *fn, void *site) { (void)site; leave(CLOCK_TSC, fn); }
-HOT_ENTRY void jp_enter_mono(void *fn, void *site) { (void)site; enter(CLOCK_MONO, fn, 0); }
+HOT_ENTRY void jp_enter_mono(void *fn, void *site) { enter(CLOCK_MONO, fn, site, 0); }
 HOT_ENTRY void jp_exit_mono(void *fn, void *site) { (void)site; leave(CLOCK_MONO, fn); }
-HOT_ENTRY void jp_enter_counted(void *fn, void *site) { (void)site; enter(CLOCK_NONE, fn, 0); }
+HOT_ENTRY void jp_enter_counted(void *fn, void *site) { enter(CLOCK_NONE, fn, site, 0); }
 HOT_ENTRY void jp_exit_counted(void *fn, void *site) { (void)site; leave(CLOCK_NONE, fn); }
 
 JP_NOINSTR static int clock_in_use(void)
@@ -394,7 +440,7 @@ JP_NOINSTR static int clock_in_use(void)
  * like any exit. */
 JP_NOINSTR void jp_enter_synthetic(uint64_t key)
 {
-    enter(clock_in_use(), (void *)(uintptr_t)key, 1);
+    enter(clock_in_use(), (void *)(uintptr_t)key, NULL, 1);
 }
 
 JP_NOINSTR void jp_exit_synthetic(uint64_t key)
