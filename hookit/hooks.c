@@ -48,6 +48,38 @@ HK_EXPORT HK_NOINSTR void __cyg_profile_func_exit(void *fn, void *site)
         attend();
 }
 
+/* After exit() began (a plugin with HOOKIT_CAP_LATE_EXIT), only the exiting
+ * thread's hooks still reach the plugin: its atexit handlers and
+ * destructors are the program's last code, while threads that outlived
+ * the shoot-down must not change their trees under the final profile.
+ * The plugin's entry points are reached by a tail jump as before, so the
+ * frame address they see is the instrumented function's. */
+static __thread int exiting_thread __attribute__((tls_model("initial-exec")));
+static hookit_fast_fn plugin_enter, plugin_exit;
+
+HK_NOINSTR static void exiting_enter(void *fn, void *site)
+{
+    if (exiting_thread)
+        plugin_enter(fn, site);
+}
+
+HK_NOINSTR static void exiting_exit(void *fn, void *site)
+{
+    if (exiting_thread)
+        plugin_exit(fn, site);
+}
+
+HK_NOINSTR void hk_hooks_only_this_thread(void)
+{
+    exiting_thread = 1;
+    if (hk_hot.enter == exiting_enter)
+        return;
+    plugin_enter = hk_hot.enter;
+    plugin_exit = hk_hot.exit;
+    __atomic_store_n(&hk_hot.enter, exiting_enter, __ATOMIC_RELEASE);
+    __atomic_store_n(&hk_hot.exit, exiting_exit, __ATOMIC_RELEASE);
+}
+
 /* Hidden aliases for our own callers (MPI frames, wrappers): a call to the
  * exported name could bind through the PLT to glibc's no-op hooks. */
 extern void hk_func_enter(void *fn, void *site)

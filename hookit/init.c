@@ -94,6 +94,7 @@ HK_NOINSTR static int finish_later(int how)
 {
     if (how != LC_EXIT_NORMAL || !(hk_plugin.info.caps & HOOKIT_CAP_LATE_EXIT))
         return 0;
+    hk_hooks_only_this_thread();
     send(HOOKIT_EV_EXITING);
     return 1;
 }

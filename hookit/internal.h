@@ -39,6 +39,11 @@ extern struct hk_hot hk_hot;
 static inline int hk_collecting_now(void) { return __atomic_load_n(&hk_hot.collecting, __ATOMIC_RELAXED); }
 static inline void hk_set_collecting(int on) { __atomic_store_n(&hk_hot.collecting, on, __ATOMIC_RELAXED); }
 
+/* From now on only the calling thread's hooks reach the plugin (hooks.c):
+ * the end of the process, after which its atexit handlers and destructors
+ * still run. */
+void hk_hooks_only_this_thread(void);
+
 /* The loaded plugin (plugin.c). */
 struct hk_plugin {
     struct hookit_plugin info;
