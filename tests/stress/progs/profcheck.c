@@ -89,6 +89,14 @@ static int bad(const char *file, const char *what, unsigned t, unsigned i)
     return 1;
 }
 
+static int has_child(const struct prof_thread *th, uint32_t i)
+{
+    for (uint32_t j = i + 1; j < th->nnodes; j++)
+        if (th->nodes[j].parent == i)
+            return 1;
+    return 0;
+}
+
 static int check(const char *file, const struct profile *p, unsigned long long *nodes,
                  unsigned long long *maxdepth)
 {
@@ -111,7 +119,12 @@ static int check(const char *file, const struct profile *p, unsigned long long *
              * threads' times: only a real thread is bounded by the run */
             if (n->incl_ns > limit && th->index != UINT32_MAX)
                 return bad(file, "inclusive time longer than the process ran", t, i);
-            if (n->calls == 0)
+            /* A node without calls is a context frame: a fork child's
+             * inherited path (a chain from a root), or a frame opened again
+             * above others (a coroutine resumed elsewhere), which has what
+             * ran in it below. */
+            if (n->calls == 0 && n->parent != PROF_NONE && th->nodes[n->parent].calls != 0 &&
+                !has_child(th, i))
                 return bad(file, "a node without calls", t, i);
             depth[i] = n->parent == PROF_NONE ? 1 : depth[n->parent] + 1;
             if (depth[i] > *maxdepth)
