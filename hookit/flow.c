@@ -42,6 +42,15 @@ HK_NOINSTR static int dead_by(uint64_t old, uint64_t now)
     return (old >> 32) == (now >> 32) && (uint32_t)old > (uint32_t)now;
 }
 
+/* Buffers are found by a short probe from their hash: a program calling
+ * setjmp for every protected call (Lua's pcall) pays a few compares. */
+#define PROBES 8u
+
+HK_NOINSTR static uint32_t slot_of(const void *buf)
+{
+    return (uint32_t)(((uintptr_t)buf * 0x9e3779b97f4a7c15ull) >> 40) % MARKS;
+}
+
 HK_NOINSTR void hk_flow_keep_mark(const void *buf, uint64_t mark)
 {
     if (!marks) {
@@ -51,7 +60,7 @@ HK_NOINSTR void hk_flow_keep_mark(const void *buf, uint64_t mark)
         marks = p;
     }
     struct kept_mark *spare = NULL;
-    for (uint32_t i = 0; i < MARKS; i++) {
+    for (uint32_t n = 0, i = slot_of(buf); n < PROBES; n++, i = (i + 1) % MARKS) {
         if (marks[i].buf == buf) {
             marks[i].mark = mark;
             return;
@@ -59,15 +68,15 @@ HK_NOINSTR void hk_flow_keep_mark(const void *buf, uint64_t mark)
         if (!spare && (!marks[i].buf || dead_by(marks[i].mark, mark)))
             spare = &marks[i];
     }
-    if (!spare)                 /* all live: the oldest slot goes */
-        spare = &marks[marks_next++ % MARKS];
+    if (!spare)                 /* all live: one of them goes, in turn */
+        spare = &marks[(slot_of(buf) + marks_next++ % PROBES) % MARKS];
     *spare = (struct kept_mark){ buf, mark };
 }
 
 /* The mark kept for buf, or 0 with *found = 0. */
 HK_NOINSTR uint64_t hk_flow_find_mark(const void *buf, int *found)
 {
-    for (uint32_t i = 0; marks && i < MARKS; i++)
+    for (uint32_t n = 0, i = slot_of(buf); marks && n < PROBES; n++, i = (i + 1) % MARKS)
         if (marks[i].buf == buf) {
             *found = 1;
             return marks[i].mark;
@@ -78,7 +87,7 @@ HK_NOINSTR uint64_t hk_flow_find_mark(const void *buf, int *found)
 
 HK_NOINSTR void hk_flow_forget_mark(const void *buf)
 {
-    for (uint32_t i = 0; marks && i < MARKS; i++)
+    for (uint32_t n = 0, i = slot_of(buf); marks && n < PROBES; n++, i = (i + 1) % MARKS)
         if (marks[i].buf == buf)
             marks[i].buf = NULL;
 }
