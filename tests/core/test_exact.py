@@ -220,6 +220,7 @@ def test_daemon_child_keeps_its_path(tmp):
                     ("main", "outer", "spawn", "child_work"): 1})
 
 
+@hk.not_under("address", "thread", why="the sanitizer runtime owns malloc; a program that brings its own cannot run with it")
 def test_program_with_its_own_malloc(tmp):
     for compiler in ("gcc", "clang"):
         exe = hk.cc(tmp, ["own_malloc.c"], f"own_malloc_{compiler}", compiler=compiler,
@@ -247,6 +248,7 @@ def test_program_with_its_own_malloc(tmp):
             os.unlink(f)
 
 
+@hk.not_under("address", "thread", why="the sanitizer runtime is not set up yet when .preinit_array runs our instrumented libraries")
 def test_preinit_array_and_constructors(tmp):
     sub = os.path.join(tmp, "out")
     os.mkdir(sub)
@@ -279,6 +281,7 @@ def test_report_says_when_a_tree_is_not_exact(tmp):
     assert out.index(line[0]) < out.index("== pid"), out
 
 
+@hk.not_under("address", "thread", why="the program brings its own malloc, which the sanitizer runtime owns")
 def test_fork_child_after_retired_threads_has_its_thread(tmp):
     """threads_kept=1: four threads end and are merged away before the fork;
     the child's record must still be published."""
@@ -302,6 +305,7 @@ def static_build(tmp, src, name, compiler):
     return out
 
 
+@hk.not_under("address", "thread", why="the sanitized variant builds no static archives")
 def test_static_link_longjmp_and_exceptions(tmp):
     exe = static_build(tmp, "jump_loop.c", "jump_loop_static", "gcc")
     run_one(tmp, exe)
