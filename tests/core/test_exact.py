@@ -340,3 +340,16 @@ def test_atexit_handlers_and_destructors_are_profiled(tmp):
         assert p.returncode == status, (how, p)
         doc = hk.export_json(tmp, hk.one_profile(tmp, "exit_late"))
         hk.assert_tree(hk.thread_of(doc, 0), {("main",): 1, ("main", "work"): 1}, exact=False)
+
+
+def test_trace_plugin_closes_what_a_longjmp_leaves(tmp):
+    """hktrace (the call-flow trace) takes marks and jumps too: the calls a
+    longjmp leaves end at the jump, not at the next exit that finds no
+    match, so the trace's tree is the program's."""
+    exe = hk.cc(tmp, ["jump_loop.c"], "jump_loop", flags=["-O2"])
+    hk.run(tmp, [exe], env={"HOOKIT_PROFILER": "libhktrace.so"})
+    traces = glob.glob(os.path.join(tmp, "hookit.jump_loop.*.trace"))
+    assert len(traces) == 1, os.listdir(tmp)
+    doc = hk.export_json(tmp, traces[0])
+    hk.assert_tree(hk.thread_of(doc, 0), jump_loop_expected())
+    assert doc["process"]["meta"]["unmatched_exits"] in (0, "0"), doc["process"]["meta"]
