@@ -336,6 +336,8 @@ static int gzip_to(FILE *out, const unsigned char *data, size_t len)
         z.avail_out = sizeof buf;
         zrc = deflate(&z, left || z.avail_in ? Z_NO_FLUSH : Z_FINISH);
         size_t have = sizeof buf - z.avail_out;
+        /* deflate wrote the first `have` bytes of buf through z.next_out */
+        // cppcheck-suppress uninitvar
         if (have && fwrite(buf, 1, have, out) != have) {
             deflateEnd(&z);
             return -1;

@@ -135,6 +135,8 @@ static size_t params_start(const char *s)
     int depth = 0;
     size_t open = 0;
     for (size_t i = 0; i < len; i++) {
+        /* s[i - 1] is inside the string: 0 < i < strlen(s). */
+        // NOLINTNEXTLINE(clang-analyzer-core.CallAndMessage): see above
         if (strncmp(s + i, "operator", 8) == 0 && (i == 0 || !word_char(s[i - 1]))) {
             i += 7 + operator_token(s + i + 8);
             continue;
