@@ -41,10 +41,11 @@ CTOR_FLAGS = ["-L{tmp}", "-lctor", "-Wl,-rpath,{tmp}"]
 
 # ---- exits ----------------------------------------------------------------------------
 sc("exit_return", how=1, expect=[("^at_main", 1), ("^init_process argc=1 argv0=exit_return", 1)])
-sc("exit_call", how=1)
+sc("exit_call", how=1, expect=[("^fini_library", 1)])
 sc("exit_atexit_reenter", how=1, expect=[("^fini_process", 1)])
-sc("exit_underscore", how=1)
-sc("exit_Exit", how=1)
+# fini_library once per image, also where no destructor runs (as libmonitor)
+sc("exit_underscore", how=1, expect=[("^fini_library", 1)])
+sc("exit_Exit", how=1, expect=[("^fini_library", 1)])
 sc("exit_quick", how=1)
 sc("exit_err", how=1, expect=[("^fini_process how=1", 1)])
 sc("exit_error", how=1, expect=[("^fini_process how=1", 1)])
@@ -52,7 +53,8 @@ sc("deep_recursion", how=1)
 # ---- death by signal --------------------------------------------------------------------
 for n in ("sig_abort", "sig_assert", "sig_segv_fault", "sig_raise_segv", "sig_term_self",
           "sig_fpe", "sig_pipe", "sig_resethand", "sig_crash_handler"):
-    sc(n, how=2, expect=[("^begin_process_exit how=2", 1), ("^fini_process how=2 data=ok", 1)])
+    sc(n, how=2, expect=[("^begin_process_exit how=2", 1), ("^fini_process how=2 data=ok", 1),
+                         ("^fini_library", 1)])
 sc("sig_term_wait", how=2, ready_signal=signal.SIGTERM)
 # main gets fini_thread (with init_process's data) when another thread ends
 # the process, as libmonitor gives it
@@ -118,7 +120,8 @@ sc("fork_threaded", how=1, cflags=PT, expect=FORKED)
 sc("fork_in_handler", how=1, expect=FORKED)
 sc("fork_vfork_exec", how=1, expect=[("^pre_fork", 1), ("^fini_process how=3", 1),
                                      ("^init_process argc=2 argv0=echo", 1)])
-sc("fork_system", how=1, expect=[("^init_process argc=3 argv0=sh", 1)])
+sc("fork_system", how=1, expect=[("^init_process argc=3 argv0=sh", 1), ("^pre_fork", 1),
+                                 ("^post_fork child=pid data=ok", 1)])
 sc("fork_popen", how=1, expect=[("^init_process argc=3 argv0=sh", 1)])
 sc("fork_spawn", how=1, expect=[("^init_process argc=2 argv0=fork_spawn", 2)])
 sc("fork_spawn_nofollow", src="fork_spawn.c", how=1, env={"HOOKIT_FOLLOW": "0"},
@@ -126,7 +129,12 @@ sc("fork_spawn_nofollow", src="fork_spawn.c", how=1, env={"HOOKIT_FOLLOW": "0"},
 sc("fork_raw", how=1, expect=[("^pre_fork", 0), ("^init_process", 2), ("^fini_process how=1", 2)])
 sc("fork_daemon", how=1, expect=[("^pre_fork", 1), ("^fini_process how=1", 2)])
 # ---- exec ----------------------------------------------------------------------------------------
-sc("exec_echo", expect=[("^fini_process how=3", 1), ("^init_process argc=2 argv0=echo", 1)])
+sc("exec_echo", expect=[("^fini_process how=3", 1), ("^init_process argc=2 argv0=echo", 1),
+                        ("^fini_library", 2)])     # one per image
+# a worker thread execs: it and main get fini_thread, then fini_process(exec)
+sc("thr_exec", cflags=["-pthread"], expect=[("^fini_thread num=1 ", 1), ("^fini_thread num=main", 1),
+                                            ("^fini_process how=3", 1), ("^fini_library", 2),
+                                            ("^init_process argc=2 argv0=echo", 1)])
 sc("exec_self", expect=[("^init_process argc=1 argv0=exec_self", 1),
                         ("^init_process argc=2 argv0=exec_self", 1),
                         ("^fini_process how=3", 1), ("^fini_process how=1", 1)])
