@@ -188,18 +188,30 @@ def test_process_consistency_pause_measured(tmp):
 
 def test_process_pause_bounded_with_a_blocked_thread(tmp):
     """main is blocked in sleep() and never runs a hook: the snapshot does
-    not wait for it beyond the bound, and counts it as quiet."""
+    not wait for it (it is outside every hook, its copy is checked instead),
+    and the parked workers are copied at once (their seq is even while
+    parked).  Before, every such pause lasted the parked threads' 0.5 s
+    timeout: 505-523 ms; the best of 5 is now far below that even on a
+    loaded machine (scheduling decides the rest, so no tighter bound)."""
     p, rt = start(tmp, 1, 60, "pause")
+    pauses = []
     try:
         t0 = time.monotonic()
-        doc = snapshot(tmp, rt, p.pid, "p.prof", "--consistency=process")
+        for i in range(5):
+            doc = snapshot(tmp, rt, p.pid, f"p{i}.prof", "--consistency=process")
+            m = meta(doc)
+            assert int(m["live_threads_quiet"]) >= 1, m
+            assert int(m["live_threads_parked"]) + int(m["live_threads_quiet"]) == 2, m
+            assert int(m["live_copy_ns"]) <= int(m["live_pause_ns"]), m
+            for t in doc["threads"]:
+                hk.check_tree_consistent(t)
+            pauses.append(int(m["live_pause_ns"]))
         took = time.monotonic() - t0
     finally:
         stop(p)
-    m = meta(doc)
-    assert int(m["live_threads_quiet"]) >= 1, m
-    assert int(m["live_pause_ns"]) < 1_000_000_000, m
+    assert min(pauses) < 100_000_000, pauses
     assert took < 10, took
+    print("pauses with a blocked thread (ms):", [round(x / 1e6, 3) for x in pauses])
 
 
 # ---- control -----------------------------------------------------------------------------
