@@ -371,6 +371,9 @@ def test_sigkill_then_recover(tmp):
     assert hk.profiles(tmp, "busy") == []
     out = os.path.join(tmp, "rec")
     os.mkdir(out)
+    r = hookit(tmp, rt, "recover", "-o", out)
+    assert f"process {p.pid}: " in r.stdout and "3 thread(s), would be recovered" in r.stdout, r.stdout
+    assert os.listdir(out) == [] and os.path.exists(os.path.join(rt, f"{p.pid}.arena")), "listing only"
     r = hookit(tmp, rt, "recover", "-o", out, str(p.pid))
     assert f"process {p.pid}: recovered" in r.stdout, r.stdout
     prof = hk.one_profile(out, "busy")
@@ -395,7 +398,14 @@ def test_sigkill_then_recover(tmp):
     with open(bad, "wb") as f:
         f.write(b"not an arena" * 100)
     os.chmod(bad, 0o600)
+    # without a PID, recover only lists: nothing is written or removed
     r = hookit(tmp, rt, "recover", "-o", out)
+    assert f"process {dead.pid}: unreadable leftover, would be removed" in r.stdout, r.stdout
+    assert "hookit recover --all" in r.stdout, r.stdout
+    assert os.path.exists(bad)
+    r = hookit(tmp, rt, "recover", "--all", str(dead.pid), check=False)
+    assert r.returncode == 2, r
+    r = hookit(tmp, rt, "recover", "--all", "-o", out)
     assert f"process {dead.pid}: removed an unreadable leftover" in r.stdout, r.stdout
     assert os.listdir(rt) == []
 
