@@ -214,6 +214,58 @@ static int check_arena(struct live *l, char *err, size_t errlen)
     return 0;
 }
 
+static struct live *attach_in(pid_t pid, const char *dir, uid_t owner, char *err, size_t errlen);
+
+/* A process that changed user (a server dropping root for nobody) keeps
+ * its arena in the registry of the user who started it.  That user finds
+ * it in its own registry, root also through the arena the process maps;
+ * nobody else (the arena is that user's, mode 0600).  The arena's stored
+ * start time must be the live process's. */
+static struct live *attach_started_by_me(pid_t pid, char *err, size_t errlen)
+{
+    char dir[REGISTRY_PATH_MAX], path[REGISTRY_PATH_MAX + 32], why[256];
+    uid_t me = geteuid();
+    struct stat st;
+    follow_process_runtime_dir(pid);
+    if (registry_dir(me, 0, dir, sizeof dir, why, sizeof why) == 0) {
+        registry_file(path, sizeof path, dir, pid, ".arena");
+        if (lstat(path, &st) == 0) {
+            struct live *l = attach_in(pid, dir, me, err, errlen);
+            if (l && !l->dead)
+                return l;
+            live_detach(l);
+        }
+    }
+    if (me != 0)
+        return NULL;
+    /* root: the registry file the process has mapped */
+    char maps[64], line[REGISTRY_PATH_MAX + 256], want[32];
+    snprintf(maps, sizeof maps, "/proc/%d/maps", (int)pid);
+    snprintf(want, sizeof want, "/%d.arena", (int)pid);
+    FILE *f = fopen(maps, "re");
+    if (!f)
+        return NULL;
+    struct live *found = NULL;
+    while (!found && fgets(line, sizeof line, f)) {
+        char *slash = strchr(line, '/');
+        size_t len = strlen(line);
+        if (len && line[len - 1] == '\n')
+            line[--len] = 0;
+        if (!slash || len < strlen(want) || strcmp(line + len - strlen(want), want))
+            continue;
+        line[len - strlen(want)] = 0;
+        if (lstat(slash, &st) != 0 || registry_dir_check(slash, st.st_uid, why, sizeof why) != 0)
+            continue;
+        found = attach_in(pid, slash, st.st_uid, err, errlen);
+        if (found && found->dead) {
+            live_detach(found);
+            found = NULL;
+        }
+    }
+    fclose(f);
+    return found;
+}
+
 struct live *live_attach(pid_t pid, int flags, char *err, size_t errlen)
 {
     char dir[REGISTRY_PATH_MAX];
@@ -227,8 +279,19 @@ struct live *live_attach(pid_t pid, int flags, char *err, size_t errlen)
         snprintf(err, errlen, "no process %d", (int)pid);
         return NULL;
     }
+    if (alive && owner != geteuid()) {
+        char why[1024];
+        struct live *l = attach_started_by_me(pid, why, sizeof why);
+        if (l)
+            return l;
+    }
     if (live_registry_for(pid, dir, sizeof dir, err, errlen) != 0)
         return NULL;
+    return attach_in(pid, dir, owner, err, errlen);
+}
+
+static struct live *attach_in(pid_t pid, const char *dir, uid_t owner, char *err, size_t errlen)
+{
     struct live *l = calloc(1, sizeof *l);
     if (!l) {
         snprintf(err, errlen, "out of memory");

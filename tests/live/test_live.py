@@ -641,3 +641,45 @@ def test_threads_share_no_cache_line(tmp):
     r = subprocess.run([tool, copy], capture_output=True, text=True, timeout=60)
     assert r.returncode == 0 and "shared line" in r.stdout, r.stdout
     assert "shared_lines=0" not in r.stdout.splitlines()[-1], r.stdout
+
+
+# ---- a process that changes user ------------------------------------------------------
+
+def test_live_commands_follow_a_process_that_dropped_root(tmp):
+    """Started by root, the process drops to nobody (an nginx worker): its
+    arena stays in root's registry.  Root finds it by PID (snapshot, top,
+    ctl); the process's new user (nobody) is refused.  Before, the readers
+    looked in nobody's registry and failed."""
+    if os.geteuid() != 0:
+        hk.skip("needs root to change user")
+    exe = hk.cc(tmp, [os.path.join(hk.ROOT, "tests", "live", "setuid.c")], "setuid")
+    rt = runtime(tmp)
+    out = os.path.join(tmp, "out")
+    os.mkdir(out)
+    os.chmod(out, 0o777)
+    e = hk.test_env(HOOKIT_OUTPUT=out, HOOKIT_RUNTIME_DIR=rt)
+    p = subprocess.Popen([exe], cwd=tmp, env=e, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        assert p.stdout.readline() == "dropped 65534\n"
+        assert os.stat(f"/proc/{p.pid}").st_uid == 65534
+        time.sleep(0.2)
+        doc = snapshot(tmp, rt, p.pid, "s.prof")
+        assert hk.node(hk.thread_of(doc, 0), "main", "work", "leaf")["calls"] > 0
+        doc = snapshot(tmp, rt, p.pid, "sp.prof", "--consistency=process")
+        assert meta(doc)["live_consistency"] == "process"
+        r = hookit(tmp, rt, "ctl", str(p.pid), "zerobase")
+        assert r.stdout.strip() == f"process {p.pid}: zerobase done", r.stdout
+        r = hookit(tmp, rt, "top", "--once", "--interval", "0.2", str(p.pid))
+        assert "work" in r.stdout, r.stdout
+        # root without HOOKIT_RUNTIME_DIR: through the arena the process maps
+        r = hk.hookit(tmp, "snapshot", "-o", os.path.join(tmp, "s2.prof"), str(p.pid),
+                      env={"HOOKIT_RUNTIME_DIR": None})
+        assert "wrote" in r.stdout, r.stdout + r.stderr
+        # nobody else: the new user itself is refused
+        q = subprocess.run(["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups",
+                            hk.BIN, "snapshot", "-o", "/tmp/never.prof", str(p.pid)],
+                           capture_output=True, text=True, env=hk.test_env(HOOKIT_RUNTIME_DIR=rt))
+        assert q.returncode == 1 and "wrote" not in q.stdout, (q.stdout, q.stderr)
+    finally:
+        p.kill()
+        p.communicate()
