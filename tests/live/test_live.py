@@ -683,3 +683,46 @@ def test_live_commands_follow_a_process_that_dropped_root(tmp):
     finally:
         p.kill()
         p.communicate()
+
+
+def sigblk(pid):
+    """Each thread's blocked mask, from /proc."""
+    out = {}
+    for tid in os.listdir(f"/proc/{pid}/task"):
+        with open(f"/proc/{pid}/task/{tid}/status") as f:
+            out[tid] = [l for l in f if l.startswith("SigBlk")][0]
+    return out
+
+
+def test_snapshot_of_a_process_whose_threads_all_block(tmp):
+    """Every thread in sigsuspend (an idle server): both snapshots work at
+    once, without waking any thread (no EINTR it would not see otherwise)
+    and without changing a signal mask."""
+    exe = hk.cc(tmp, [os.path.join(hk.ROOT, "tests", "live", "idle.c")], "idle", libs=["-lpthread"])
+    rt = runtime(tmp)
+    e = hk.test_env(HOOKIT_OUTPUT=tmp, HOOKIT_RUNTIME_DIR=rt)
+    p = subprocess.Popen([exe], cwd=tmp, env=e, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        assert p.stdout.readline() == "idle\n"
+        time.sleep(0.2)
+        masks = sigblk(p.pid)
+        for i, opts in enumerate(((), ("--consistency=process",))):
+            t0 = time.monotonic()
+            doc = snapshot(tmp, rt, p.pid, f"i{i}.prof", *opts)
+            took = time.monotonic() - t0
+            assert took < 5, took       # the command, names resolved included
+            assert len(doc["threads"]) == 2
+            hk.node(hk.thread_of(doc, 0), "main", "idle_wait")
+            if opts:
+                m = meta(doc)
+                assert int(m["live_pause_ns"]) < 100_000_000, m
+                assert int(m["live_threads_quiet"]) == 2, m
+        assert sigblk(p.pid) == masks
+        p.send_signal(signal.SIGUSR1)
+        out, err = p.communicate(timeout=30)
+    finally:
+        if p.poll() is None:
+            p.kill()
+            p.communicate()
+    assert p.returncode == 0, err
+    assert out == "wakes 1 1\n", out        # only SIGUSR1 woke them
