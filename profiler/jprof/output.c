@@ -10,6 +10,7 @@
 #include <string.h>
 #include <poll.h>
 #include <signal.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -40,6 +41,34 @@ JP_NOINSTR int jp_write_profile(int how)
     return rc;
 }
 
+/* A directory the current user can write when the output directory is not
+ * (a process that changed user, a server dropping root for nobody):
+ * /tmp/hookit-EUID, made 0700, used only when it is a real directory of
+ * that user.  0 and the path in dir, or -1. */
+JP_NOINSTR static int fallback_dir(char *dir, size_t size)
+{
+    snprintf(dir, size, "/tmp/hookit-%u", (unsigned)geteuid());
+    if (mkdir(dir, 0700) != 0 && errno != EEXIST)
+        return -1;
+    struct stat st;
+    if (lstat(dir, &st) != 0 || !S_ISDIR(st.st_mode) || st.st_uid != geteuid() || (st.st_mode & 077))
+        return -1;
+    return 0;
+}
+
+JP_NOINSTR static int write_named(const struct profile *p, const char *dir, const char *exe, int pid,
+                                  char *name, size_t size, char *err, size_t errlen, int *attempt)
+{
+    int rc = -1, first = profiles_written;
+    for (*attempt = first; *attempt < first + MAX_TRIES; (*attempt)++) {
+        procinfo_file_name(name, size, exe, jp_rank, pid, *attempt, "prof");
+        rc = profile_write_file(p, dir, name, err, errlen);
+        if (rc == 0 || errno != EEXIST)
+            break;
+    }
+    return rc;
+}
+
 JP_NOINSTR static int write_profile(int how)
 {
     int saved = errno;
@@ -60,12 +89,21 @@ JP_NOINSTR static int write_profile(int how)
     char exe[256], name[600], err[512];
     procinfo_exe_name(exe, sizeof exe);
     int pid = jp_profiled_pid ? jp_profiled_pid : getpid();
-    int rc = -1, attempt, first = profiles_written;
-    for (attempt = first; attempt < first + MAX_TRIES; attempt++) {
-        procinfo_file_name(name, sizeof name, exe, jp_rank, pid, attempt, "prof");
-        rc = profile_write_file(p, jp_host->output_dir, name, err, sizeof err);
-        if (rc == 0 || errno != EEXIST)
-            break;
+    int attempt, first = profiles_written;
+    int rc = write_named(p, jp_host->output_dir, exe, pid, name, sizeof name, err, sizeof err, &attempt);
+    int write_errno = errno;
+    char fallback[64];
+    if (rc != 0 && (write_errno == EACCES || write_errno == EPERM || write_errno == EROFS) &&
+        fallback_dir(fallback, sizeof fallback) == 0 &&
+        write_named(p, fallback, exe, pid, name, sizeof name, err, sizeof err, &attempt) == 0) {
+        /* The output directory is not this user's to write (any more): the
+         * profile is kept, and the one line says where. */
+        profiles_written = attempt + 1;
+        jp_host->log("jprof: cannot write profile to %s (%s, user %u): wrote %s/%s instead",
+                     jp_host->output_dir, strerror(write_errno), (unsigned)geteuid(), fallback, name);
+        profile_free(p);
+        errno = saved;
+        return 0;
     }
     if (rc == 0)
         profiles_written = attempt + 1;

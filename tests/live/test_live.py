@@ -656,7 +656,7 @@ def test_live_commands_follow_a_process_that_dropped_root(tmp):
     rt = runtime(tmp)
     out = os.path.join(tmp, "out")
     os.mkdir(out)
-    os.chmod(out, 0o777)
+    os.chmod(out, 0o755)        # root's: nobody cannot write there
     e = hk.test_env(HOOKIT_OUTPUT=out, HOOKIT_RUNTIME_DIR=rt)
     p = subprocess.Popen([exe], cwd=tmp, env=e, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
@@ -680,9 +680,28 @@ def test_live_commands_follow_a_process_that_dropped_root(tmp):
                             hk.BIN, "snapshot", "-o", "/tmp/never.prof", str(p.pid)],
                            capture_output=True, text=True, env=hk.test_env(HOOKIT_RUNTIME_DIR=rt))
         assert q.returncode == 1 and "wrote" not in q.stdout, (q.stdout, q.stderr)
+        # its end: the profile cannot go to root's directory any more; it
+        # goes to a directory nobody can write, and the one line says where
+        p.terminate()
+        _, err = p.communicate(timeout=30)
+        assert p.returncode == -signal.SIGTERM, err
+        line = [l for l in err.splitlines() if "cannot write profile to " + out in l]
+        assert len(line) == 1 and "wrote /tmp/hookit-65534/" in line[0], err
+        path = line[0].split("wrote ", 1)[1].split(" instead")[0]
+        try:
+            assert os.stat(path).st_uid == 65534
+            doc = hk.export_json(tmp, path)
+            # (names unresolved: nobody cannot read the test's executable)
+            root = doc["threads"][0]["roots"][0]
+            # main open since before the zerobase: 0 calls; work counted since
+            assert root["calls"] == 0 and root["children"][0]["calls"] > 0, root
+        finally:
+            os.unlink(path)
+        assert os.listdir(out) == []
     finally:
-        p.kill()
-        p.communicate()
+        if p.poll() is None:
+            p.kill()
+            p.communicate()
 
 
 def sigblk(pid):
