@@ -181,8 +181,9 @@ void *monitor_thread_pre_create(void)
 void monitor_thread_post_create(void *data)
 {
     struct monitor_thread_info mti;
-    logf_("post_create info=%d data=%s", monitor_get_new_thread_info(&mti),
-          data == (void *)0x55 ? "ok" : "bad");
+    /* signal 0: only checks the threads can be signalled */
+    logf_("post_create info=%d data=%s broadcast=%d", monitor_get_new_thread_info(&mti),
+          data == (void *)0x55 ? "ok" : "bad", monitor_broadcast_signal(0));
 }
 
 void *monitor_init_thread(int num, void *data)

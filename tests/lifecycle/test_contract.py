@@ -138,9 +138,10 @@ def test_sampler_under_blocked_mask(tmp):
     got = lines(events, "^samples taken=")
     assert len(got) == 1, text
     taken = int(got[0][2]["taken"])
-    # 0.5 s of CPU at a 1 ms ITIMER_PROF: about 500; libmonitor's inverse
-    # block_shootdown or a blocked SIGPROF gives (nearly) none
-    assert taken >= 100, text
+    # 0.5 s of CPU at a 1 ms ITIMER_PROF: up to 500, fewer with a coarse
+    # kernel tick or a loaded machine (78 seen); libmonitor's inverse
+    # block_shootdown gives 0, a blocked SIGPROF at most 1
+    assert taken >= 20, text
     # once the process is exiting, block_shootdown says so (non-zero)
     assert lcscen.count(events, "^fini_process how=1 data=ok block=1") == 1, text
     assert not lcscen.check_order(events), lcscen.check_order(events)
@@ -203,7 +204,8 @@ def test_thread_creation_contract(tmp):
         ("0", "disabling_worker", "spawn"), ("0", "leaf_worker", "spawn"),
         ("0", "leaf_worker", "disabling_worker"), ("0", "ignored_worker", "spawn"),
         ("0", "leaf_worker", "spawn")], text
-    assert lcscen.count(events, "^post_create info=0 data=ok") == 4, text
+    # monitor_broadcast_signal returns 0 (libmonitor's success), not a count
+    assert lcscen.count(events, "^post_create info=0 data=ok broadcast=0$") == 4, text
     inits = lines(events, "^init_thread ")
     assert sorted(int(e[2]["num"]) for e in inits) == [1, 2, 3, 4], text
     for e in inits:
