@@ -141,7 +141,7 @@ LC_API int LC_WRAPPER(daemon)(int nochdir, int noclose)
     if (pid < 0)
         return -1;
     if (pid > 0) {
-        lc_exit_gate();
+        lc_exit_normal();
         lc_fini_library();
         REAL(_exit)(0);
     }
