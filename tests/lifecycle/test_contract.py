@@ -289,3 +289,20 @@ def test_failing_exec_keeps_threads(tmp):
     begin = order.index("begin_process_exit")
     assert order.count("fini_thread") == 3 and "fini_thread" not in order[begin:], text
     assert not lcscen.check_order(events), lcscen.check_order(events)
+
+
+def test_static_monitor_wrap_main(tmp):
+    """Linked with `hookit link` (ld --wrap=main), a program's own
+    monitor_wrap_main runs just before main, with main's arguments; the
+    dynamic libhookit never calls it."""
+    out = os.path.join(tmp, "wrap_main")
+    src = os.path.join(lcscen.PROGS, "wrap_main.c")
+    p = subprocess.run([hk.BIN, "link", "-p", "none", "--", "gcc", "-g", "-O1", "-I" + hk.INCLUDE,
+                        "-o", out, src], cwd=tmp, capture_output=True, text=True)
+    assert p.returncode == 0, p.stderr
+    r = subprocess.run([out, "x"], cwd=tmp, capture_output=True, text=True, env=hk.test_env())
+    assert r.returncode == 0 and r.stdout == "wrap_main argc=2\nmain\n", (r.stdout, r.stderr)
+    dyn = lcscen.compile_c(tmp, ["wrap_main.c"], "wrap_main_dyn")
+    r = subprocess.run([dyn], cwd=tmp, capture_output=True, text=True,
+                       env=hk.test_env(LD_PRELOAD=hk.LIBHOOKIT, HOOKIT_PROFILING=0))
+    assert r.returncode == 0 and r.stdout == "main\n", (r.stdout, r.stderr)
