@@ -101,7 +101,7 @@ def test_every_libmonitor_declaration(tmp):
             p = subprocess.run([cc, "-x", lang, "-Wall", "-Werror", "-I" + hk.INCLUDE, "-o", out, src,
                                 "-x", "none"] + link, capture_output=True, text=True)
             assert p.returncode == 0, p.stderr
-            assert subprocess.run([out], env=hk.test_env()).returncode == 0
+            assert subprocess.run([out], cwd=tmp, env=hk.test_env(HOOKIT_OUTPUT=tmp)).returncode == 0
 
 
 def hpc_run(tmp, prog, env=None, cflags=(), timeout=60):
