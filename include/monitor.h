@@ -25,19 +25,28 @@ enum { MONITOR_EXIT_NORMAL = 1, MONITOR_EXIT_SIGNAL = 2, MONITOR_EXIT_EXEC = 3 }
 
 /* Returned by monitor_thread_pre_create: do not monitor the new thread
  * (no monitor_init_thread/monitor_fini_thread for it). */
-#define MONITOR_IGNORE_NEW_THREAD ((void *)-1L)
+#define MONITOR_IGNORE_NEW_THREAD ((void *)-1)
 
 #ifdef __cplusplus
 extern "C" {
 #endif
+
+/* What monitor_get_new_thread_info() gives inside monitor_thread_pre_create
+ * and monitor_thread_post_create: where pthread_create was called from and
+ * the start routine the application gave it. */
+struct monitor_thread_info {
+    void *mti_create_return_addr;
+    void *mti_start_routine;
+};
 
 /* ---- callbacks: define the ones you need ---------------------------------- */
 void monitor_init_library(void);
 void monitor_fini_library(void);
 void *monitor_init_process(int *argc, char **argv, void *data);
 void monitor_fini_process(int how, void *data);
-void monitor_begin_process_exit(int how);
+void monitor_start_main_init(void);     /* __libc_start_main entered, main known */
 void monitor_at_main(void);
+void monitor_begin_process_exit(int how);
 void *monitor_pre_fork(void);
 void monitor_post_fork(pid_t child, void *data);
 void monitor_init_thread_support(void);
@@ -58,7 +67,7 @@ void monitor_mpi_post_fini(void);
 /* ---- support functions ------------------------------------------------------ */
 void monitor_initialize(void);          /* start monitoring now (init_process) */
 void monitor_real_abort(void);
-void monitor_real_exit(int status) __attribute__((noreturn));   /* _exit, no fini */
+void monitor_real_exit(int status);     /* _exit, no fini (does not return) */
 pid_t monitor_real_fork(void);
 int monitor_real_execve(const char *path, char *const argv[], char *const envp[]);
 int monitor_real_system(const char *command);
@@ -80,6 +89,8 @@ int monitor_get_thread_num(void);
 void *monitor_stack_bottom(void);
 int monitor_in_start_func_wide(void *addr);
 int monitor_in_start_func_narrow(void *addr);
+int monitor_unwind_process_bottom_frame(void *addr);
+int monitor_unwind_thread_bottom_frame(void *addr);
 void monitor_set_size_rank(int size, int rank);
 int monitor_mpi_comm_size(void);
 int monitor_mpi_comm_rank(void);
@@ -87,6 +98,14 @@ int monitor_block_shootdown(void);
 void monitor_unblock_shootdown(void);
 void monitor_disable_new_threads(void);
 void monitor_enable_new_threads(void);
+/* Inside monitor_thread_pre_create/post_create: 0 and *mti filled; else 1. */
+int monitor_get_new_thread_info(struct monitor_thread_info *mti);
+
+/* ---- special access to wrapped functions for the application ----------------- */
+/* Static builds (`hookit link`): called just before main; a program that
+ * defines it takes over main's call (it calls __real_main and exits itself).
+ * libhookit's default does nothing and returns 0. */
+int monitor_wrap_main(int argc, char **argv, char **envp);
 
 #ifdef __cplusplus
 }

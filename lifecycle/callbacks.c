@@ -6,6 +6,7 @@
 #include "lifecycle/internal.h"
 
 #include <stdlib.h>
+#include <string.h>
 
 /* ---- weak defaults: do nothing ---------------------------------------------- */
 #define LC_WEAK __attribute__((weak, visibility("default")))
@@ -15,7 +16,10 @@ LC_WEAK void monitor_fini_library(void) {}
 LC_WEAK void *monitor_init_process(int *argc, char **argv, void *data) { return NULL; }
 LC_WEAK void monitor_fini_process(int how, void *data) {}
 LC_WEAK void monitor_begin_process_exit(int how) {}
+LC_WEAK void monitor_start_main_init(void) {}
 LC_WEAK void monitor_at_main(void) {}
+/* Static builds call it before main (main.c); a program may define it. */
+LC_WEAK int monitor_wrap_main(int argc, char **argv, char **envp) { return 0; }
 LC_WEAK void *monitor_pre_fork(void) { return NULL; }
 LC_WEAK void monitor_post_fork(pid_t child, void *data) {}
 LC_WEAK void monitor_init_thread_support(void) {}
@@ -83,9 +87,19 @@ LC_API void *monitor_get_addr_main(void)
     return lc_main_addr;
 }
 
+/* As libmonitor: abort without any callback.  abort() itself is not
+ * wrapped, but SIGABRT's default disposition is the layer's handler (for
+ * the fini at a death by a signal): the kernel gets the default back. */
 LC_API void monitor_real_abort(void)
 {
-    /* abort() is not wrapped: SIGABRT goes through the signal layer, which
-     * a client calling this wants too (fini_process, then death). */
+    lc_ensure_init();
+    struct sigaction dfl;
+    memset(&dfl, 0, sizeof dfl);
+    dfl.sa_handler = SIG_DFL;
+    REAL(sigaction)(SIGABRT, &dfl, NULL);
+    sigset_t one;
+    sigemptyset(&one);
+    sigaddset(&one, SIGABRT);
+    lc_raw_sigmask(SIG_UNBLOCK, &one, NULL);
     abort();
 }

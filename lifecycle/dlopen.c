@@ -1,6 +1,6 @@
 /*
  * dlopen / dlclose: monitor_pre_dlopen, monitor_dlopen (and the internal
- * clients' post_dlopen, so A2N reloads: one dlopen may map several
+ * clients' post_dlopen on success, so A2N reloads: one dlopen may map several
  * libraries), monitor_dlclose, monitor_post_dlclose (post_dlclose).
  *
  * glibc searches a bare name with the *caller's* RUNPATH; the caller is
@@ -104,10 +104,9 @@ static void *lc_dlopen(const char *path, int flags, void *caller)
     }
 #endif
     saved = errno;
-    if (h) {
+    if (h)
         LC_CLIENTS(post_dlopen, path, h);
-        monitor_dlopen(path, flags, h);
-    }
+    monitor_dlopen(path, flags, h);     /* NULL when it failed, as libmonitor */
     errno = saved;
     return h;
 }

@@ -9,7 +9,9 @@
  */
 #include "lifecycle/internal.h"
 
+#include <fcntl.h>
 #include <stdarg.h>
+#include <sys/wait.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -135,13 +137,57 @@ void lc_follow_free(char **env, char *const envp[])
 /* ---- exec --------------------------------------------------------------------------- */
 enum lc_exec_kind { LC_EXECVE, LC_EXECVPE, LC_FEXECVE };
 
+/* Will the exec fail for sure?  As libmonitor, the file (or, for a bare
+ * name, some file on PATH) must be executable for us to end the image:
+ * an exec that cannot start anything keeps every thread running.  Returns
+ * the errno the exec would give, or 0 when it may succeed. */
+static int lc_exec_hopeless(enum lc_exec_kind kind, const char *file)
+{
+    if (kind == LC_FEXECVE)
+        return 0;
+    if (!file)
+        return EFAULT;
+    if (!*file)
+        return ENOENT;
+    if (kind == LC_EXECVE || strchr(file, '/'))
+        return faccessat(AT_FDCWD, file, X_OK, AT_EACCESS) == 0 ? 0 : errno;
+    const char *path = getenv("PATH");
+    if (!path)
+        path = "/bin:/usr/bin";         /* glibc's default */
+    size_t flen = strlen(file);
+    int err = ENOENT;
+    for (;;) {
+        size_t l = strcspn(path, ":");
+        char buf[4096];
+        if (l + flen + 2 <= sizeof buf) {
+            memcpy(buf, l ? path : ".", l ? l : 1);
+            size_t o = l ? l : 1;
+            buf[o++] = '/';
+            memcpy(buf + o, file, flen + 1);
+            if (faccessat(AT_FDCWD, buf, X_OK, AT_EACCESS) == 0)
+                return 0;
+            if (errno == EACCES)
+                err = EACCES;
+        }
+        if (!path[l])
+            break;
+        path += l + 1;
+    }
+    return err;
+}
+
 static int lc_exec(enum lc_exec_kind kind, const char *path, int fd, char *const argv[],
                    char *const envp[])
 {
     lc_ensure_init();
     lc_check_pid();
+    int saved_errno = errno;
+    int hopeless = lc_exec_hopeless(kind, path);
+    errno = saved_errno;
     char **env = lc_follow_env(envp);
-    int ended = lc_end_for_exec();
+    int ended = hopeless ? 0 : lc_end_for_exec();
+    if (hopeless)
+        lc_debug("exec of %s cannot succeed (errno %d): nothing ends", path, hopeless);
     lc_signal_before_exec();
     int r;
     switch (kind) {
@@ -227,10 +273,38 @@ LC_API int LC_WRAPPER(execle)(const char *path, const char *arg, ...)
     return lc_exec(LC_EXECVE, path, -1, argv, envp);
 }
 
+/* envp without LD_PRELOAD (malloc'ed, or NULL when out of memory). */
+static char **lc_env_unmonitored(char *const envp[])
+{
+    size_t n = 0;
+    for (char *const *e = envp; e && *e; e++)
+        n++;
+    char **out = malloc((n + 1) * sizeof *out);
+    if (!out)
+        return NULL;
+    size_t k = 0;
+    for (char *const *e = envp; e && *e; e++)
+        if (strncmp(*e, "LD_PRELOAD=", 11))
+            out[k++] = *e;
+    out[k] = NULL;
+    return out;
+}
+
+/* As libmonitor: no fini_process, and the new program is not monitored
+ * (LD_PRELOAD is left out of its environment). */
 LC_API int monitor_real_execve(const char *path, char *const argv[], char *const envp[])
 {
     lc_ensure_init();
-    return REAL(execve)(path, argv, envp);
+    if (!path || !argv || !envp) {
+        errno = EACCES;
+        return -1;
+    }
+    char **env = lc_env_unmonitored(envp);
+    int r = REAL(execve)(path, argv, env ? env : (char **)envp);
+    int saved = errno;
+    free(env);
+    errno = saved;
+    return r;
 }
 
 /* ---- spawn: a new process, followed like an exec'ed one --------------------------------- */
@@ -258,17 +332,84 @@ LC_API int LC_WRAPPER(posix_spawnp)(pid_t *pid, const char *file,
     return r;
 }
 
-/* system() runs /bin/sh with the current environment: followed as long as
- * the application keeps LD_PRELOAD in it. */
+/* system() as libc does it (SIGINT and SIGQUIT ignored and SIGCHLD blocked
+ * while the shell runs), spawning /bin/sh so that we know its pid: the
+ * application's system() gives pre_fork / post_fork(pid) around it (as
+ * libmonitor), and the shell starts with the current environment, so it is
+ * followed as long as the application keeps LD_PRELOAD in it. */
+static int lc_system(const char *command, char *const envp[], pid_t *child)
+{
+    *child = -1;
+    if (!command)
+        return access("/bin/sh", X_OK) == 0;
+    struct sigaction ign, old_int, old_quit;
+    memset(&ign, 0, sizeof ign);
+    ign.sa_handler = SIG_IGN;
+    sigemptyset(&ign.sa_mask);
+    sigset_t chld, old_mask;
+    sigemptyset(&chld);
+    sigaddset(&chld, SIGCHLD);
+    REAL(sigaction)(SIGINT, &ign, &old_int);
+    REAL(sigaction)(SIGQUIT, &ign, &old_quit);
+    REAL(pthread_sigmask)(SIG_BLOCK, &chld, &old_mask);
+
+    posix_spawnattr_t attr;
+    posix_spawnattr_init(&attr);
+    sigset_t dfl, child_mask = old_mask;
+    sigemptyset(&dfl);
+    if (old_int.sa_handler != SIG_IGN)
+        sigaddset(&dfl, SIGINT);
+    if (old_quit.sa_handler != SIG_IGN)
+        sigaddset(&dfl, SIGQUIT);
+    lc_signal_app_mask(&child_mask);
+    posix_spawnattr_setsigdefault(&attr, &dfl);
+    posix_spawnattr_setsigmask(&attr, &child_mask);
+    posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK);
+    char *argv[] = { "sh", "-c", (char *)command, NULL };
+    int status;
+    pid_t pid;
+    int rc = REAL(posix_spawn)(&pid, "/bin/sh", NULL, &attr, argv, envp);
+    posix_spawnattr_destroy(&attr);
+    if (rc == 0) {
+        *child = pid;
+        while (waitpid(pid, &status, 0) < 0)
+            if (errno != EINTR) {
+                status = -1;
+                break;
+            }
+    } else {
+        status = 127 << 8;      /* what libc's system() gives */
+    }
+    int saved = errno;
+    REAL(sigaction)(SIGINT, &old_int, NULL);
+    REAL(sigaction)(SIGQUIT, &old_quit, NULL);
+    REAL(pthread_sigmask)(SIG_SETMASK, &old_mask, NULL);
+    errno = saved;
+    return status;
+}
+
 LC_API int LC_WRAPPER(system)(const char *command)
 {
     lc_ensure_init();
     lc_check_pid();
-    return REAL(system)(command);
+    if (!command)
+        return REAL(system)(command);
+    void *data = lc_pre_fork_callbacks();
+    pid_t child;
+    int status = lc_system(command, environ, &child);
+    lc_post_fork_callbacks(child, data);
+    return status;
 }
 
+/* As libmonitor: no callbacks, and the shell is not monitored. */
 LC_API int monitor_real_system(const char *command)
 {
     lc_ensure_init();
-    return REAL(system)(command);
+    char **env = lc_env_unmonitored(environ);
+    pid_t child;
+    int status = lc_system(command, env ? env : environ, &child);
+    int saved = errno;
+    free(env);
+    errno = saved;
+    return status;
 }

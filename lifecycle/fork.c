@@ -12,12 +12,18 @@
 static LC_TLS int lc_in_fork;       /* inside our fork wrapper */
 static LC_TLS void *lc_atfork_data; /* pre_fork's data for a libc-internal fork */
 
-void lc_after_fork_child(void *fork_data)
+static void lc_reset_child(void)
 {
     lc_pid = getpid();
     lc_signal_after_fork_child();
     lc_threads_after_fork_child();
+    lc_main_after_fork_child();
     atomic_store(&lc_proc_state, LC_PROC_RUNNING);
+}
+
+void lc_after_fork_child(void *fork_data)
+{
+    lc_reset_child();
     int saved = errno;
     lc_debug("fork child");
     LC_CLIENTS(post_fork_child);
@@ -31,7 +37,7 @@ void lc_check_pid(void)
         lc_after_fork_child(NULL);
 }
 
-static void *lc_pre_fork(void)
+void *lc_pre_fork_callbacks(void)
 {
     lc_ensure_init();
     lc_check_pid();
@@ -44,7 +50,7 @@ static void *lc_pre_fork(void)
     return data;
 }
 
-static void lc_post_fork_parent(pid_t child, void *data)
+void lc_post_fork_callbacks(pid_t child, void *data)
 {
     int saved = errno;
     LC_CLIENTS(post_fork_parent);
@@ -54,14 +60,14 @@ static void lc_post_fork_parent(pid_t child, void *data)
 
 static pid_t lc_fork(void)
 {
-    void *data = lc_pre_fork();
+    void *data = lc_pre_fork_callbacks();
     lc_in_fork = 1;
     pid_t pid = REAL(fork)();
     lc_in_fork = 0;
     if (pid == 0)
         lc_after_fork_child(data);
     else
-        lc_post_fork_parent(pid, data);
+        lc_post_fork_callbacks(pid, data);
     return pid;
 }
 
@@ -75,23 +81,42 @@ LC_API pid_t LC_WRAPPER(vfork)(void)
     return lc_fork();
 }
 
+void lc_after_real_fork_child(void)
+{
+    lc_reset_child();
+    int saved = errno;
+    lc_debug("fork child (monitor_real_fork)");
+    LC_CLIENTS(post_fork_child);
+    errno = saved;
+}
+
+/* As libmonitor: the real fork, no pre_fork/post_fork and no init_process
+ * in the child (the child stays monitored: its exit gives fini_process with
+ * the parent's data, unless it leaves by monitor_real_exit or
+ * monitor_real_execve).  hookit's own clients still see the child. */
 LC_API pid_t monitor_real_fork(void)
 {
     lc_ensure_init();
-    return REAL(fork)();
+    int was = lc_in_fork;
+    lc_in_fork = 1;     /* keeps our pthread_atfork handlers out */
+    pid_t pid = REAL(fork)();
+    lc_in_fork = was;
+    if (pid == 0 && atomic_load(&lc_proc_state) != LC_PROC_NONE)
+        lc_after_real_fork_child();
+    return pid;
 }
 
 /* ---- forks inside libc ------------------------------------------------------------------ */
 static void lc_atfork_prepare(void)
 {
     if (!lc_in_fork && atomic_load(&lc_proc_state) == LC_PROC_RUNNING)
-        lc_atfork_data = lc_pre_fork();
+        lc_atfork_data = lc_pre_fork_callbacks();
 }
 
 static void lc_atfork_parent(void)
 {
     if (!lc_in_fork && atomic_load(&lc_proc_state) == LC_PROC_RUNNING)
-        lc_post_fork_parent(-1, lc_atfork_data);
+        lc_post_fork_callbacks(-1, lc_atfork_data);
 }
 
 static void lc_atfork_child(void)
@@ -117,6 +142,7 @@ LC_API int LC_WRAPPER(daemon)(int nochdir, int noclose)
         return -1;
     if (pid > 0) {
         lc_exit_normal();
+        lc_fini_library();
         REAL(_exit)(0);
     }
     if (setsid() < 0)

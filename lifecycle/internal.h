@@ -86,10 +86,25 @@ int lc_end_process(int how, int signo);
 void lc_yield_to_ending_thread(void);
 /* The process ends normally (exit, return from main): fini, or wait for the
  * thread that is already ending it. */
-void lc_exit_normal(void);
+int lc_exit_normal(void);   /* 0: another thread ends the process (park) */
+/* Before a real exit/_exit: the process fini, or park while another
+ * thread's exit ends the process. */
+void lc_exit_gate(void);
+void lc_main_after_fork_child(void);
 /* A fork we did not see (clone, libc-internal): redo the child's setup. */
 void lc_check_pid(void);
 void lc_after_fork_child(void *fork_data);
+/* monitor_real_fork's child: no callbacks for the user's client (as with
+ * libmonitor); the internal clients still get post_fork_child. */
+void lc_after_real_fork_child(void);
+/* monitor_fini_library, at most once per process image (exit's destructor,
+ * _exit, exec, death by a signal); lc_library_fini_reset() re-arms it. */
+void lc_fini_library(void);
+void lc_library_fini_reset(void);
+/* An exit wrapper lost the race to end the process: wait for the thread
+ * that won to finish the process (its exit then ends this thread too);
+ * returns if that thread's end was undone (a failed exec). */
+void lc_park_exit_loser(void);
 int lc_end_for_exec(void);
 void lc_resume_after_failed_exec(void);
 
@@ -100,6 +115,8 @@ struct lc_thread {
     int num;                    /* 0 = main, then 1, 2, ... in creation order */
     int monitored;              /* the user's client wants this thread */
     void *user_data;            /* monitor_init_thread's result */
+    void *stack_bottom;         /* an address in the thread's bottom frame */
+    void *start_routine;        /* the application's start routine */
     atomic_int state;
     atomic_int counted;         /* counted in the shootdown in progress */
     struct lc_thread *next;
@@ -124,6 +141,12 @@ void lc_signal_after_failed_exec(void);
 void lc_signal_after_fork_child(void);
 /* Remove the layer's own signal from a mask the application asks for. */
 const sigset_t *lc_signal_filter_mask(int how, const sigset_t *set, sigset_t *copy);
+/* The calling thread's mask as the application sees it, from the kernel's
+ * (the signals kept deliverable for a client that the application blocked). */
+void lc_signal_app_mask(sigset_t *mask);
+/* A new thread inherits its creator's view. */
+void lc_signal_hidden_get(sigset_t *hidden);
+void lc_signal_hidden_set(const sigset_t *hidden);
 
 /* ---- exec (exec.c) ---------------------------------------------------------------- */
 void lc_follow_capture(void);
@@ -134,8 +157,14 @@ void lc_follow_free(char **env, char *const envp[]);
 
 /* ---- fork (fork.c) ------------------------------------------------------------------- */
 void lc_fork_init(void);
+/* pre_fork (user's and internal) and its data; post_fork in the parent. */
+void *lc_pre_fork_callbacks(void);
+void lc_post_fork_callbacks(pid_t child, void *data);
 
-/* ---- start functions (main.c, pthread.c), for monitor_in_start_func_* -------------- */
-#define LC_START_FUNC __attribute__((section("hookit_lc_start"), noinline))
+/* ---- start functions (main.c, pthread.c), for monitor_in_start_func_* and
+ * monitor_unwind_*_bottom_frame: the process's and each thread's bottom frame
+ * are the only functions in their sections. */
+#define LC_MAIN_START_FUNC __attribute__((section("hookit_lc_main"), noinline))
+#define LC_THREAD_START_FUNC __attribute__((section("hookit_lc_thread"), noinline))
 
 #endif

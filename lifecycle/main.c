@@ -23,8 +23,12 @@ void *lc_main_addr;
 
 static atomic_int lc_init_state;        /* 0 none, 1 running, 2 done */
 static atomic_int lc_ending_tid;        /* the thread running the process fini */
+static atomic_int lc_end_owner;         /* the thread that ended this image */
+static atomic_int lc_exit_begun;        /* begin_process_exit has returned */
 static atomic_int lc_shootdown_blockers;
-static void *lc_stack_bottom;
+static atomic_int lc_library_ended;     /* monitor_fini_library given */
+/* monitor_block_shootdown: this thread holds one of lc_shootdown_blockers. */
+static LC_TLS int lc_blocking_shootdown;
 
 /* ---- initialisation ---------------------------------------------------------- */
 #ifndef HOOKIT_STATIC
@@ -125,6 +129,7 @@ __attribute__((constructor(101))) static void lc_constructor(int argc, char **ar
     }
     lc_ensure_init();
     monitor_init_library();
+    lc_main_thread.stack_bottom = __builtin_frame_address(0);
     if (!lc_main_is_ours())
         lc_begin_process(NULL, NULL);
 }
@@ -134,7 +139,21 @@ __attribute__((destructor(101))) static void lc_destructor(void)
     /* Last chance: an exit we did not see (libc-internal). */
     if (atomic_load(&lc_proc_state) == LC_PROC_RUNNING && getpid() == lc_pid)
         lc_end_process(LC_EXIT_NORMAL, 0);
+    lc_fini_library();
+}
+
+void lc_fini_library(void)
+{
+    if (atomic_exchange(&lc_library_ended, 1))
+        return;
+    int saved = errno;
     monitor_fini_library();
+    errno = saved;
+}
+
+void lc_library_fini_reset(void)
+{
+    atomic_store(&lc_library_ended, 0);
 }
 
 /* ---- start ---------------------------------------------------------------------- */
@@ -170,27 +189,37 @@ LC_API int __libc_start_main(lc_main_fn *main, int argc, char **argv, void (*ini
     lc_ensure_init();
     lc_app_main = main;
     lc_main_addr = (void *)main;
+    monitor_start_main_init();      /* as libmonitor: main is known */
     return lc_real_start_main(lc_main, argc, argv, init, fini, rtld_fini, stack_end);
 }
 #else
 LC_API int __wrap_main(int argc, char **argv, char **envp)
 {
+    lc_ensure_init();
     lc_main_addr = (void *)__real_main;
+    monitor_start_main_init();
     return lc_main_common(__real_main, argc, argv, envp);
 }
 #endif
 
-LC_START_FUNC static int lc_main_common(int (*main_fn)(int, char **, char **), int argc,
-                                        char **argv, char **envp)
+LC_MAIN_START_FUNC static int lc_main_common(int (*main_fn)(int, char **, char **), int argc,
+                                             char **argv, char **envp)
 {
-    lc_stack_bottom = __builtin_frame_address(0);
+    /* A local's address: inside this frame, whatever the compiler does
+     * with the frame pointer. */
+    volatile char bottom[8] = "stakbot";
+    lc_main_thread.stack_bottom = (void *)bottom;
     lc_ensure_init();
     lc_argc = argc;
     lc_argv = argv;
     lc_begin_process(&argc, argv);
     monitor_at_main();
+#ifdef HOOKIT_STATIC
+    /* libmonitor's static hook: a program defining it takes main over. */
+    monitor_wrap_main(lc_argc, lc_argv, envp);
+#endif
     int status = main_fn(argc, argv, envp);
-    lc_exit_normal();
+    lc_exit_gate();
     return status;      /* libc calls exit(status) */
 }
 
@@ -215,8 +244,18 @@ static int lc_claim_end(void)
     int expected = LC_PROC_RUNNING;
     if (!atomic_compare_exchange_strong(&lc_proc_state, &expected, LC_PROC_ENDING))
         return 0;
+    atomic_store(&lc_exit_begun, 0);
     atomic_store(&lc_ending_tid, lc_gettid());
+    atomic_store(&lc_end_owner, lc_gettid());
     return 1;
+}
+
+/* begin_process_exit has run: threads racing to exit may now run their
+ * fini_thread (never before it, as libmonitor orders them). */
+static void lc_mark_exit_begun(void)
+{
+    atomic_store(&lc_exit_begun, 1);
+    lc_futex_wake_all(&lc_exit_begun);
 }
 
 static void lc_mark_ended(int state)
@@ -235,6 +274,7 @@ int lc_end_process(int how, int signo)
     int saved = errno;
     lc_debug("process ends: how=%d signal=%d", how, signo);
     monitor_begin_process_exit(how);
+    lc_mark_exit_begun();
     lc_wait_shootdown_blockers();
     lc_shootdown();
     struct lc_thread *self = lc_thread_self();
@@ -249,22 +289,45 @@ int lc_end_process(int how, int signo)
     return 1;
 }
 
-void lc_exit_normal(void)
+int lc_exit_normal(void)
 {
     lc_ensure_init();
-    if (!lc_end_process(LC_EXIT_NORMAL, 0))
-        lc_yield_to_ending_thread();
+    if (lc_end_process(LC_EXIT_NORMAL, 0))
+        return 1;
+    if (atomic_load(&lc_end_owner) == lc_gettid())
+        return 1;       /* exit again from an atexit handler, a destructor... */
+    lc_yield_to_ending_thread();
+    return atomic_load(&lc_end_owner) == lc_gettid() ||
+           atomic_load(&lc_proc_state) == LC_PROC_NONE;
 }
 
 void lc_yield_to_ending_thread(void)
 {
     if (atomic_load(&lc_ending_tid) == lc_gettid())
         return;         /* re-entered from our own fini (a callback exits) */
+    while (!atomic_load(&lc_exit_begun) && atomic_load(&lc_proc_state) == LC_PROC_ENDING)
+        lc_futex_wait(&lc_exit_begun, 0, NULL);
     struct lc_thread *self = lc_thread_self();
     if (self)
         lc_thread_fini(self);
     while (atomic_load(&lc_proc_state) == LC_PROC_ENDING)
         lc_futex_wait(&lc_proc_state, LC_PROC_ENDING, NULL);
+}
+
+void lc_exit_gate(void)
+{
+    while (!lc_exit_normal())
+        lc_park_exit_loser();   /* another thread's exit ends us, or resumed */
+}
+
+/* Two threads calling exit at once: the real exit of the thread that won
+ * runs the atexit handlers and destructors (monitor_fini_library among
+ * them); a second real exit would end the process under it. */
+void lc_park_exit_loser(void)
+{
+    int st;
+    while ((st = atomic_load(&lc_proc_state)) == LC_PROC_ENDED || st == LC_PROC_ENDING)
+        lc_futex_wait(&lc_proc_state, st, NULL);
 }
 
 /* exec: the old image ends (fini_process(how=exec)); other threads are shot
@@ -278,10 +341,15 @@ int lc_end_for_exec(void)
     int saved = errno;
     lc_debug("process image ends: exec");
     monitor_begin_process_exit(LC_EXIT_EXEC);
+    lc_mark_exit_begun();
     lc_wait_shootdown_blockers();
     lc_shootdown();
+    struct lc_thread *self = lc_thread_self();
+    if (self && self != &lc_main_thread)
+        lc_thread_fini(self);   /* the exec'ing thread ends too */
     monitor_fini_process(LC_EXIT_EXEC, lc_process_data);
     LC_CLIENTS(pre_exec);
+    lc_fini_library();
     lc_mark_ended(LC_PROC_ENDED);
     errno = saved;
     return 1;
@@ -292,6 +360,9 @@ void lc_resume_after_failed_exec(void)
     int saved = errno;
     int expected = LC_PROC_ENDED;
     if (atomic_compare_exchange_strong(&lc_proc_state, &expected, LC_PROC_RUNNING)) {
+        atomic_store(&lc_end_owner, 0);
+        lc_library_fini_reset();
+        lc_futex_wake_all(&lc_proc_state);      /* exit losers parked meanwhile */
         lc_debug("exec failed: monitoring resumes");
         LC_CLIENTS(exec_failed);
         lc_process_data = monitor_init_process(&lc_argc, lc_argv, NULL);
@@ -308,14 +379,26 @@ LC_API void monitor_initialize(void)
 
 LC_API void *monitor_stack_bottom(void)
 {
-    return lc_stack_bottom;
+    struct lc_thread *t = lc_thread_self();
+    return t ? t->stack_bottom : NULL;
 }
 
-extern char __start_hookit_lc_start[], __stop_hookit_lc_start[];
+extern char __start_hookit_lc_main[], __stop_hookit_lc_main[];
+extern char __start_hookit_lc_thread[], __stop_hookit_lc_thread[];
+
+LC_API int monitor_unwind_process_bottom_frame(void *addr)
+{
+    return (char *)addr >= __start_hookit_lc_main && (char *)addr < __stop_hookit_lc_main;
+}
+
+LC_API int monitor_unwind_thread_bottom_frame(void *addr)
+{
+    return (char *)addr >= __start_hookit_lc_thread && (char *)addr < __stop_hookit_lc_thread;
+}
 
 LC_API int monitor_in_start_func_narrow(void *addr)
 {
-    return (char *)addr >= __start_hookit_lc_start && (char *)addr < __stop_hookit_lc_start;
+    return monitor_unwind_process_bottom_frame(addr) || monitor_unwind_thread_bottom_frame(addr);
 }
 
 /* libc's own start functions (below our frames), found once at start so
@@ -348,20 +431,40 @@ LC_API int monitor_in_start_func_wide(void *addr)
     return 0;
 }
 
+/* libmonitor's contract: 0 while the process runs (the exit shootdown now
+ * waits until this thread unblocks, bounded by HOOKIT_SHOOTDOWN_TIMEOUT),
+ * non-zero once it is exiting (the caller skips its work, then calls
+ * monitor_unblock_shootdown as usual).  Not nested, per thread. */
 LC_API int monitor_block_shootdown(void)
 {
+    if (lc_blocking_shootdown)
+        return atomic_load(&lc_proc_state) >= LC_PROC_ENDING;
     if (atomic_load(&lc_proc_state) >= LC_PROC_ENDING)
-        return 0;
+        return 1;
     atomic_fetch_add(&lc_shootdown_blockers, 1);
+    lc_blocking_shootdown = 1;
     if (atomic_load(&lc_proc_state) >= LC_PROC_ENDING) {
         monitor_unblock_shootdown();
-        return 0;
+        return 1;
     }
-    return 1;
+    return 0;
 }
 
 LC_API void monitor_unblock_shootdown(void)
 {
+    if (!lc_blocking_shootdown)
+        return;
+    lc_blocking_shootdown = 0;
     if (atomic_fetch_sub(&lc_shootdown_blockers, 1) == 1)
         lc_futex_wake_all(&lc_shootdown_blockers);
+}
+
+/* Process-wide state a fork child starts from (fork.c). */
+void lc_main_after_fork_child(void)
+{
+    atomic_store(&lc_end_owner, 0);
+    atomic_store(&lc_exit_begun, 0);
+    atomic_store(&lc_ending_tid, 0);
+    atomic_store(&lc_shootdown_blockers, lc_blocking_shootdown);
+    lc_library_fini_reset();
 }

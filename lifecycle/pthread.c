@@ -29,13 +29,18 @@ static struct lc_thread *lc_threads;         /* every thread we created */
 static lc_spinlock lc_threads_lock = LC_SPINLOCK_INIT;
 static atomic_int lc_next_num = 1;
 static atomic_int lc_shoot_pending;
-static atomic_int lc_new_threads_disabled;
+/* monitor_disable_new_threads: per calling thread, as libmonitor. */
+static LC_TLS int lc_new_threads_disabled;
+/* monitor_get_new_thread_info's data while pthread_create runs here. */
+static LC_TLS struct monitor_thread_info *lc_new_thread_info;
+static atomic_int lc_thread_support_done;
 
 struct lc_start {
     void *(*fn)(void *);
     void *arg;
     void *pre_data;
     struct lc_thread *thread;
+    sigset_t hidden;            /* the creator's view of its mask (signal.c) */
 };
 
 struct lc_thread *lc_thread_self(void)
@@ -57,7 +62,11 @@ void lc_thread_fini(struct lc_thread *t)
     }
     int saved = errno;
     lc_debug("thread %d end (tid %d)", t->num, (int)lc_gettid());
-    if (t != &lc_main_thread && t->monitored)
+    /* main too, when another thread ends the process or main calls
+     * pthread_exit: its data is init_process's, as libmonitor gives it */
+    if (t == &lc_main_thread)
+        monitor_fini_thread(lc_process_data);
+    else if (t->monitored)
         monitor_fini_thread(t->user_data);
     LC_CLIENTS(fini_thread);
     atomic_store(&t->state, LC_T_DONE);
@@ -87,13 +96,16 @@ static void lc_thread_cleanup(void *arg)
     lc_release(t);
 }
 
-LC_START_FUNC static void *lc_thread_start(void *arg)
+LC_THREAD_START_FUNC static void *lc_thread_start(void *arg)
 {
+    volatile char bottom[8] = "stakbot";
     struct lc_start start = *(struct lc_start *)arg;
     lc_release(arg);
     struct lc_thread *t = start.thread;
     t->tid = lc_gettid();
+    t->stack_bottom = (void *)bottom;
     lc_self = t;
+    lc_signal_hidden_set(&start.hidden);
     lc_check_pid();
 
     /* Join the registry unless the process is already ending. */
@@ -135,13 +147,28 @@ LC_API int LC_WRAPPER(pthread_create)(pthread_t *thread, const pthread_attr_t *a
     lc_check_pid();
     if (atomic_load(&lc_proc_state) == LC_PROC_NONE)
         lc_begin_process(NULL, NULL);       /* a constructor creates threads */
-    if (atomic_load(&lc_new_threads_disabled) || atomic_load(&lc_proc_state) != LC_PROC_RUNNING)
+    if (atomic_load(&lc_proc_state) != LC_PROC_RUNNING)
         return REAL(pthread_create)(thread, attr, fn, arg);
 
+    /* The user's client ignores threads created while the creator has
+     * new threads disabled, by an ignored thread, or that pre_create
+     * asks to ignore: no callbacks, no thread number (hookit's own
+     * clients still see them). */
+    struct lc_thread *self = lc_thread_self();
+    int monitored = !lc_new_threads_disabled && (!self || self->monitored);
+    void *pre_data = NULL;
+    struct monitor_thread_info info = {
+        __builtin_extract_return_addr(__builtin_return_address(0)), (void *)fn };
     int e = errno;
-    if (!atomic_exchange(&lc_threaded, 1))
+    atomic_store(&lc_threaded, 1);
+    if (monitored && !atomic_exchange(&lc_thread_support_done, 1))
         monitor_init_thread_support();
-    void *pre_data = monitor_thread_pre_create();
+    if (monitored) {
+        lc_new_thread_info = &info;
+        pre_data = monitor_thread_pre_create();
+        lc_new_thread_info = NULL;
+        monitored = pre_data != MONITOR_IGNORE_NEW_THREAD;
+    }
     errno = e;
 
     struct lc_start *start = lc_alloc(sizeof *start);
@@ -151,10 +178,13 @@ LC_API int LC_WRAPPER(pthread_create)(pthread_t *thread, const pthread_attr_t *a
         lc_release(t);
         return REAL(pthread_create)(thread, attr, fn, arg);
     }
-    t->num = atomic_fetch_add(&lc_next_num, 1);
-    t->monitored = pre_data != MONITOR_IGNORE_NEW_THREAD;
+    t->num = monitored ? atomic_fetch_add(&lc_next_num, 1) : -1;
+    t->monitored = monitored;
+    t->start_routine = (void *)fn;
     atomic_store(&t->state, LC_T_INIT);
-    *start = (struct lc_start){ fn, arg, t->monitored ? pre_data : NULL, t };
+    *start = (struct lc_start){ .fn = fn, .arg = arg, .pre_data = monitored ? pre_data : NULL,
+                                .thread = t };
+    lc_signal_hidden_get(&start->hidden);
 
     /* monitor_reset_stacksize: the client may want bigger stacks.  A copy
      * of the caller's attributes takes the new size (never destroyed: it
@@ -181,9 +211,13 @@ LC_API int LC_WRAPPER(pthread_create)(pthread_t *thread, const pthread_attr_t *a
         lc_release(start);
         lc_release(t);
     }
-    e = errno;
-    monitor_thread_post_create(pre_data);
-    errno = e;
+    if (monitored) {
+        e = errno;
+        lc_new_thread_info = &info;
+        monitor_thread_post_create(pre_data);
+        lc_new_thread_info = NULL;
+        errno = e;
+    }
     return rc;
 }
 
@@ -305,37 +339,46 @@ void lc_threads_after_fork_child(void)
     atomic_store(&lc_main_thread.counted, 0);
     lc_self = &lc_main_thread;
     atomic_store(&lc_threaded, 0);
+    atomic_store(&lc_thread_support_done, 0);
 }
 
+/* The application's start routine of the calling thread (NULL in main). */
 LC_API void *monitor_get_addr_thread_start(void)
 {
-    return (void *)lc_thread_start;
+    struct lc_thread *t = lc_thread_self();
+    return t ? t->start_routine : NULL;
 }
 
 LC_API void monitor_disable_new_threads(void)
 {
-    atomic_store(&lc_new_threads_disabled, 1);
+    lc_new_threads_disabled = 1;
 }
 
 LC_API void monitor_enable_new_threads(void)
 {
-    atomic_store(&lc_new_threads_disabled, 0);
+    lc_new_threads_disabled = 0;
 }
 
-/* Send sig to every other thread the layer knows (libmonitor's broadcast). */
+LC_API int monitor_get_new_thread_info(struct monitor_thread_info *mti)
+{
+    if (!mti || !lc_new_thread_info)
+        return 1;
+    *mti = *lc_new_thread_info;
+    return 0;
+}
+
+/* Send sig to every other monitored thread (libmonitor's broadcast):
+ * 0, as libmonitor returns on success. */
 LC_API int monitor_broadcast_signal(int sig)
 {
     struct lc_thread *self = lc_thread_self();
     sigset_t saved;
-    int n = 0;
     lc_lock(&lc_threads_lock, &saved);
     for (struct lc_thread *t = lc_threads; t; t = t->next)
-        if (t != self && atomic_load(&t->state) == LC_T_RUNNING &&
-            syscall(SYS_tgkill, getpid(), t->tid, sig) == 0)
-            n++;
-    if (self != &lc_main_thread && atomic_load(&lc_main_thread.state) == LC_T_RUNNING &&
-        syscall(SYS_tgkill, getpid(), lc_main_thread.tid, sig) == 0)
-        n++;
+        if (t != self && t->monitored && atomic_load(&t->state) == LC_T_RUNNING)
+            syscall(SYS_tgkill, getpid(), t->tid, sig);
+    if (self != &lc_main_thread && atomic_load(&lc_main_thread.state) == LC_T_RUNNING)
+        syscall(SYS_tgkill, getpid(), lc_main_thread.tid, sig);
     lc_unlock(&lc_threads_lock, &saved);
-    return n;
+    return 0;
 }

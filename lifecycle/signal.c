@@ -10,8 +10,10 @@
  *   - gives a client's monitor_sigaction handler the signal first;
  *   - emulates SA_RESETHAND (so a crash handler that re-raises still gets
  *     the fini);
- *   - keeps its shootdown signal deliverable (removed from masks the
- *     application sets and from the sets it sigwait()s for).
+ *   - keeps its shootdown signal and the signals a client holds through
+ *     monitor_sigaction deliverable (removed from masks the application
+ *     sets, while sigprocmask/pthread_sigmask report the mask it set; the
+ *     shootdown signal also from the sets it sigwait()s for).
  * Otherwise an application's handler or SIG_IGN goes to the kernel as is,
  * so SA_RESTART, SA_ONSTACK, SA_SIGINFO, SA_NOCLDWAIT, the ucontext,
  * SIG_IGN across exec and SIGCHLD auto-reaping are the kernel's own.
@@ -39,6 +41,11 @@ static struct lc_sigstate lc_sig[_NSIG];
 static lc_spinlock lc_sig_lock = LC_SPINLOCK_INIT;
 static sigset_t lc_sigintr;         /* siginterrupt(sig, 1) for signal() */
 static void *lc_restorer;           /* libc's sa_restorer, for the app's view */
+/* Signals kept deliverable whatever mask the application sets: the
+ * shootdown signal and the client's monitor_sigaction signals. */
+static sigset_t lc_keep_open;
+/* Those of them the application believes this thread blocks. */
+static LC_TLS sigset_t lc_hidden;
 
 static void lc_signal_entry(int sig, siginfo_t *info, void *context);
 
@@ -113,6 +120,8 @@ void lc_signal_init(void)
 {
     lc_shootdown_signo = SIGRTMIN + 8;
     sigemptyset(&lc_sigintr);
+    sigemptyset(&lc_keep_open);
+    sigaddset(&lc_keep_open, lc_shootdown_signo);
     sigset_t saved;
     lc_lock(&lc_sig_lock, &saved);
     for (int sig = 1; sig < _NSIG; sig++)
@@ -269,18 +278,80 @@ const sigset_t *lc_signal_filter_mask(int how, const sigset_t *set, sigset_t *co
     return copy;
 }
 
-LC_API int LC_WRAPPER(sigprocmask)(int how, const sigset_t *set, sigset_t *old)
+/* The application's mask is the kernel's plus lc_hidden: compute the mask
+ * it asks for, give the kernel that without the kept-open signals, and
+ * report its own view back.  Returns 0 or an error number. */
+static int lc_change_mask(int how, const sigset_t *set, sigset_t *old, int thread_call)
 {
     lc_ensure_init();
-    sigset_t copy;
-    return REAL(sigprocmask)(how, lc_signal_filter_mask(how, set, &copy), old);
+    sigset_t hidden_before = lc_hidden, kold, want;
+    int rc;
+    if (!set || (how != SIG_BLOCK && how != SIG_UNBLOCK && how != SIG_SETMASK)) {
+        rc = thread_call ? REAL(pthread_sigmask)(how, set, &kold)
+                         : (REAL(sigprocmask)(how, set, &kold) < 0 ? errno : 0);
+    } else {
+        /* A handler that runs in between restores the mask it found. */
+        if (REAL(pthread_sigmask)(SIG_BLOCK, NULL, &want) != 0)
+            return EINVAL;
+        sigorset(&want, &want, &lc_hidden);
+        if (how == SIG_BLOCK) {
+            sigorset(&want, &want, set);
+        } else if (how == SIG_UNBLOCK) {
+            sigset_t keep;
+            sigfillset(&keep);
+            for (int sig = 1; sig < _NSIG; sig++)
+                if (sigismember(set, sig) == 1)
+                    sigdelset(&keep, sig);
+            sigandset(&want, &want, &keep);
+        } else {
+            want = *set;
+        }
+        sigset_t hidden, kernel;
+        sigandset(&hidden, &want, &lc_keep_open);
+        kernel = want;
+        for (int sig = 1; sig < _NSIG; sig++)
+            if (sigismember(&hidden, sig) == 1)
+                sigdelset(&kernel, sig);
+        rc = REAL(pthread_sigmask)(SIG_SETMASK, &kernel, &kold);
+        if (rc == 0)
+            lc_hidden = hidden;
+    }
+    if (rc == 0 && old) {
+        sigorset(old, &kold, &hidden_before);
+        sigdelset(old, SIGKILL);
+        sigdelset(old, SIGSTOP);
+    }
+    return rc;
+}
+
+LC_API int LC_WRAPPER(sigprocmask)(int how, const sigset_t *set, sigset_t *old)
+{
+    int rc = lc_change_mask(how, set, old, 0);
+    if (rc) {
+        errno = rc;
+        return -1;
+    }
+    return 0;
 }
 
 LC_API int LC_WRAPPER(pthread_sigmask)(int how, const sigset_t *set, sigset_t *old)
 {
-    lc_ensure_init();
-    sigset_t copy;
-    return REAL(pthread_sigmask)(how, lc_signal_filter_mask(how, set, &copy), old);
+    return lc_change_mask(how, set, old, 1);
+}
+
+void lc_signal_app_mask(sigset_t *mask)
+{
+    sigorset(mask, mask, &lc_hidden);
+}
+
+void lc_signal_hidden_get(sigset_t *hidden)
+{
+    *hidden = lc_hidden;
+}
+
+void lc_signal_hidden_set(const sigset_t *hidden)
+{
+    lc_hidden = *hidden;
 }
 
 /* sigwait & co would dequeue the shootdown signal as if it were the
@@ -327,6 +398,7 @@ static void lc_die_by(int sig, siginfo_t *info)
     lc_debug("death by signal %d", sig);
     if (!lc_end_process(LC_EXIT_SIGNAL, sig))
         lc_yield_to_ending_thread();
+    lc_fini_library();
     struct sigaction dfl;
     memset(&dfl, 0, sizeof dfl);
     dfl.sa_handler = SIG_DFL;
@@ -424,10 +496,15 @@ void lc_signal_before_exec(void)
         if (lc_sig_manageable(sig) && lc_sig[sig].ours && lc_sig[sig].app.sa_handler == SIG_IGN)
             REAL(sigaction)(sig, &lc_sig[sig].app, NULL);
     lc_unlock(&lc_sig_lock, &saved);
+    /* the new program starts with the mask the application set */
+    if (!sigisemptyset(&lc_hidden))
+        REAL(pthread_sigmask)(SIG_BLOCK, &lc_hidden, NULL);
 }
 
 void lc_signal_after_failed_exec(void)
 {
+    if (!sigisemptyset(&lc_hidden))
+        REAL(pthread_sigmask)(SIG_UNBLOCK, &lc_hidden, NULL);
     sigset_t saved;
     lc_lock(&lc_sig_lock, &saved);
     for (int sig = 1; sig < _NSIG; sig++)
@@ -466,6 +543,10 @@ LC_API int monitor_sigaction(int sig, monitor_sighandler_t *handler, int flags,
     lc_lock(&lc_sig_lock, &saved);
     struct lc_sigstate *s = &lc_sig[sig];
     s->client = handler;
+    if (handler)
+        sigaddset(&lc_keep_open, sig);
+    else if (sig != lc_shootdown_signo)
+        sigdelset(&lc_keep_open, sig);
     if (act) {
         s->client_mask = act->sa_mask;
         s->client_flags = act->sa_flags;

@@ -32,7 +32,7 @@
 #define SEQ_TRIES 64                    /* torn copies before asking the thread */
 #define SELF_COPY_WAIT_NS 1000000000ull /* how long to wait for a thread's own copy */
 #define GATHER_MAX_NS 100000000ull      /* process pause: longest wait for threads to park */
-#define QUIET_NS 2000000ull             /* a thread whose seq did not move this long is quiet */
+#define RECOPY_ROUNDS 64                /* process pause: copies retaken until no thread moved */
 #define MIN_RATE_NS 2000000ull          /* TSC rate measured over at least this */
 
 struct live {
@@ -214,6 +214,58 @@ static int check_arena(struct live *l, char *err, size_t errlen)
     return 0;
 }
 
+static struct live *attach_in(pid_t pid, const char *dir, uid_t owner, char *err, size_t errlen);
+
+/* A process that changed user (a server dropping root for nobody) keeps
+ * its arena in the registry of the user who started it.  That user finds
+ * it in its own registry, root also through the arena the process maps;
+ * nobody else (the arena is that user's, mode 0600).  The arena's stored
+ * start time must be the live process's. */
+static struct live *attach_started_by_me(pid_t pid, char *err, size_t errlen)
+{
+    char dir[REGISTRY_PATH_MAX], path[REGISTRY_PATH_MAX + 32], why[256];
+    uid_t me = geteuid();
+    struct stat st;
+    follow_process_runtime_dir(pid);
+    if (registry_dir(me, 0, dir, sizeof dir, why, sizeof why) == 0) {
+        registry_file(path, sizeof path, dir, pid, ".arena");
+        if (lstat(path, &st) == 0) {
+            struct live *l = attach_in(pid, dir, me, err, errlen);
+            if (l && !l->dead)
+                return l;
+            live_detach(l);
+        }
+    }
+    if (me != 0)
+        return NULL;
+    /* root: the registry file the process has mapped */
+    char maps[64], line[REGISTRY_PATH_MAX + 256], want[32];
+    snprintf(maps, sizeof maps, "/proc/%d/maps", (int)pid);
+    snprintf(want, sizeof want, "/%d.arena", (int)pid);
+    FILE *f = fopen(maps, "re");
+    if (!f)
+        return NULL;
+    struct live *found = NULL;
+    while (!found && fgets(line, sizeof line, f)) {
+        char *slash = strchr(line, '/');
+        size_t len = strlen(line);
+        if (len && line[len - 1] == '\n')
+            line[--len] = 0;
+        if (!slash || len < strlen(want) || strcmp(line + len - strlen(want), want))
+            continue;
+        line[len - strlen(want)] = 0;
+        if (lstat(slash, &st) != 0 || registry_dir_check(slash, st.st_uid, why, sizeof why) != 0)
+            continue;
+        found = attach_in(pid, slash, st.st_uid, err, errlen);
+        if (found && found->dead) {
+            live_detach(found);
+            found = NULL;
+        }
+    }
+    fclose(f);
+    return found;
+}
+
 struct live *live_attach(pid_t pid, int flags, char *err, size_t errlen)
 {
     char dir[REGISTRY_PATH_MAX];
@@ -227,8 +279,19 @@ struct live *live_attach(pid_t pid, int flags, char *err, size_t errlen)
         snprintf(err, errlen, "no process %d", (int)pid);
         return NULL;
     }
+    if (alive && owner != geteuid()) {
+        char why[1024];
+        struct live *l = attach_started_by_me(pid, why, sizeof why);
+        if (l)
+            return l;
+    }
     if (live_registry_for(pid, dir, sizeof dir, err, errlen) != 0)
         return NULL;
+    return attach_in(pid, dir, owner, err, errlen);
+}
+
+static struct live *attach_in(pid_t pid, const char *dir, uid_t owner, char *err, size_t errlen)
+{
     struct live *l = calloc(1, sizeof *l);
     if (!l) {
         snprintf(err, errlen, "out of memory");
@@ -554,45 +617,90 @@ static void pause_release(struct live *l, uint32_t gen)
     syscall(SYS_futex, &pr->pause_gen, FUTEX_WAKE, INT_MAX, NULL, NULL, 0);
 }
 
-/* Ask every running thread to park; wait until each is parked, ended, or
- * quiet (its seq did not move for QUIET_NS: blocked, or in code without
- * hooks), at most GATHER_MAX_NS. */
+/* Ask every running thread to park, and wait only for the threads inside
+ * a hook (seq odd, not parked): they park at that hook's exit.  A thread
+ * outside every hook (blocked in a system call, or running code without
+ * hooks) cannot change its tree until it enters one, so it is not waited
+ * for: its copy is checked afterwards instead (pause_copy).  At most
+ * GATHER_MAX_NS. */
 static void gather(struct live *l, const struct arena_thread **recs, uint32_t n, struct live_snapshot *s)
 {
-    uint32_t *seq0 = calloc(n + 1, sizeof *seq0);
-    for (uint32_t i = 0; i < n; i++) {
-        if (seq0)
-            seq0[i] = __atomic_load_n(&recs[i]->seq, __ATOMIC_ACQUIRE);
+    for (uint32_t i = 0; i < n; i++)
         if (recs[i]->state == ARENA_THREAD_RUNNING)
             __atomic_fetch_or((uint32_t *)at_rw(l, &recs[i]->request), ARENA_REQ_PAUSE, __ATOMIC_RELEASE);
-    }
     uint64_t t0 = mono_ns();
     const struct arena_process *pr = process_block(l);
     for (;;) {
         uint32_t parked = 0, quiet = 0, busy = 0;
         uint32_t parked_word = __atomic_load_n(&pr->parked, __ATOMIC_ACQUIRE);
-        uint64_t now = mono_ns();
         for (uint32_t i = 0; i < n; i++) {
             uint32_t seq = __atomic_load_n(&recs[i]->seq, __ATOMIC_ACQUIRE);
             if (__atomic_load_n(&recs[i]->parked, __ATOMIC_ACQUIRE))
                 parked++;
-            else if (recs[i]->state != ARENA_THREAD_RUNNING ||
-                     (seq0 && seq == seq0[i] && !(seq & 1) && now - t0 >= QUIET_NS))
+            else if (recs[i]->state != ARENA_THREAD_RUNNING || !(seq & 1))
                 quiet++;
             else
                 busy++;
         }
         s->parked = parked;
         s->quiet = quiet;
-        if (!busy || now - t0 >= GATHER_MAX_NS)
+        if (!busy || mono_ns() - t0 >= GATHER_MAX_NS)
             break;
-        /* Sleep until a thread parks (it wakes us) or 0.5 ms passes: a
-         * busy reader would take a core from the threads it waits for. */
-        struct timespec ts = { 0, 500000 };
+        /* Until a thread parks (it wakes us), 50 us at most: a thread in a
+         * hook is microseconds from its exit unless it lost its core. */
+        struct timespec ts = { 0, 50000 };
         syscall(SYS_futex, &pr->parked, FUTEX_WAIT, parked_word, &ts, NULL, 0);
     }
     s->gather_ns = mono_ns() - t0;
-    free(seq0);
+}
+
+/* Copy every thread so that all copies hold at one moment: a thread's copy
+ * is taken again until its seq did not move between the first copy's
+ * start and the last copy's end (a parked thread never moves; one outside
+ * the hooks rarely does, and parks at its next hook exit when it does).
+ * Then, at every moment of that interval, each thread was in the state
+ * copied. */
+static int pause_copy(struct live *l, const struct arena_thread **recs, uint32_t n,
+                      struct live_snapshot *s, char *err, size_t errlen)
+{
+    uint32_t *before = calloc(n + 1, sizeof *before);
+    if (!before) {
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
+    for (uint32_t i = 0; i < n; i++)
+        before[i] = UINT32_MAX;         /* not copied yet */
+    int rc = 0;
+    for (uint32_t round = 0; round < RECOPY_ROUNDS && rc == 0; round++) {
+        int moved = 0;
+        for (uint32_t i = 0; i < n && rc == 0; i++) {
+            uint32_t seq = __atomic_load_n(&recs[i]->seq, __ATOMIC_ACQUIRE);
+            if (seq == before[i])
+                continue;
+            if (before[i] != UINT32_MAX) {
+                free(s->threads[i].nodes);
+                free(s->threads[i].stack);
+                memset(&s->threads[i], 0, sizeof s->threads[i]);
+                s->recopied++;
+            }
+            before[i] = seq;
+            rc = copy_thread(l, recs[i], &s->threads[i], err, errlen);
+            if (rc == 0 && s->threads[i].how != LIVE_COPY_SELF)
+                s->threads[i].now = clock_now(l);
+            moved = 1;
+        }
+        if (!moved)
+            break;
+        /* Check them all again: who moved since its copy? */
+        for (uint32_t i = 0; i < n && rc == 0; i++)
+            if (__atomic_load_n(&recs[i]->seq, __ATOMIC_ACQUIRE) != before[i])
+                moved = 2;
+        if (moved != 2)
+            break;
+        nap_us(20);                     /* let the movers reach their park */
+    }
+    free(before);
+    return rc;
 }
 
 int live_snapshot(struct live *l, enum live_consistency c, struct live_snapshot *s,
@@ -626,7 +734,21 @@ int live_snapshot(struct live *l, enum live_consistency c, struct live_snapshot 
     }
     s->now = process_now(l, &s->ticks_per_ns);
     int rc = 0;
-    for (uint32_t i = 0; i < n && rc == 0; i++) {
+    uint64_t t_copy = mono_ns();
+    if (paused) {
+        rc = pause_copy(l, recs, n, s, err, errlen);
+        for (uint32_t i = 0; i < n && rc == 0; i++) {
+            struct live_thread *t = &s->threads[i];
+            if (t->now > s->now)
+                s->now = t->now;
+            if (t->how == LIVE_COPY_SEQ && __atomic_load_n(&recs[i]->parked, __ATOMIC_ACQUIRE))
+                t->how = LIVE_COPY_PARKED;
+            s->nthreads = i + 1;
+        }
+        if (rc != 0)
+            s->nthreads = n;
+    }
+    for (uint32_t i = 0; i < n && rc == 0 && !paused; i++) {
         struct live_thread *t = &s->threads[i];
         int was_parked = __atomic_load_n(&recs[i]->parked, __ATOMIC_ACQUIRE);
         rc = copy_thread(l, recs[i], t, err, errlen);
@@ -645,6 +767,7 @@ int live_snapshot(struct live *l, enum live_consistency c, struct live_snapshot 
     if (paused) {
         pause_release(l, gen);
         s->pause_ns = mono_ns() - t_post;
+        s->copy_ns = mono_ns() - t_copy;
     }
     s->mono_ns = mono_ns();
     free(recs);
@@ -741,6 +864,8 @@ static int fill_process(struct live *l, const struct live_snapshot *s, struct pr
         rc |= set_meta_u64(p, "live_gather_ns", s->gather_ns);
         rc |= set_meta_u64(p, "live_threads_parked", s->parked);
         rc |= set_meta_u64(p, "live_threads_quiet", s->quiet);
+        rc |= set_meta_u64(p, "live_copy_ns", s->copy_ns);
+        rc |= set_meta_u64(p, "live_threads_recopied", s->recopied);
     }
     uint64_t dropped = 0, unmatched = 0, self = 0;
     for (uint32_t i = 0; i < s->nthreads; i++) {

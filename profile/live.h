@@ -58,7 +58,9 @@ struct live_snapshot {
     /* process consistency: */
     uint64_t pause_ns;              /* from asking threads to park to releasing them */
     uint64_t gather_ns;             /* until every thread was parked or quiet */
-    uint32_t parked, quiet;         /* threads parked / found quiet (no hook ran) */
+    uint32_t parked, quiet;         /* threads parked / outside any hook (not waited for) */
+    uint64_t copy_ns;               /* copying, from the end of gathering to the release */
+    uint32_t recopied;              /* copies taken again: the thread had moved meanwhile */
 };
 
 /* A snapshot.  0, or -1 with err. */

@@ -31,6 +31,14 @@ int registry_dir(uid_t uid, int create, char *out, size_t size, char *err, size_
         errno = saved;
         return -1;
     }
+    int rc = registry_dir_check(out, uid, err, errlen);
+    errno = saved;
+    return rc;
+}
+
+int registry_dir_check(const char *out, uid_t uid, char *err, size_t errlen)
+{
+    int saved = errno;
     struct stat st;
     int rc = -1;
     if (lstat(out, &st) != 0)

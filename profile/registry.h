@@ -21,6 +21,9 @@
  * (not a symlink) owned by uid with no group or other permissions.
  * Returns 0, or -1 with a one-line reason in err. */
 int registry_dir(uid_t uid, int create, char *out, size_t size, char *err, size_t errlen);
+/* Is dir a registry directory of uid (a real directory, owned by uid, no
+ * group or other permissions)?  0, or -1 with the reason in err. */
+int registry_dir_check(const char *dir, uid_t uid, char *err, size_t errlen);
 
 /* DIR/PIDSUFFIX, e.g. registry_file(buf, n, dir, 42, ".arena"). */
 void registry_file(char *out, size_t size, const char *dir, pid_t pid, const char *suffix);

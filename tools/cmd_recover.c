@@ -16,11 +16,13 @@
 #include <unistd.h>
 
 static const char *const recover_usage =
-    "usage: hookit recover [-o DIR] [PID]\n"
+    "usage: hookit recover [-o DIR] PID | --all\n"
+    "       hookit recover                 (list only)\n"
     "\n"
     "Write the profile of a profiled process that died without writing one\n"
     "(killed by SIGKILL, say) from what it left in the registry, then remove\n"
-    "that.  Without PID, every such leftover of yours (an unreadable one is\n"
+    "that.  Without PID, list the leftovers of your registry that would be\n"
+    "recovered and do nothing; --all recovers them all (an unreadable one is\n"
     "removed).  The profile is named\n"
     "as the process would have named it (hookit.EXE.PID.prof) and has\n"
     "end=killed; frames open at the kill count up to the last function entry\n"
@@ -28,6 +30,7 @@ static const char *const recover_usage =
     "\n"
     "Options:\n"
     "  -o, --output DIR   where to write (default: the current directory)\n"
+    "  -a, --all          recover (and remove) every leftover listed\n"
     "  -h, --help         this help\n";
 
 static void remove_leftover(const char *arena_path)
@@ -74,6 +77,34 @@ static int remove_unreadable(pid_t pid, const char *err)
     return EXIT_OK;
 }
 
+/* What recover_one would do, said and not done. */
+static int list_one(pid_t pid, int *found)
+{
+    char err[8192];
+    struct live *l = live_attach(pid, LIVE_DEAD_OK, err, sizeof err);
+    if (!l) {
+        if (kill(pid, 0) != 0 && errno == ESRCH) {
+            printf("process %d: unreadable leftover, would be removed (%s)\n", (int)pid, err);
+            (*found)++;
+        }
+        return EXIT_OK;
+    }
+    if (!live_alive(l)) {
+        struct live_snapshot snap;
+        char why[1024];
+        if (live_snapshot(l, LIVE_THREAD, &snap, why, sizeof why) == 0) {
+            printf("process %d: %s, %u thread(s), would be recovered\n", (int)pid,
+                   live_arena_path(l), snap.nthreads);
+            live_snapshot_free(&snap);
+        } else {
+            printf("process %d: %s, would be recovered (%s)\n", (int)pid, live_arena_path(l), why);
+        }
+        (*found)++;
+    }
+    live_detach(l);
+    return EXIT_OK;
+}
+
 static int recover_one(pid_t pid, const char *dir, int quiet_if_alive, int all)
 {
     char err[8192];
@@ -113,16 +144,20 @@ int cmd_recover(int argc, char **argv)
 {
     static const struct option opts[] = {
         { "output", required_argument, NULL, 'o' },
+        { "all", no_argument, NULL, 'a' },
         { "help", no_argument, NULL, 'h' },
         { 0, 0, 0, 0 },
     };
     const char *dir = ".";
-    int opt;
+    int opt, act_all = 0;
     cli_reset_getopt();
-    while ((opt = getopt_long(argc, argv, ":o:h", opts, NULL)) != -1) {
+    while ((opt = getopt_long(argc, argv, ":o:ah", opts, NULL)) != -1) {
         switch (opt) {
         case 'o':
             dir = optarg;
+            break;
+        case 'a':
+            act_all = 1;
             break;
         case 'h':
             fputs(recover_usage, stdout);
@@ -133,6 +168,8 @@ int cmd_recover(int argc, char **argv)
     }
     if (argc - optind > 1)
         return cli_usage_error("recover", "at most one PID");
+    if (argc - optind == 1 && act_all)
+        return cli_usage_error("recover", "a PID or --all, not both");
     if (argc - optind == 1) {
         pid_t pid = live_cli_pid("recover", argv[optind]);
         return pid < 0 ? EXIT_USAGE : recover_one(pid, dir, 0, 0);
@@ -143,6 +180,17 @@ int cmd_recover(int argc, char **argv)
     if (n < 0)
         return cli_fail("%s", err);
     int rc = EXIT_OK, found = 0;
+    if (!act_all) {
+        for (int i = 0; i < n; i++)
+            list_one(pids[i], &found);
+        free(pids);
+        if (!found)
+            printf("nothing to recover\n");
+        else
+            printf("%d leftover(s): hookit recover PID recovers one, hookit recover --all all of them\n",
+                   found);
+        return EXIT_OK;
+    }
     for (int i = 0; i < n; i++) {
         if (kill(pids[i], 0) == 0 || errno != ESRCH) {
             /* Alive, or a reused pid: recover_one tells them apart. */

@@ -89,8 +89,9 @@ int cmd_snapshot(int argc, char **argv)
             printf("wrote %s: pid %d, %u threads, consistency %s", out, (int)pid, s.nthreads,
                    c == LIVE_PROCESS ? "process" : "thread");
             if (c == LIVE_PROCESS)
-                printf(", pause %.3f ms (gathering %.3f ms; %u threads parked, %u quiet)", s.pause_ns / 1e6,
-                       s.gather_ns / 1e6, s.parked, s.quiet);
+                printf(", pause %.3f ms (gathering %.3f ms, copying %.3f ms; %u threads parked, "
+                       "%u outside the hooks)", s.pause_ns / 1e6, s.gather_ns / 1e6, s.copy_ns / 1e6,
+                       s.parked, s.quiet);
             printf("\n");
         }
         live_snapshot_free(&s);

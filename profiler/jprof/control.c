@@ -160,6 +160,10 @@ JP_NOINSTR static void park(struct jp_thread *t)
     if (!(gen & 1))
         return;                 /* already released */
     uint64_t deadline = jp_now_mono() + PAUSE_MAX_NS;
+    /* Not busy while parked: the tree is whole (we are at a hook's exit),
+     * and a reader copies it under an even seq at once instead of waiting
+     * for the thread's own copy, which a parked thread cannot make. */
+    jp_busy_done(t->rec);
     __atomic_store_n(&t->rec->parked, 1, __ATOMIC_RELEASE);
     __atomic_fetch_add(&pr->parked, 1, __ATOMIC_ACQ_REL);
     syscall(SYS_futex, &pr->parked, FUTEX_WAKE, 1, NULL, NULL, 0);     /* the reader counts us */
@@ -173,6 +177,7 @@ JP_NOINSTR static void park(struct jp_thread *t)
     }
     __atomic_fetch_sub(&pr->parked, 1, __ATOMIC_ACQ_REL);
     __atomic_store_n(&t->rec->parked, 0, __ATOMIC_RELEASE);
+    jp_busy_take(t->rec);       /* busy again until jp_attend's end */
 }
 
 /* ---- commands from `hookit ctl` ------------------------------------------------- */

@@ -11,6 +11,7 @@
 #include <string.h>
 #include <poll.h>
 #include <signal.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -90,6 +91,34 @@ JP_NOINSTR int jp_write_profile(int how)
     return rc;
 }
 
+/* A directory the current user can write when the output directory is not
+ * (a process that changed user, a server dropping root for nobody):
+ * /tmp/hookit-EUID, made 0700, used only when it is a real directory of
+ * that user.  0 and the path in dir, or -1. */
+JP_NOINSTR static int fallback_dir(char *dir, size_t size)
+{
+    snprintf(dir, size, "/tmp/hookit-%u", (unsigned)geteuid());
+    if (mkdir(dir, 0700) != 0 && errno != EEXIST)
+        return -1;
+    struct stat st;
+    if (lstat(dir, &st) != 0 || !S_ISDIR(st.st_mode) || st.st_uid != geteuid() || (st.st_mode & 077))
+        return -1;
+    return 0;
+}
+
+JP_NOINSTR static int write_named(const struct profile *p, const char *dir, const char *exe, int pid,
+                                  char *name, size_t size, char *err, size_t errlen, int *attempt)
+{
+    int rc = -1, first = profiles_written;
+    for (*attempt = first; *attempt < first + MAX_TRIES; (*attempt)++) {
+        procinfo_file_name(name, size, exe, jp_rank, pid, *attempt, "prof");
+        rc = profile_write_file(p, dir, name, err, errlen);
+        if (rc == 0 || errno != EEXIST)
+            break;
+    }
+    return rc;
+}
+
 JP_NOINSTR static int write_profile(int how)
 {
     int saved = errno;
@@ -115,7 +144,8 @@ JP_NOINSTR static int write_profile(int how)
     char exe[256], name[600], err[512];
     procinfo_exe_name(exe, sizeof exe);
     int pid = jp_profiled_pid ? jp_profiled_pid : getpid();
-    int rc = -1, attempt, first = profiles_written;
+    int attempt, first = profiles_written;
+    int rc;
     if (how == HOOKIT_END_EXIT && exiting_name[0]) {
         rc = profile_replace_file(p, exiting_dir, exiting_name, err, sizeof err);
         if (rc != 0)
@@ -128,26 +158,28 @@ JP_NOINSTR static int write_profile(int how)
         return rc;
     }
     const char *dir = jp_host->output_dir;
-    for (attempt = first; attempt < first + MAX_TRIES; attempt++) {
-        procinfo_file_name(name, sizeof name, exe, jp_rank, pid, attempt, "prof");
-        rc = profile_write_file(p, dir, name, err, sizeof err);
-        if (rc == 0 || errno != EEXIST)
-            break;
-    }
+    rc = write_named(p, dir, exe, pid, name, sizeof name, err, sizeof err, &attempt);
+    int write_errno = errno;
     /* The output directory failed (full, gone, made read-only since the
-     * start): the fallback directory takes the profile, and the one line
-     * says both what failed and where the profile is. */
+     * start): the fallback directory chosen at start takes the profile; and
+     * when this user may not write there either (a process that changed
+     * user), a directory of its own.  The one line says both what failed
+     * and where the profile is. */
     const char *fallback = HOOKIT_HOST_HAS(jp_host, fallback_dir) ? jp_host->fallback_dir : NULL;
-    char first_err[512] = "";
+    char first_err[512] = "", own[64];
     if (rc != 0 && fallback && *fallback && strcmp(fallback, dir) != 0) {
         snprintf(first_err, sizeof first_err, "%s", err);
         dir = fallback;
-        for (attempt = first; attempt < first + MAX_TRIES; attempt++) {
-            procinfo_file_name(name, sizeof name, exe, jp_rank, pid, attempt, "prof");
-            rc = profile_write_file(p, dir, name, err, sizeof err);
-            if (rc == 0 || errno != EEXIST)
-                break;
-        }
+        rc = write_named(p, dir, exe, pid, name, sizeof name, err, sizeof err, &attempt);
+        if (rc != 0)
+            write_errno = errno;
+    }
+    if (rc != 0 && (write_errno == EACCES || write_errno == EPERM || write_errno == EROFS) &&
+        fallback_dir(own, sizeof own) == 0) {
+        if (!first_err[0])
+            snprintf(first_err, sizeof first_err, "%s (user %u)", err, (unsigned)geteuid());
+        dir = own;
+        rc = write_named(p, dir, exe, pid, name, sizeof name, err, sizeof err, &attempt);
     }
     if (rc == 0) {
         profiles_written = attempt + 1;

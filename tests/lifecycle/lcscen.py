@@ -69,7 +69,7 @@ def parse_log(path):
 
 # Events that may legitimately come after fini_process (destructors, atexit).
 AFTER_FINI_OK = {"dlclose", "post_dlclose", "pre_dlopen", "dlopen", "client_signal",
-                 "lc_fini_process", "lc_fini_thread"}
+                 "lc_fini_process", "lc_fini_thread", "fini_library"}
 
 
 def check_order(events, unfinished_threads=0):
@@ -101,12 +101,15 @@ def check_order(events, unfinished_threads=0):
                 if e[1] not in AFTER_FINI_OK:
                     problems.append(f"{pid}: {e[3]} after fini_process")
             tids = {e[2]["num"]: e[2].get("tid") for e in seg[:end] if e[1] == "init_thread"}
+            tids["main"] = pid          # main's fini_thread runs in main
             for e in seg[:end]:
                 if e[1] == "fini_thread" and tids.get(e[2]["num"]) != e[2].get("tid"):
                     problems.append(f"{pid}: fini_thread num={e[2]['num']} ran in tid "
                                     f"{e[2].get('tid')}, not in its own thread {tids.get(e[2]['num'])}")
             started = [e[2]["num"] for e in seg[:end] if e[1] == "init_thread"]
-            ended = [e[2]["num"] for e in seg[:end] if e[1] == "fini_thread"]
+            ended = [e[2]["num"] for e in seg[:end] if e[1] == "fini_thread" and e[2]["num"] != "main"]
+            if sum(1 for e in seg[:end] if e[1] == "fini_thread" and e[2]["num"] == "main") > 1:
+                problems.append(f"{pid}: main got fini_thread twice")
             missing = [n for n in started if n not in ended]
             if finis and len(missing) > unfinished_threads:
                 problems.append(f"{pid}: threads {missing} have no fini_thread before fini_process")

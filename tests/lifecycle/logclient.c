@@ -78,6 +78,7 @@ __attribute__((constructor)) static void register_internal(void)
 #endif
 
 void monitor_init_library(void) { logf_("init_library"); }
+void monitor_fini_library(void) { logf_("fini_library"); }
 
 void *monitor_init_process(int *argc, char **argv, void *data)
 {
@@ -106,7 +107,10 @@ void *monitor_thread_pre_create(void)
         return MONITOR_IGNORE_NEW_THREAD;
     return (void *)0x55;
 }
-void monitor_thread_post_create(void *data) {}
+void monitor_thread_post_create(void *data)
+{
+    logf_("post_create data=%s", data == (void *)0x55 ? "ok" : "bad");
+}
 
 void *monitor_init_thread(int tid, void *data)
 {
@@ -117,7 +121,10 @@ void *monitor_init_thread(int tid, void *data)
 
 void monitor_fini_thread(void *data)
 {
-    logf_("fini_thread num=%ld tid=%ld", (long)data - 1000, (long)syscall(SYS_gettid));
+    if (data == (void *)0x1234)         /* main: init_process's data */
+        logf_("fini_thread num=main tid=%ld", (long)syscall(SYS_gettid));
+    else
+        logf_("fini_thread num=%ld tid=%ld", (long)data - 1000, (long)syscall(SYS_gettid));
 }
 
 void *monitor_pre_fork(void)
@@ -140,7 +147,7 @@ void monitor_pre_dlopen(const char *path, int flags)
 void monitor_dlopen(const char *path, int flags, void *handle)
 {
     const char *b = path ? strrchr(path, '/') : NULL;
-    logf_("dlopen %s", b ? b + 1 : path ? path : "NULL");
+    logf_("dlopen %s handle=%s", b ? b + 1 : path ? path : "NULL", handle ? "ok" : "null");
 }
 
 void monitor_dlclose(void *handle) { logf_("dlclose"); }

@@ -16,7 +16,9 @@ import test_scenarios as ts  # noqa: E402
 NOT_FOLLOWED = {
     "fork_vfork_exec": [("^pre_fork", 1), ("^fini_process how=3", 1)],
     "fork_system": [], "fork_popen": [],
-    "exec_echo": [("^fini_process how=3", 1)],
+    "exec_echo": [("^fini_process how=3", 1), ("^fini_library", 1)],
+    "thr_exec": [("^fini_thread num=1 ", 1), ("^fini_thread num=main", 1), ("^fini_process how=3", 1),
+                 ("^fini_library", 1)],
     "exec_nopath": [("^fini_process how=3", 1)],
     "fork_spawn": [("^init_process argc=2 argv0=fork_spawn", 1)],
 }

@@ -188,18 +188,30 @@ def test_process_consistency_pause_measured(tmp):
 
 def test_process_pause_bounded_with_a_blocked_thread(tmp):
     """main is blocked in sleep() and never runs a hook: the snapshot does
-    not wait for it beyond the bound, and counts it as quiet."""
+    not wait for it (it is outside every hook, its copy is checked instead),
+    and the parked workers are copied at once (their seq is even while
+    parked).  Before, every such pause lasted the parked threads' 0.5 s
+    timeout: 505-523 ms; the best of 5 is now far below that even on a
+    loaded machine (scheduling decides the rest, so no tighter bound)."""
     p, rt = start(tmp, 1, 60, "pause")
+    pauses = []
     try:
         t0 = time.monotonic()
-        doc = snapshot(tmp, rt, p.pid, "p.prof", "--consistency=process")
+        for i in range(5):
+            doc = snapshot(tmp, rt, p.pid, f"p{i}.prof", "--consistency=process")
+            m = meta(doc)
+            assert int(m["live_threads_quiet"]) >= 1, m
+            assert int(m["live_threads_parked"]) + int(m["live_threads_quiet"]) == 2, m
+            assert int(m["live_copy_ns"]) <= int(m["live_pause_ns"]), m
+            for t in doc["threads"]:
+                hk.check_tree_consistent(t)
+            pauses.append(int(m["live_pause_ns"]))
         took = time.monotonic() - t0
     finally:
         stop(p)
-    m = meta(doc)
-    assert int(m["live_threads_quiet"]) >= 1, m
-    assert int(m["live_pause_ns"]) < 1_000_000_000, m
+    assert min(pauses) < 100_000_000, pauses
     assert took < 10, took
+    print("pauses with a blocked thread (ms):", [round(x / 1e6, 3) for x in pauses])
 
 
 # ---- control -----------------------------------------------------------------------------
@@ -359,6 +371,9 @@ def test_sigkill_then_recover(tmp):
     assert hk.profiles(tmp, "busy") == []
     out = os.path.join(tmp, "rec")
     os.mkdir(out)
+    r = hookit(tmp, rt, "recover", "-o", out)
+    assert f"process {p.pid}: " in r.stdout and "3 thread(s), would be recovered" in r.stdout, r.stdout
+    assert os.listdir(out) == [] and os.path.exists(os.path.join(rt, f"{p.pid}.arena")), "listing only"
     r = hookit(tmp, rt, "recover", "-o", out, str(p.pid))
     assert f"process {p.pid}: recovered" in r.stdout, r.stdout
     prof = hk.one_profile(out, "busy")
@@ -383,7 +398,14 @@ def test_sigkill_then_recover(tmp):
     with open(bad, "wb") as f:
         f.write(b"not an arena" * 100)
     os.chmod(bad, 0o600)
+    # without a PID, recover only lists: nothing is written or removed
     r = hookit(tmp, rt, "recover", "-o", out)
+    assert f"process {dead.pid}: unreadable leftover, would be removed" in r.stdout, r.stdout
+    assert "hookit recover --all" in r.stdout, r.stdout
+    assert os.path.exists(bad)
+    r = hookit(tmp, rt, "recover", "--all", str(dead.pid), check=False)
+    assert r.returncode == 2, r
+    r = hookit(tmp, rt, "recover", "--all", "-o", out)
     assert f"process {dead.pid}: removed an unreadable leftover" in r.stdout, r.stdout
     assert os.listdir(rt) == []
 
@@ -619,3 +641,107 @@ def test_threads_share_no_cache_line(tmp):
     r = subprocess.run([tool, copy], capture_output=True, text=True, timeout=60)
     assert r.returncode == 0 and "shared line" in r.stdout, r.stdout
     assert "shared_lines=0" not in r.stdout.splitlines()[-1], r.stdout
+
+
+# ---- a process that changes user ------------------------------------------------------
+
+def test_live_commands_follow_a_process_that_dropped_root(tmp):
+    """Started by root, the process drops to nobody (an nginx worker): its
+    arena stays in root's registry.  Root finds it by PID (snapshot, top,
+    ctl); the process's new user (nobody) is refused.  Before, the readers
+    looked in nobody's registry and failed."""
+    if os.geteuid() != 0:
+        hk.skip("needs root to change user")
+    exe = hk.cc(tmp, [os.path.join(hk.ROOT, "tests", "live", "setuid.c")], "setuid")
+    rt = runtime(tmp)
+    out = os.path.join(tmp, "out")
+    os.mkdir(out)
+    os.chmod(out, 0o755)        # root's: nobody cannot write there
+    e = hk.test_env(HOOKIT_OUTPUT=out, HOOKIT_RUNTIME_DIR=rt)
+    p = subprocess.Popen([exe], cwd=tmp, env=e, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        assert p.stdout.readline() == "dropped 65534\n"
+        assert os.stat(f"/proc/{p.pid}").st_uid == 65534
+        time.sleep(0.2)
+        doc = snapshot(tmp, rt, p.pid, "s.prof")
+        assert hk.node(hk.thread_of(doc, 0), "main", "work", "leaf")["calls"] > 0
+        doc = snapshot(tmp, rt, p.pid, "sp.prof", "--consistency=process")
+        assert meta(doc)["live_consistency"] == "process"
+        r = hookit(tmp, rt, "ctl", str(p.pid), "zerobase")
+        assert r.stdout.strip() == f"process {p.pid}: zerobase done", r.stdout
+        r = hookit(tmp, rt, "top", "--once", "--interval", "0.2", str(p.pid))
+        assert "work" in r.stdout, r.stdout
+        # root without HOOKIT_RUNTIME_DIR: through the arena the process maps
+        r = hk.hookit(tmp, "snapshot", "-o", os.path.join(tmp, "s2.prof"), str(p.pid),
+                      env={"HOOKIT_RUNTIME_DIR": None})
+        assert "wrote" in r.stdout, r.stdout + r.stderr
+        # nobody else: the new user itself is refused
+        q = subprocess.run(["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups",
+                            hk.BIN, "snapshot", "-o", "/tmp/never.prof", str(p.pid)],
+                           capture_output=True, text=True, env=hk.test_env(HOOKIT_RUNTIME_DIR=rt))
+        assert q.returncode == 1 and "wrote" not in q.stdout, (q.stdout, q.stderr)
+        # its end: the profile cannot go to root's directory any more; it
+        # goes to a directory nobody can write, and the one line says where
+        p.terminate()
+        _, err = p.communicate(timeout=30)
+        assert p.returncode == -signal.SIGTERM, err
+        line = [l for l in err.splitlines() if "cannot write profile to " + out in l]
+        assert len(line) == 1 and "wrote /tmp/hookit-65534/" in line[0], err
+        path = line[0].split("wrote ", 1)[1].split(" instead")[0]
+        try:
+            assert os.stat(path).st_uid == 65534
+            doc = hk.export_json(tmp, path)
+            # (names unresolved: nobody cannot read the test's executable)
+            root = doc["threads"][0]["roots"][0]
+            # main open since before the zerobase: 0 calls; work counted since
+            assert root["calls"] == 0 and root["children"][0]["calls"] > 0, root
+        finally:
+            os.unlink(path)
+        assert os.listdir(out) == []
+    finally:
+        if p.poll() is None:
+            p.kill()
+            p.communicate()
+
+
+def sigblk(pid):
+    """Each thread's blocked mask, from /proc."""
+    out = {}
+    for tid in os.listdir(f"/proc/{pid}/task"):
+        with open(f"/proc/{pid}/task/{tid}/status") as f:
+            out[tid] = [l for l in f if l.startswith("SigBlk")][0]
+    return out
+
+
+def test_snapshot_of_a_process_whose_threads_all_block(tmp):
+    """Every thread in sigsuspend (an idle server): both snapshots work at
+    once, without waking any thread (no EINTR it would not see otherwise)
+    and without changing a signal mask."""
+    exe = hk.cc(tmp, [os.path.join(hk.ROOT, "tests", "live", "idle.c")], "idle", libs=["-lpthread"])
+    rt = runtime(tmp)
+    e = hk.test_env(HOOKIT_OUTPUT=tmp, HOOKIT_RUNTIME_DIR=rt)
+    p = subprocess.Popen([exe], cwd=tmp, env=e, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        assert p.stdout.readline() == "idle\n"
+        time.sleep(0.2)
+        masks = sigblk(p.pid)
+        for i, opts in enumerate(((), ("--consistency=process",))):
+            t0 = time.monotonic()
+            doc = snapshot(tmp, rt, p.pid, f"i{i}.prof", *opts)
+            took = time.monotonic() - t0
+            assert took < 5, took       # the command, names resolved included
+            assert len(doc["threads"]) == 2
+            hk.node(hk.thread_of(doc, 0), "main", "idle_wait")
+            if opts:
+                m = meta(doc)
+                assert int(m["live_pause_ns"]) < 100_000_000, m
+                assert int(m["live_threads_quiet"]) == 2, m
+        assert sigblk(p.pid) == masks
+        p.send_signal(signal.SIGUSR1)
+        out, err = p.communicate(timeout=30)
+    finally:
+        if p.poll() is None:
+            p.kill()
+            p.communicate()
+    assert p.returncode == 0, err
+    assert out == "wakes 1 1\n", out        # only SIGUSR1 woke them
