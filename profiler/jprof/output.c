@@ -166,7 +166,7 @@ JP_NOINSTR static int write_profile(int how)
      * user), a directory of its own.  The one line says both what failed
      * and where the profile is. */
     const char *fallback = HOOKIT_HOST_HAS(jp_host, fallback_dir) ? jp_host->fallback_dir : NULL;
-    char first_err[512] = "", own[64];
+    char first_err[600] = "", own[64];
     if (rc != 0 && fallback && *fallback && strcmp(fallback, dir) != 0) {
         snprintf(first_err, sizeof first_err, "%s", err);
         dir = fallback;
@@ -177,7 +177,7 @@ JP_NOINSTR static int write_profile(int how)
     if (rc != 0 && (write_errno == EACCES || write_errno == EPERM || write_errno == EROFS) &&
         fallback_dir(own, sizeof own) == 0) {
         if (!first_err[0])
-            snprintf(first_err, sizeof first_err, "%s (user %u)", err, (unsigned)geteuid());
+            snprintf(first_err, sizeof first_err, "%.500s (user %u)", err, (unsigned)geteuid());
         dir = own;
         rc = write_named(p, dir, exe, pid, name, sizeof name, err, sizeof err, &attempt);
     }
