@@ -328,8 +328,9 @@ static void lost_events_line(FILE *out, const struct profile *p, const struct re
         return;
     fprintf(out, "%s!! not exact: pid %d: %llu dropped event%s (calls or returns in a signal handler "
             "that interrupted the profiler, missing from the tree), %llu unmatched exit%s (returns "
-            "from frames hookit never saw open: collection started inside them, or control flow "
-            "it was not told of)%s\n", style_bold(o), p->process.pid, (unsigned long long)dropped,
+            "that did not pair: from frames hookit never saw open, as when collection started "
+            "inside them, or past frames whose own exit never came, control flow it was not "
+            "told of)%s\n", style_bold(o), p->process.pid, (unsigned long long)dropped,
             dropped == 1 ? "" : "s", (unsigned long long)unmatched, unmatched == 1 ? "" : "s",
             style_reset(o));
 }

@@ -115,6 +115,7 @@ JP_NOINSTR __attribute__((noinline)) static void cut_back(struct jp_thread *t, u
         if (!gone)
             break;
         close_top(t, now);
+        t->rec->unmatched++;    /* its exit never came: the tree was repaired (exit_unmatched) */
     }
 }
 
@@ -369,18 +370,24 @@ JP_NOINSTR __attribute__((always_inline)) static inline void enter(int clock, vo
 }
 
 /* Exit that does not match the top frame: close down to the matching frame
- * if there is one, else count it. */
+ * if there is one, else count it.  Either way an exit did not pair: this
+ * one matched no open frame, or the frames above its own never saw theirs
+ * (control flow nobody reported, such as a Clang catch inside inlined
+ * code).  Each counts as an unmatched exit, so a tree that may be wrong
+ * says so (hookit report's "not exact" line) instead of looking exact. */
 JP_NOINSTR __attribute__((noinline)) static void exit_unmatched(struct jp_thread *t, uint64_t fn, uint64_t now)
 {
     struct arena_thread *rec = t->rec;
     uint32_t d = rec->depth;
     while (d > 0 && fn_of(jp_node(t->stack[d].node)) != fn)
         d--;
-    if (d == 0)
+    if (d == 0) {
         rec->unmatched++;
-    else
+    } else {
+        rec->unmatched += rec->depth - d;
         while (rec->depth >= d)
             close_top(t, now);
+    }
     jp_busy_done(rec);          /* close_top kept rec->depth */
     if (rec->request)
         jp_attend(t);

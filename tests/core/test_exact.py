@@ -353,3 +353,20 @@ def test_trace_plugin_closes_what_a_longjmp_leaves(tmp):
     doc = hk.export_json(tmp, traces[0])
     hk.assert_tree(hk.thread_of(doc, 0), jump_loop_expected())
     assert doc["process"]["meta"]["unmatched_exits"] in (0, "0"), doc["process"]["meta"]
+
+
+def test_a_jump_nobody_reports_is_repaired_and_said(tmp):
+    """__builtin_longjmp calls nothing hookit could interpose: the fallback
+    closes the abandoned frames at the next entry, and the profile and the
+    report say the tree had to be repaired."""
+    exe = hk.cc(tmp, ["builtin_jump.c"], "builtin_jump", flags=["-O1"])
+    hk.run(tmp, [exe])
+    prof = hk.one_profile(tmp, "builtin_jump")
+    doc = hk.export_json(tmp, prof)
+    hk.assert_tree(hk.thread_of(doc, 0), {("main",): 1, ("main", "loop"): 1, ("main", "loop", "dive"): 1,
+                                          ("main", "loop", "dive", "dive"): 1,
+                                          ("main", "loop", "dive", "dive", "dive"): 1,
+                                          ("main", "loop", "after"): 1})
+    assert int(doc["process"]["meta"]["unmatched_exits"]) == 3, doc["process"]["meta"]
+    out = hk.hookit(tmp, "report", prof).stdout
+    assert "!! not exact" in out and "3 unmatched exits" in out, out
