@@ -5,12 +5,11 @@
  * plugin what happens (struct hookit_flow in include/hookit/profiler.h),
  * then does the real call.
  *
- * A mark is kept per thread with the buffer it was taken for, in a page of
- * our own (no malloc, which may be the program's own instrumented one):
- * longjmp(env) and setcontext(ucp) look it up there. */
+ * A mark is kept per thread with the buffer it was taken for, in memory of
+ * our own (lc_alloc, never malloc, which may be the program's own
+ * instrumented one): longjmp(env) and setcontext(ucp) look it up there. */
 #include "hookit/flow.h"
-
-#include <sys/mman.h>
+#include "lifecycle/internal.h"
 
 HK_NOINSTR uint64_t hk_flow_tell(uint32_t kind, uint64_t mark, uintptr_t sp, const void *from, const void *to)
 {
@@ -53,12 +52,8 @@ HK_NOINSTR static uint32_t slot_of(const void *buf)
 
 HK_NOINSTR void hk_flow_keep_mark(const void *buf, uint64_t mark)
 {
-    if (!marks) {
-        void *p = mmap(NULL, MARKS_PAGE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-        if (p == MAP_FAILED)
-            return;
-        marks = p;
-    }
+    if (!marks && !(marks = lc_alloc(MARKS_PAGE)))
+        return;
     struct kept_mark *spare = NULL;
     for (uint32_t n = 0, i = slot_of(buf); n < PROBES; n++, i = (i + 1) % MARKS) {
         if (marks[i].buf == buf) {
@@ -95,10 +90,8 @@ HK_NOINSTR void hk_flow_forget_mark(const void *buf)
 /* The thread ends: its marks go with it. */
 HK_NOINSTR void hk_flow_thread_end(void)
 {
-    if (marks) {
-        munmap(marks, MARKS_PAGE);
-        marks = NULL;
-    }
+    lc_release(marks);
+    marks = NULL;
 }
 
 

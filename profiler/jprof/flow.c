@@ -53,12 +53,6 @@ static struct context *free_records;
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static uint32_t next_serial = 1;    /* 0: a thread's own context */
 
-JP_NOINSTR static void *map_private(size_t size)
-{
-    void *p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    return p == MAP_FAILED ? NULL : p;
-}
-
 JP_NOINSTR static uint32_t bucket_of(const void *key)
 {
     return (uint32_t)(((uintptr_t)key * 0x9e3779b97f4a7c15ull) >> 54) & (BUCKETS - 1);
@@ -68,7 +62,7 @@ JP_NOINSTR static uint32_t bucket_of(const void *key)
 JP_NOINSTR static struct context *new_record(void)
 {
     if (!free_records) {
-        struct context *page = map_private(4096);
+        struct context *page = jp_map_pages(4096);
         if (!page)
             return NULL;
         for (size_t i = 0; i < RECORDS_PER_PAGE; i++) {
@@ -126,7 +120,7 @@ JP_NOINSTR static int reserve_frames(struct context *c, uint32_t n)
     if (n <= c->cap)
         return 0;
     size_t bytes = ((n * sizeof *c->frames) + 4095) & ~(size_t)4095;
-    struct saved_frame *f = map_private(bytes);
+    struct saved_frame *f = jp_map_pages(bytes);
     if (!f)
         return -1;
     if (c->frames)
@@ -145,11 +139,6 @@ JP_NOINSTR static void close_to(struct jp_thread *t, uint32_t depth, uint64_t no
 {
     while (jp_depth(t) > depth)
         jp_close_top(t, now);
-}
-
-JP_NOINSTR static int on_stack(const struct jp_thread *t, uintptr_t sp)
-{
-    return sp >= t->stack_lo && sp < t->stack_hi;
 }
 
 /* ---- marks, jumps, catches ---------------------------------------------------- */
@@ -192,10 +181,10 @@ JP_NOINSTR static void jump(struct jp_thread *t, uint64_t m, uint64_t now)
  * when their stack pointer at the hook was lower (pushes, alignment). */
 JP_NOINSTR static void catch_at(struct jp_thread *t, uintptr_t sp, uint64_t now)
 {
-    int here = on_stack(t, sp);
+    int here = jp_on_stack(t, sp);
     while (jp_depth(t) > t->floor) {
         const struct arena_frame *f = &t->stack[jp_depth(t)];
-        if (on_stack(t, f->sp) != here || f->sp >= sp || (here && jp_frame_cfa(t, f) > sp))
+        if (jp_on_stack(t, f->sp) != here || f->sp >= sp || (here && jp_frame_cfa(t, f) > sp))
             break;
         jp_close_top(t, now);
     }

@@ -83,6 +83,11 @@ static inline struct jp_thread *jp_self_live(void)
 }
 void jp_fork_window_hook(void);
 static inline uint32_t jp_depth(const struct jp_thread *t) { return t->rec->depth; }
+/* sp lies on the thread's own stack (not a sigaltstack or a coroutine's). */
+static inline int jp_on_stack(const struct jp_thread *t, uintptr_t sp)
+{
+    return sp >= t->stack_lo && sp < t->stack_hi;
+}
 /* The node of the innermost open frame (the root's when none is open). */
 static inline arena_ref jp_cur(const struct jp_thread *t) { return t->cur; }
 
@@ -144,6 +149,9 @@ static inline void jp_quiet_end(struct jp_thread *t)
     t->quiet = 0;
     jp_busy_done(t->rec);
 }
+/* Zeroed private pages of our own (thread.c): never malloc, which may be the
+ * program's own instrumented one.  NULL when none can be had. */
+void *jp_map_pages(size_t size);
 struct jp_thread *jp_thread_attach(void);
 struct jp_thread *jp_thread_attach_numbered(int number);
 void jp_thread_end(void);

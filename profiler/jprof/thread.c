@@ -22,7 +22,7 @@ extern void *__libc_stack_end;
 #define MAX_CHUNK 1024u
 #define FIRST_STACK 1024u               /* frames */
 
-JP_NOINSTR static void *map_pages(size_t size)
+JP_NOINSTR void *jp_map_pages(size_t size)
 {
     void *p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     return p == MAP_FAILED ? NULL : p;
@@ -184,7 +184,7 @@ JP_NOINSTR static struct jp_thread *make_thread(int reuse_record, arena_ref *sta
 {
     struct jp_thread *t = reuse_thread(stack_ref);
     if (!t) {
-        if (!(t = map_pages(sizeof *t)))
+        if (!(t = jp_map_pages(sizeof *t)))
             return NULL;
         t->capacity = FIRST_STACK;
         t->stack = new_stack(t->capacity, stack_ref);
@@ -394,7 +394,7 @@ JP_NOINSTR void jp_thread_fork_prepare(void)
     if (need > fork_path_bytes) {
         if (fork_path)
             munmap(fork_path, fork_path_bytes);
-        fork_path = map_pages(need);
+        fork_path = jp_map_pages(need);
         fork_path_bytes = fork_path ? need : 0;
     }
     fork_depth = fork_path ? depth : 0;

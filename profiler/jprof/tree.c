@@ -39,11 +39,6 @@ JP_NOINSTR uint64_t jp_now(void)
     return jp_clock_is_tsc() ? jp_tsc() : jp_now_mono();
 }
 
-JP_NOINSTR static inline int on_stack(const struct jp_thread *t, uintptr_t sp)
-{
-    return sp >= t->stack_lo && sp < t->stack_hi;
-}
-
 /* A node's function, which a dlclose in another thread may rename (to a
  * synthetic key, stored atomically): read as one load. */
 JP_NOINSTR static inline uint64_t fn_of(const struct arena_node *n)
@@ -95,11 +90,11 @@ JP_NOINSTR JP_READS_PROGRAM_FRAMES static uintptr_t frame_cfa(uintptr_t sp, uint
 JP_NOINSTR __attribute__((noinline)) static void cut_back(struct jp_thread *t, uintptr_t sp, uintptr_t site,
                                                            uint64_t now)
 {
-    int here = on_stack(t, sp);
+    int here = jp_on_stack(t, sp);
     uintptr_t cfa = 0;
     while (jp_depth(t) > t->floor) {
         const struct arena_frame *f = &t->stack[jp_depth(t)];
-        int there = on_stack(t, f->sp);
+        int there = jp_on_stack(t, f->sp);
         int gone;
         if (here != there) {
             gone = here && !there;
