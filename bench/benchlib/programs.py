@@ -17,7 +17,7 @@ import shutil
 
 from . import config, realcode
 from .alternate import run_alternating
-from .build import three_builds
+from .build import clock_floor_lib, three_builds
 from .measure import count_calls
 from .rows import standard_rows
 from .sources import Unavailable, fetch, upstream
@@ -65,7 +65,8 @@ def run(name, reps):
         return {"skipped": str(e)}
     args = args_of()
     calls = count_calls(hooked, args, os.path.join(config.OUT, name + "-count"))
-    rows = standard_rows(plain, noop, hooked, config.WITH_OTHERS, with_compensate=False)
+    rows = standard_rows(plain, noop, hooked, config.WITH_OTHERS, with_compensate=False,
+                         floor_lib=clock_floor_lib())
     runs = run_alternating(rows, lambda row: args, reps, name)
     sums = {r["fields"].get("checksum") for rs in runs.values() for r in rs}
     if len(sums) != 1:

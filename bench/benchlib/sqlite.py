@@ -14,7 +14,7 @@ import sys
 from . import config, realcode
 from .sources import Unavailable, fetch, upstream
 from .alternate import run_alternating
-from .build import INSTRUMENT, LINK_HOOKIT
+from .build import INSTRUMENT, LINK_HOOKIT, clock_floor_lib
 from .measure import count_calls
 from .rows import Row, standard_rows
 from .table import Targets, human_bytes, print_table, summarize
@@ -66,7 +66,7 @@ def run(reps):
     nolines = Row("nolines", "hookit JPROFOPTS=nolines", [hooked], "hookit",
                   {"JPROFOPTS": "nolines"})
     rows = standard_rows(plain, noop, hooked, config.WITH_OTHERS, with_compensate=False,
-                         extra=[nolines])
+                         extra=[nolines], floor_lib=clock_floor_lib())
     runs = run_alternating(rows, lambda row: [config.SQLITE_ORDERS], reps, "sqlite")
     sums = {r["fields"].get("checksum") for rs in runs.values() for r in rs}
     if len(sums) != 1:
