@@ -10,15 +10,6 @@ HOOKIT_PLUGIN_ABI;
 
 const struct hookit_host *jp_host;
 static hookit_fast_fn fast_enter, fast_exit;
-extern int jp_death_signal;
-void jp_process_start(void);
-void jp_names_start(void);
-void jp_names_reload(void);
-void jp_names_pre_dlclose(void *handle);
-void jp_names_post_dlclose(void);
-void jp_names_fork_child(void);
-void jp_output_fork_child(void);
-void jp_output_forked(void);
 
 /* The hook pair's own cost (calibrate.c): at start, and again before the
  * final profile (the lower figure is kept); sampling times no call. */

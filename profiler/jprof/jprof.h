@@ -305,4 +305,24 @@ extern pid_t jp_profiled_pid, jp_profiled_ppid;
 extern int jp_rank, jp_size;
 extern uint64_t jp_start_wall_ns;
 
+/* The process (process.c): its start, the signal it died of, and the
+ * profile's pid, exe, argv, times and metadata. */
+struct profile;
+void jp_process_start(void);
+extern int jp_death_signal;
+int jp_fill_process(struct profile *p, int how);
+
+/* Names (names.c): the modules and symbols the profile's addresses are
+ * resolved against, kept up to date across dlopen, dlclose and fork. */
+void jp_names_start(void);
+void jp_names_reload(void);
+void jp_names_pre_dlclose(void *handle);
+void jp_names_post_dlclose(void);
+void jp_names_fork_child(void);
+int jp_resolve_names(struct profile *p);
+
+/* The profile's file name across fork (output.c). */
+void jp_output_fork_child(void);
+void jp_output_forked(void);
+
 #endif
