@@ -839,7 +839,7 @@ static int fill_process(struct live *l, const struct live_snapshot *s, struct pr
     p->process.duration_ns = s->now > start_ticks ? arena_ticks_to_ns(s->now - start_ticks, s->ticks_per_ns) : 0;
     struct procinfo_meta m = {
         .profiler = "jprof",
-        .clock_tsc = !header(l)->clock,
+        .clock = header(l)->clock ? "monotonic" : "tsc",
         .ticks_per_ns = s->ticks_per_ns,
         .end = end,
     };

@@ -36,7 +36,7 @@ NOINSTR int procinfo_set_meta(struct profile *p, const struct procinfo_meta *m)
     int rc = uname(&u) == 0 ? profile_set_meta(p, "hostname", u.nodename) : 0;
     rc |= profile_set_meta(p, "hookit_version", HOOKIT_VERSION);
     rc |= profile_set_meta(p, "profiler", m->profiler);
-    rc |= profile_set_meta(p, "clock", m->clock_tsc ? "tsc" : "monotonic");
+    rc |= profile_set_meta(p, "clock", m->clock);
     snprintf(buf, sizeof buf, "%.6f", m->ticks_per_ns);
     rc |= profile_set_meta(p, "ticks_per_ns", buf);
     rc |= profile_set_meta(p, "end", m->end);

@@ -11,7 +11,7 @@ struct profile;
 /* What every profile says about how it was taken (docs/profile-format.md). */
 struct procinfo_meta {
     const char *profiler;       /* "jprof", "hktrace" */
-    int clock_tsc;              /* times were TSC ticks, else CLOCK_MONOTONIC ns */
+    const char *clock;          /* what times were read from: "tsc", "monotonic", ... */
     double ticks_per_ns;
     const char *end;            /* "exit", "signal", ... (procinfo_end_name) */
     int signal;                 /* the signal the process died of, 0 if none */

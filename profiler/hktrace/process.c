@@ -45,7 +45,7 @@ HT_NOINSTR static int fill_process(struct profile *p, int how)
     p->process.duration_ns = ht_now_mono() - ht_start_mono_ns;
     struct procinfo_meta m = {
         .profiler = "hktrace",
-        .clock_tsc = ht_clock_is_tsc(),
+        .clock = ht_clock_is_tsc() ? "tsc" : "monotonic",
         .ticks_per_ns = ht_ticks_per_ns(),
         .end = procinfo_end_name(how),
         .signal = how == HOOKIT_END_SIGNAL ? ht_death_signal : 0,

@@ -41,7 +41,7 @@ JP_NOINSTR int jp_fill_process(struct profile *p, int how)
     p->process.duration_ns = jp_now_mono() - start_mono_ns;
     struct procinfo_meta m = {
         .profiler = "jprof",
-        .clock_tsc = jp_clock_is_tsc(),
+        .clock = jp_clock_is_tsc() ? "tsc" : "monotonic",
         .ticks_per_ns = jp_ticks_per_ns(),
         .end = procinfo_end_name(how),
         .signal = how == HOOKIT_END_SIGNAL ? jp_death_signal : 0,
