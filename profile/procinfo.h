@@ -1,4 +1,5 @@
-/* The profiled process's identity, for profiler plugins (profile/procinfo.c). */
+/* The profiled process: its identity and the metadata every profile carries, for the
+ * profiler plugins and the live reader (profile/procinfo.c). */
 #ifndef HOOKIT_PROCINFO_H
 #define HOOKIT_PROCINFO_H
 
