@@ -30,7 +30,7 @@
 #endif
 #include "hookit/internal.h"
 #include "hookit/io_api.h"
-#include "hookit/io_wrapped.h"
+#include "lifecycle/wrapped.h"
 #include "lifecycle/real.h"
 
 #include <errno.h>

@@ -23,8 +23,8 @@ JP_EXPORT JP_NOINSTR int HookitStart(const struct hookit_host *host, struct hook
 {
     if (host->abi_version != HOOKIT_ABI_VERSION)
         return -1;
-    if (jp_host)                /* started by the JVMTI agent, now by libhookit */
-        return jp_agent_adopt(host, plugin);
+    if (jp_host)                /* one jprof per process: a second libhookit is refused */
+        return -1;
     jp_host = host;
     jp_options_parse(getenv("JPROFOPTS"), host->log);
     if (jp_arena_init() != 0) {

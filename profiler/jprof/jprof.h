@@ -296,10 +296,6 @@ int jp_write_profile(int how);
 /* Death by a signal: write from a helper process, bounded in time. */
 int jp_write_profile_isolated(int how);
 
-/* The JVMTI agent (jvmti.c): when it started jprof itself and libhookit
- * then starts it again, the second HookitStart adopts libhookit's host. */
-int jp_agent_adopt(const struct hookit_host *host, struct hookit_plugin *plugin);
-
 extern const struct hookit_host *jp_host;
 extern pid_t jp_profiled_pid, jp_profiled_ppid;
 extern int jp_rank, jp_size;
