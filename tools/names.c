@@ -5,6 +5,7 @@
 #include <string.h>
 
 enum names_demangle names_demangle = DEMANGLE_SIMPLE;
+int names_show_lines;
 
 /* The display names of the profile being reported (names_use_profile). */
 static const struct profile *shown;
@@ -75,6 +76,11 @@ void names_print_jprof(FILE *out, const struct prof_func *f)
     names_print_safe(out, rest, len);
     if (names_demangle != DEMANGLE_NO && !has_signature(rest, len))
         fputs("()", out);
+    if (names_show_lines && f->file && *f->file) {
+        fputs(" (", out);
+        names_print_safe(out, f->file, strlen(f->file));
+        fprintf(out, ":%u)", f->line);
+    }
 }
 
 /* ---- the simple form of C++ names ------------------------------------------------ */

@@ -25,6 +25,8 @@ void names_print_jprof(FILE *out, const struct prof_func *f);
  * "_GLOBAL__sub_I_X" reads "global constructors keyed to X" (not with no). */
 enum names_demangle { DEMANGLE_SIMPLE, DEMANGLE_FULL, DEMANGLE_NO };
 extern enum names_demangle names_demangle;
+/* report --lines: names_print_jprof adds " (file:line)" when known. */
+extern int names_show_lines;
 /* Work out the display names of p's functions for names_print_jprof (the
  * others print as stored).  Call before printing p; NULL forgets. */
 void names_use_profile(const struct profile *p);
