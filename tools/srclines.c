@@ -8,9 +8,9 @@
  * address, but not where the module was loaded.  So a function is found in
  * the object file by its name (a2n_file_find), and the run-time address
  * checks the match: a module is loaded at a page-aligned bias, so every
- * function's run-time address minus its address in the file must be the
- * same multiple of the page size (ASLR moves whole pages; a merged fork
- * family shares one bias, separate runs differ by pages).  A binary that
+ * function's run-time address minus its address in the file must be a
+ * multiple of the page size (ASLR moves whole pages; profiles of separate
+ * runs merged into one differ by pages, which this allows).  A binary that
  * was rebuilt since the run fails that test, or was modified after the run
  * started; either way its lines could be wrong, so none are given.
  */
@@ -85,42 +85,15 @@ static int wants_line(const struct prof_func *f, const char *module)
     return !(strncmp(f->name, module, m) == 0 && strncmp(f->name + m, "+0x", 3) == 0);
 }
 
-static int cmp_u64(const void *x, const void *y)
-{
-    uint64_t a = *(const uint64_t *)x, b = *(const uint64_t *)y;
-    return a < b ? -1 : a > b;
-}
-
-/* The page offset most functions of a single name agree on (their
- * run-time address minus their address in the file, modulo the page). */
-static uint64_t common_offset(struct a2n_file *obj, const struct profile *p, const char *module)
-{
-    uint64_t *offs = malloc((p->nfuncs ? p->nfuncs : 1) * sizeof *offs), addr, best = 0;
-    size_t n = 0, run = 0, best_run = 0;
-    for (uint32_t i = 0; offs && i < p->nfuncs; i++)
-        if (wants_line(&p->funcs[i], module) && a2n_file_find(obj, p->funcs[i].name, &addr, 1) == 1)
-            offs[n++] = (p->funcs[i].addr - addr) % PAGE;
-    if (offs)
-        qsort(offs, n, sizeof *offs, cmp_u64);
-    for (size_t i = 0; i < n; i++) {
-        run = i && offs[i] == offs[i - 1] ? run + 1 : 1;
-        if (run > best_run) {
-            best_run = run;
-            best = offs[i];
-        }
-    }
-    free(offs);
-    return best;
-}
-
 /* Where f is in the file: the one function of its name whose address
- * agrees with the run-time one.  0 and *addr, or -1. */
-static int locate(struct a2n_file *obj, const struct prof_func *f, uint64_t offset, uint64_t *addr)
+ * agrees with the run-time one (a whole number of pages apart).  0 and
+ * *addr, or -1. */
+static int locate(struct a2n_file *obj, const struct prof_func *f, uint64_t *addr)
 {
     uint64_t cand[MAX_CANDIDATES];
     size_t n = a2n_file_find(obj, f->name, cand, MAX_CANDIDATES), found = 0;
     for (size_t i = 0; i < n && i < MAX_CANDIDATES; i++)
-        if ((f->addr - cand[i]) % PAGE == offset) {
+        if ((f->addr - cand[i]) % PAGE == 0) {
             *addr = cand[i];
             found++;
         }
@@ -164,12 +137,12 @@ static int fill_module(const struct module_lines *m)
         no_lines(m, "%s", "has no function symbols (stripped or not an object file)");
         return 0;
     }
-    uint64_t offset = common_offset(obj, p, m->module), addr;
+    uint64_t addr;
     uint32_t checked = 0, differ = 0;
     for (uint32_t i = 0; i < p->nfuncs; i++)
         if (wants_line(&p->funcs[i], m->module)) {
             checked++;
-            differ += locate(obj, &p->funcs[i], offset, &addr) != 0;
+            differ += locate(obj, &p->funcs[i], &addr) != 0;
         }
     if (differ) {
         char detail[128];
@@ -184,7 +157,7 @@ static int fill_module(const struct module_lines *m)
         struct prof_func *f = &p->funcs[i];
         const char *file;
         unsigned line;
-        if (!wants_line(f, m->module) || locate(obj, f, offset, &addr) != 0 ||
+        if (!wants_line(f, m->module) || locate(obj, f, &addr) != 0 ||
             a2n_file_line(obj, addr, &file, &line) != 0)
             continue;
         f->file = profile_intern(p, file);
