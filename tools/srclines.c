@@ -87,7 +87,8 @@ static int wants_line(const struct prof_func *f, const char *module)
 
 /* Where f is in the file: the one function of its name whose address
  * agrees with the run-time one (a whole number of pages apart).  0 and
- * *addr, or -1. */
+ * *addr; 1 when the file has no function of that name; -1 when it has
+ * some, none (or several) of them where the profile saw it. */
 static int locate(struct a2n_file *obj, const struct prof_func *f, uint64_t *addr)
 {
     uint64_t cand[MAX_CANDIDATES];
@@ -97,7 +98,7 @@ static int locate(struct a2n_file *obj, const struct prof_func *f, uint64_t *add
             *addr = cand[i];
             found++;
         }
-    return found == 1 ? 0 : -1;
+    return found == 1 ? 0 : n ? -1 : 1;
 }
 
 struct module_lines {
@@ -138,13 +139,18 @@ static int fill_module(const struct module_lines *m)
         return 0;
     }
     uint64_t addr;
-    uint32_t checked = 0, differ = 0;
+    /* A name the file does not have is left without a line (a function
+     * of another build may be gone); one it has elsewhere is a mismatch. */
+    uint32_t checked = 0, differ = 0, missing = 0;
     for (uint32_t i = 0; i < p->nfuncs; i++)
         if (wants_line(&p->funcs[i], m->module)) {
+            int where = locate(obj, &p->funcs[i], &addr);
             checked++;
-            differ += locate(obj, &p->funcs[i], &addr) != 0;
+            differ += where < 0;
+            missing += where > 0;
         }
-    if (differ) {
+    if (differ || (checked && missing == checked)) {
+        differ += missing == checked ? missing : 0;
         char detail[128];
         snprintf(detail, sizeof detail, "%u of %u functions", differ, checked);
         no_lines(m, "is not the binary that ran (%s not where the profile saw them: rebuilt?)",

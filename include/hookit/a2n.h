@@ -95,6 +95,15 @@ size_t a2n_file_find(struct a2n_file *f, const char *name, uint64_t *addrs, size
  * when there is none.  The strings stay valid until a2n_file_close. */
 int a2n_file_line(struct a2n_file *f, uint64_t vaddr, const char **file, unsigned *line);
 
+/* Whether the object file holding addr has symbol in its dynamic symbol
+ * table, defined or imported (in its symbol table when it has no dynamic
+ * one: a static program).  1 or 0; -1 when addr is in no module.  A
+ * profiler asks for "__cyg_profile_func_enter": a module without it is not
+ * instrumented, so its functions were seen through copies inlined into
+ * other modules.  The last answer per object is kept: pass the same
+ * string (pointer) to ask again cheaply. */
+int a2n_module_names(struct a2n *a, uint64_t addr, const char *symbol);
+
 /* Demangle a C++ symbol name; returns a malloc'ed string, or NULL when
  * name is not a mangled name. */
 char *a2n_demangle(const char *name);
