@@ -555,13 +555,7 @@ int cmd_report(int argc, char **argv)
             names_show_lines = 1;
             break;
         case OPT_DEMANGLE:
-            if (!strcmp(optarg, "simple"))
-                names_demangle = DEMANGLE_SIMPLE;
-            else if (!strcmp(optarg, "full"))
-                names_demangle = DEMANGLE_FULL;
-            else if (!strcmp(optarg, "no"))
-                names_demangle = DEMANGLE_NO;
-            else
+            if (names_parse_demangle(optarg) != 0)
                 return cli_usage_error("report", "--demangle is full, simple or no, not '%s'",
                                        optarg);
             break;
