@@ -4,6 +4,7 @@
  */
 #include "tools/cli.h"
 #include "tools/export_opts.h"
+#include "tools/progress.h"
 #include "tools/srclines.h"
 
 #include <errno.h>
@@ -48,8 +49,10 @@ static void export_usage(FILE *f)
             "                        that ran; a profile made with JPROFOPTS=lines has its own)\n"
             "      --nested          json: each node's children inside it (\"roots\" and\n"
             "                        \"children\") instead of the flat \"nodes\" table\n"
+            "An export that takes over 1 s shows its progress on stderr when that is a\n"
+            "terminal.\n"
             "chrome (a timeline can be large; hookit estimates its size first and warns\n"
-            "above 200 MB, and shows progress on a terminal when it takes over 1 s):\n"
+            "above 200 MB):\n"
             "      --min-time T      leave out calls shorter than T (e.g. 10us, 1ms)\n"
             "      --depth N         leave out calls deeper than N levels\n"
             "      --from T, --to T  only calls that overlap [T, T] since the process start\n"
@@ -72,10 +75,16 @@ struct export_job {
     size_t n;
 };
 
+/* A long export shows its progress on a terminal: the timeline (chrome)
+ * counts its calls itself, the others the bytes they write (progress.c). */
 static int run_job(FILE *out, void *ctx)
 {
     struct export_job *job = ctx;
-    return job->fmt->write(out, job->profiles, job->n);
+    struct progress *pg = strcmp(job->fmt->name, "chrome") ? progress_start(out, job->fmt->name) : NULL;
+    int rc = job->fmt->write(pg ? progress_stream(pg) : out, job->profiles, job->n);
+    if (pg && progress_end(pg) < 0 && rc == 0)
+        rc = -1;
+    return rc;
 }
 
 int cmd_export(int argc, char **argv)

@@ -75,35 +75,39 @@ def big_trace(tmp, iterations):
     return tt.traces(tmp)[0]
 
 
-def export_on_pty(tmp, trace):
-    """Export to a pipe (bytes counted) with stderr on a terminal: (bytes,
+def export_on_pty(tmp, trace, fmt="chrome", slow=False, tty=True):
+    """Export to a pipe (bytes counted; read slowly, 64 KB each 0.1 s,
+    with slow) with stderr on a terminal (a pty) or a pipe: (output bytes,
     stderr text, seconds)."""
     import pty, select, subprocess, time
-    master, slave = pty.openpty()
+    master, slave = pty.openpty() if tty else os.pipe()
     t0 = time.monotonic()
-    p = subprocess.Popen([hk.BIN, "export", "--format=chrome", trace], stdout=subprocess.PIPE,
+    p = subprocess.Popen([hk.BIN, "export", "--format=" + fmt, trace], stdout=subprocess.PIPE,
                          stderr=slave, cwd=tmp, env=hk.test_env())
     os.close(slave)
-    size, err = 0, b""
-    out = p.stdout.fileno()
-    open_fds = {out, master}
+    out, size, err = [], 0, b""
+    fd_out = p.stdout.fileno()
+    open_fds = {fd_out, master}
     while open_fds:
         ready, _, _ = select.select(list(open_fds), [], [], 60)
         assert ready, "export made no progress for 60 s"
         for fd in ready:
             try:
-                chunk = os.read(fd, 1 << 20)
+                chunk = os.read(fd, 65536 if slow and fd == fd_out else 1 << 20)
             except OSError:             # EIO: the terminal's other side closed
                 chunk = b""
             if not chunk:
                 open_fds.discard(fd)
-            elif fd == out:
+            elif fd == fd_out and slow:
+                out.append(chunk)
+                time.sleep(0.1)
+            elif fd == fd_out:
                 size += len(chunk)
             else:
                 err += chunk
     assert p.wait() == 0, err
     os.close(master)
-    return size, err.decode(), time.monotonic() - t0
+    return (b"".join(out) if slow else size), err.decode(), time.monotonic() - t0
 
 
 def test_size_estimate_warning_and_progress(tmp):
@@ -128,3 +132,45 @@ def test_size_estimate_warning_and_progress(tmp):
     assert p.returncode == 0 and "\r" not in p.stderr, p.stderr
     assert len(p.stderr.splitlines()) == 1 and m.group(0) in p.stderr, p.stderr
 
+
+
+def contexts_program(tmp, width=20):
+    """a_i > b_j > c_k for every i, j, k: width**3 calling contexts."""
+    src = ["static volatile unsigned long sink;"]
+    for i in range(width):
+        src.append(f"__attribute__((noinline)) void c{i}(void) {{ sink += {i}; }}")
+    src.append("static void (*const cs[])(void) = {%s};" % ", ".join(f"c{i}" for i in range(width)))
+    for i in range(width):
+        src.append(f"__attribute__((noinline)) void b{i}(void) {{ for (int k = 0; k < {width}; k++) cs[k](); }}")
+    src.append("static void (*const bs[])(void) = {%s};" % ", ".join(f"b{i}" for i in range(width)))
+    for i in range(width):
+        src.append(f"__attribute__((noinline)) void a{i}(void) {{ for (int k = 0; k < {width}; k++) bs[k](); }}")
+    src.append("static void (*const as[])(void) = {%s};" % ", ".join(f"a{i}" for i in range(width)))
+    src.append(f"int main(void) {{ for (int k = 0; k < {width}; k++) as[k](); return 0; }}")
+    path = os.path.join(tmp, "contexts.c")
+    with open(path, "w") as f:
+        f.write("\n".join(src) + "\n")
+    exe = hk.cc(tmp, [path], "contexts")
+    hk.run(tmp, [exe])
+    return hk.one_profile(tmp, "contexts")
+
+
+def test_progress_of_any_export_on_a_terminal(tmp):
+    """Not only the timeline: a JSON export kept over a second (its reader
+    is slow) shows what it wrote on a terminal, and the output is intact."""
+    import re
+    prof = contexts_program(tmp)
+    plain = hk.hookit(tmp, "export", "--format=json", prof).stdout.encode()
+    assert len(plain) > 1000000, len(plain)
+    data, err, seconds = export_on_pty(tmp, prof, "json", slow=True)
+    assert seconds > 1.5 and data == plain, (seconds, len(data), len(plain))
+    json.loads(data)
+    steps = re.findall(r"\rhookit: export: json: ([\d.]+) MB written, ([\d.]+) s", err)
+    assert steps, err
+    assert all(float(t) >= 1.0 for _, t in steps), steps
+    assert [float(b) for b, _ in steps] == sorted(float(b) for b, _ in steps), steps
+    m = re.search(r"\rhookit: export: json: ([\d.]+) MB in ([\d.]+) s\r?\n$", err)
+    assert m and abs(float(m.group(1)) - len(plain) / 1e6) < 0.06, (err[-200:], len(plain))
+    # not on a terminal: nothing
+    data, err, _ = export_on_pty(tmp, prof, "json", slow=True, tty=False)
+    assert data == plain and err == "", err
