@@ -7,6 +7,7 @@
  * synthetic frames, so a library mapped later at the same address cannot
  * lend them its names. */
 #include "jprof.h"
+#include "profile/inlined.h"
 #include "profile/profile.h"
 #include <hookit/a2n.h>
 
@@ -394,13 +395,10 @@ JP_NOINSTR int jp_resolve_names(struct profile *p)
     return rc;
 }
 
-/* Defined in inlined.c. */
-int jp_attribute_inlined(struct profile *p, const unsigned char *foreign);
-
 /* The hook every instrumented module calls: a module that does not name it
  * was not instrumented (libstdc++), and its functions in the tree are
- * copies inlined into other modules (inlined.c). */
-static const char hook_symbol[] = "__cyg_profile_func_enter";
+ * copies inlined into other modules (profile/inlined.c). */
+static const char hook_symbol[] = PROFILE_HOOK_SYMBOL;
 
 JP_NOINSTR static int resolve_locked(struct profile *p)
 {
@@ -430,7 +428,7 @@ JP_NOINSTR static int resolve_locked(struct profile *p)
             return -1;
         }
     }
-    int rc = any_foreign ? jp_attribute_inlined(p, foreign) : 0;
+    int rc = any_foreign ? profile_attribute_inlined(p, foreign) : 0;
     free(foreign);
     return rc;
 }

@@ -104,3 +104,50 @@ def test_inlined_string_members_are_the_programs_and_the_librarys(tmp):
     assert re.search(r"F:libstrlib\.so\.std::__cxx11::basic_string<.*>::size\(\) const$", flat,
                      re.M), flat
     assert "libstdc++" not in flat, flat
+
+
+LIVE = """\
+#include <cstdio>
+#include <string>
+__attribute__((noinline)) std::size_t work(const std::string &s)
+{
+    std::string t = s + " from the program";
+    return t.size() + t.length();
+}
+int main()
+{
+    std::string a = "a string longer than the small string buffer";
+    std::printf("%zu\\n", work(a));
+    std::fflush(stdout);
+    return std::getchar() == EOF ? 0 : 1;     // until the test closes stdin
+}
+"""
+
+
+def test_live_snapshot_attributes_inlined_copies_too(tmp):
+    """hookit snapshot names a running process's functions itself
+    (tools/live_cli.c): the same module rule applies."""
+    import subprocess
+    src = os.path.join(tmp, "live.cc")
+    with open(src, "w") as f:
+        f.write(LIVE)
+    exe = hk.cc(tmp, [src], "live", compiler="g++", flags=["-O2"])
+    rt = os.path.join(tmp, "rt")
+    p = subprocess.Popen([exe], cwd=tmp, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+                         env=hk.test_env(HOOKIT_OUTPUT=tmp, HOOKIT_RUNTIME_DIR=rt))
+    try:
+        assert p.stdout.readline().strip().isdigit()      # work() has run
+        out = os.path.join(tmp, "snap.prof")
+        hk.hookit(tmp, "snapshot", "-o", out, str(p.pid), env={"HOOKIT_RUNTIME_DIR": rt})
+    finally:
+        p.stdin.close()
+        assert p.wait(timeout=60) == 0
+    doc = hk.export_json(tmp, out)
+    only_stdcxx = defined(libstdcxx(exe), dynamic=True) - defined(exe)
+    seen = 0
+    for path, n in hk.walk(hk.thread_of(doc, 0)["roots"]):
+        assert not n["module"].startswith("libstdc++"), (path, n["module"])
+        if n["name"] in only_stdcxx:
+            seen += 1
+            assert n["module"] == "live", (path, n["module"])
+    assert seen, doc

@@ -12,9 +12,9 @@
  * into two modules becomes one function per module (the same name), so each
  * module's share stays its own.  The copy has no address (0): its code is
  * spread over its hosts, and the address seen is another module's. */
-#include "jprof.h"
-#include "profile/profile.h"
+#include "profile/inlined.h"
 
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -26,7 +26,7 @@ struct copies {
     uint32_t funcs_room;        /* p->funcs has room for this many */
 };
 
-JP_NOINSTR static int64_t copy_for(struct profile *p, struct copies *c, uint32_t f, const char *module)
+static int64_t copy_for(struct profile *p, struct copies *c, uint32_t f, const char *module)
 {
     for (uint32_t i = 0; i < c->n; i++)
         if (c->v[i].func == f && c->v[i].module == module)
@@ -58,7 +58,7 @@ JP_NOINSTR static int64_t copy_for(struct profile *p, struct copies *c, uint32_t
     return index;
 }
 
-JP_NOINSTR int jp_attribute_inlined(struct profile *p, const unsigned char *foreign)
+int profile_attribute_inlined(struct profile *p, const unsigned char *foreign)
 {
     uint32_t nfuncs = p->nfuncs;                /* foreign[] covers these */
     struct copies copies = { .funcs_room = nfuncs };
