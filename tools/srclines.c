@@ -87,8 +87,9 @@ static int wants_line(const struct prof_func *f, const char *module)
 
 /* Where f is in the file: the one function of its name whose address
  * agrees with the run-time one (a whole number of pages apart).  0 and
- * *addr; 1 when the file has no function of that name; -1 when it has
- * some, none (or several) of them where the profile saw it. */
+ * *addr; 1 when the file has no function of that name, or several that
+ * agree (two static functions of one name: which one is unknown); -1 when
+ * it has some and none of them is where the profile saw it. */
 static int locate(struct a2n_file *obj, const struct prof_func *f, uint64_t *addr)
 {
     uint64_t cand[MAX_CANDIDATES];
@@ -98,7 +99,7 @@ static int locate(struct a2n_file *obj, const struct prof_func *f, uint64_t *add
             *addr = cand[i];
             found++;
         }
-    return found == 1 ? 0 : n ? -1 : 1;
+    return found == 1 ? 0 : found || !n ? 1 : -1;
 }
 
 struct module_lines {
@@ -119,7 +120,8 @@ static void no_lines(const struct module_lines *m, const char *fmt, const char *
 }
 
 /* The file is the one that ran: not modified after the run started, and
- * every function found at an address that agrees with the others. */
+ * every function it has a whole number of pages from where the profile saw
+ * it (and at least one function found). */
 static int fill_module(const struct module_lines *m)
 {
     struct profile *p = m->p;
@@ -140,7 +142,8 @@ static int fill_module(const struct module_lines *m)
     }
     uint64_t addr;
     /* A name the file does not have is left without a line (a function
-     * of another build may be gone); one it has elsewhere is a mismatch. */
+     * the binary lost, with others unchanged, lines and all); one it has
+     * elsewhere is a mismatch. */
     uint32_t checked = 0, differ = 0, missing = 0;
     for (uint32_t i = 0; i < p->nfuncs; i++)
         if (wants_line(&p->funcs[i], m->module)) {
@@ -150,9 +153,8 @@ static int fill_module(const struct module_lines *m)
             missing += where > 0;
         }
     if (differ || (checked && missing == checked)) {
-        differ += missing == checked ? missing : 0;
         char detail[128];
-        snprintf(detail, sizeof detail, "%u of %u functions", differ, checked);
+        snprintf(detail, sizeof detail, "%u of %u functions", differ ? differ : missing, checked);
         no_lines(m, "is not the binary that ran (%s not where the profile saw them: rebuilt?)",
                  detail);
         a2n_file_close(obj);
