@@ -198,3 +198,28 @@ def test_older_copy_of_the_same_binary_still_gives_lines(tmp):
     files, p = exported_files(tmp, prof)
     assert p.stderr == "", p.stderr
     assert os.path.join(tmp, "lines.c") in files, files
+
+
+def test_two_static_functions_of_one_name(tmp):
+    """helper() in two files: each of the profile's two functions gets its
+    own file, told apart by its address."""
+    for name, body in (("one.c", "static int helper(int x) { return x + 1; }\n"
+                                  "int one(int x) { return helper(x) * 2; }\n"),
+                       ("two.c", "\n\nstatic int helper(int x) { return x - 1; }\n"
+                                 "int two(int x) { return helper(x) * 3; }\n"),
+                       ("both.c", "int one(int), two(int);\n"
+                                  "int main(void) { return one(1) + two(2) == 7 ? 0 : 1; }\n")):
+        with open(os.path.join(tmp, name), "w") as f:
+            f.write(body)
+    exe = hk.cc(tmp, [os.path.join(tmp, n) for n in ("both.c", "one.c", "two.c")], "both",
+                flags=["-O0"])
+    hk.run(tmp, [exe])
+    prof = hk.one_profile(tmp, "both")
+    got = set()
+    p = hk.hookit(tmp, "report", "--lines", "--no-pager", prof)
+    for line in p.stdout.splitlines():
+        m = re.search(r"F:both\.helper\(\) \((.*):(\d+)\)$", line)
+        if m:
+            got.add((os.path.basename(m.group(1)), int(m.group(2))))
+    assert p.stderr == "", p.stderr
+    assert got == {("one.c", 1), ("two.c", 3)}, p.stdout
