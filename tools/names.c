@@ -313,7 +313,9 @@ void names_print_collapsed(FILE *out, const char *const *names, uint32_t n, cons
         uint32_t j = i + 1;
         while (j < n && strcmp(names[j], names[i]) == 0)
             j++;
-        fprintf(out, "%s%s", i ? sep : "", names[i]);
+        if (i)
+            fputs(sep, out);
+        names_print_safe(out, names[i], strlen(names[i]));
         if (j - i > 1)
             fprintf(out, " \u00d7%u", j - i);
         i = j;
