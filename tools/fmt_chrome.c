@@ -11,9 +11,9 @@
  * A timeline grows with every call (a 0.5 s run can make 600 MB, and
  * chrome://tracing stops near 256 MB), so: --min-time, --depth, --thread
  * and --from/--to leave calls out as they are read; the size is estimated
- * first (from the number of calls and the length of their events) with a
- * warning above 200 MB; and an
- * export that takes over a second shows its progress on a terminal.
+ * first (the number of calls times the mean length of an event) with a
+ * warning above 200 MB; and an export that takes over a second shows its
+ * progress on a terminal.
  */
 #include "tools/cli.h"
 #include "tools/export_opts.h"
