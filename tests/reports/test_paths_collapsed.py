@@ -52,6 +52,7 @@ def test_top_paths_collapse_recursion(tmp):
                      re.M), top
 
 
+@hk.not_under("address", "thread", why="the sanitizer owns malloc")
 def test_leaks_paths_collapse_recursion(tmp):
     exe = build(tmp)
     p = hk.run(tmp, [exe], env={"JPROFOPTS": "alloc"}, input="")
