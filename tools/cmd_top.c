@@ -196,7 +196,7 @@ static void print_paths(FILE *out, const struct profile *p, const struct prof_th
                 units_ns(nd->excl_ns, a), (unsigned long long)nd->calls);
         /* The innermost 64 steps, a run of one function (recursion) one
          * step written once with its count: "down ×1000". */
-        uint32_t len = 0, skipped = 0, run[64];
+        uint32_t len = 0, skipped = 0, run[64] = { 0 };
         for (uint32_t k = order[i]; k != PROF_NONE; k = th->nodes[k].parent) {
             uint32_t f = th->nodes[k].func;
             if (skipped || (len == 64 && th->nodes[path[63]].func != f)) {
