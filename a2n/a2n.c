@@ -178,3 +178,13 @@ static int lookup(struct a2n *a, uint64_t addr, int want_lines, struct a2n_resul
         out->flags |= A2N_FOUND_LINE;
     return sym ? 0 : -1;
 }
+
+A2N_API int a2n_module_names(struct a2n *a, uint64_t addr, const char *symbol)
+{
+    int saved = errno;
+    const char *anon;
+    struct a2n_module *mod = a && symbol ? locate(a, addr, &anon) : NULL;
+    int rc = mod ? a2n_symbols_names(mod->object, symbol) : -1;
+    errno = saved;
+    return rc;
+}

@@ -79,6 +79,8 @@ struct a2n_object {
     void *line_bfd;             /* bfd * with the DWARF, once lines_state == 1 */
     struct a2n_symbol *syms;
     size_t nsyms;
+    const char *named_query;    /* a2n_symbols_names: the last name asked about */
+    int named_answer;           /* and its answer */
 };
 
 /* Loads the symbols if not yet tried; then the symbol covering the
@@ -88,6 +90,10 @@ const char *a2n_symbol_name(struct a2n_strings *strs, struct a2n_symbol *s);
 /* file:line of vaddr from the debug info; 0 on success. */
 int a2n_symbols_line(struct a2n_object *o, uint64_t vaddr,
                      const char **file, unsigned *line);
+/* Whether the object's dynamic symbol table (its symbol table when it has
+ * none: a static program) has name, defined or imported: 1 or 0.  The last
+ * answer is kept (name compared by pointer). */
+int a2n_symbols_names(struct a2n_object *o, const char *name);
 void a2n_symbols_free(struct a2n_object *o);
 
 /* ---- module.c ---- */

@@ -425,6 +425,40 @@ static int find_line(struct a2n_object *o, uint64_t vaddr, const char **file, un
     return 0;
 }
 
+static int table_names(bfd *abfd, int dynamic, const char *name, int *has_table)
+{
+    asymbol **syms;
+    long n = read_symtab(abfd, dynamic, &syms);
+    size_t len = strlen(name);
+    int found = 0;
+    *has_table = n > 0;
+    for (long i = 0; i < n && !found; i++) {
+        const char *s = bfd_asymbol_name(syms[i]);      /* "name@@VERSION" in .dynsym */
+        found = s && !strncmp(s, name, len) && (s[len] == 0 || s[len] == '@');
+    }
+    free(syms);
+    return found;
+}
+
+int a2n_symbols_names(struct a2n_object *o, const char *name)
+{
+    if (o->named_query == name)
+        return o->named_answer;
+    ensure_loaded(o);
+    int found = 0, has_dynamic = 0, unused;
+    if (o->main_bfd) {
+        bfd_error_handler_type previous = quiet_begin();
+        found = table_names(o->main_bfd, 1, name, &has_dynamic);
+        if (!has_dynamic)
+            found = table_names(o->main_bfd, 0, name, &unused);
+        bfd_cache_close(o->main_bfd);
+        quiet_end(previous);
+    }
+    o->named_query = name;
+    o->named_answer = found;
+    return found;
+}
+
 void a2n_symbols_free(struct a2n_object *o)
 {
     bfd_error_handler_type previous = o->main_bfd ? quiet_begin() : NULL;

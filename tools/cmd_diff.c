@@ -39,6 +39,9 @@ static const char *const diff_usage =
     "  -F, --functions   only the function table\n"
     "  -P, --paths       only the call path table\n"
     "  -a, --all         also list what did not change\n"
+    "      --demangle=MODE  C++ names: simple (the default: no return type, template\n"
+    "                    arguments or parameters, unless needed to tell two\n"
+    "                    functions apart), full (as demangled), or no (as stored)\n"
     "  -h, --help        this help\n";
 
 struct row {
@@ -155,10 +158,8 @@ static void print_path(const struct profile *p, const struct prof_thread *th, ui
         path[--i] = n;
     const char **names = malloc(depth * sizeof *names);
     if (names) {
-        for (i = 0; i < depth; i++) {
-            const char *name = p->funcs[th->nodes[path[i]].func].name;
-            names[i] = name ? name : "?";
-        }
+        for (i = 0; i < depth; i++)
+            names[i] = names_display(&p->funcs[th->nodes[path[i]].func]);
         names_print_collapsed(stdout, names, depth, " > ");
     }
     free(names);
@@ -184,7 +185,7 @@ static void print_table(struct row *rows, uint32_t n, long limit, int all,
     }
     uint32_t changed = n - same;
     if (shown < changed)
-        printf("... %u more changed (--limit 0 lists all)\n", changed - shown);
+        printf("... %u more %s(--limit 0 lists all)\n", changed - shown, all ? "" : "changed ");
     if (same)
         printf("... %u unchanged (--all lists them)\n", same);
 }
@@ -194,8 +195,8 @@ struct names_ctx { const struct profile *p; };
 static void name_fn(uint32_t f, void *ctx)
 {
     const struct profile *p = ((struct names_ctx *)ctx)->p;
-    const char *name = p->funcs[f].name, *mod = p->funcs[f].module;
-    printf("%s%s%s", mod && *mod ? mod : "", mod && *mod ? ":" : "", name ? name : "?");
+    const char *mod = p->funcs[f].module;
+    printf("%s%s%s", mod && *mod ? mod : "", mod && *mod ? ":" : "", names_display(&p->funcs[f]));
 }
 
 static void name_path(uint32_t node, void *ctx)
@@ -329,6 +330,7 @@ int cmd_diff(int argc, char **argv)
         { "functions", no_argument, NULL, 'F' },
         { "paths", no_argument, NULL, 'P' },
         { "all", no_argument, NULL, 'a' },
+        { "demangle", required_argument, NULL, 'D' },
         { "help", no_argument, NULL, 'h' },
         { 0, 0, 0, 0 },
     };
@@ -353,6 +355,10 @@ int cmd_diff(int argc, char **argv)
             break;
         case 'a':
             all = 1;
+            break;
+        case 'D':
+            if (names_parse_demangle(optarg) != 0)
+                return cli_usage_error("diff", "--demangle is full, simple or no, not '%s'", optarg);
             break;
         case 'h':
             fputs(diff_usage, stdout);
@@ -390,7 +396,9 @@ int cmd_diff(int argc, char **argv)
         return cli_fail("out of memory");
     }
     struct profile *m = agg_finish(agg);
+    names_use_profile(m);
     rc = m ? compare(m, agg, argv[optind], argv[optind + 1], limit, which, all, &note) : -1;
+    names_use_profile(NULL);
     profile_free(m);
     agg_free(agg);
     if (rc != 0)

@@ -4,6 +4,8 @@
  */
 #include "tools/cli.h"
 #include "tools/export_opts.h"
+#include "tools/progress.h"
+#include "tools/srclines.h"
 
 #include <errno.h>
 #include <getopt.h>
@@ -42,10 +44,15 @@ static void export_usage(FILE *f)
             "  -m, --merge-threads   one tree for all threads (matched by call path)\n"
             "  -w, --weight W        folded/svg: weigh stacks by 'time' (exclusive ns,\n"
             "                        the default) or 'calls'\n"
+            "      --no-lines        callgrind/pprof: no source lines (by default they are\n"
+            "                        read from the program's binary when it is still the one\n"
+            "                        that ran; a profile made with JPROFOPTS=lines has its own)\n"
             "      --nested          json: each node's children inside it (\"roots\" and\n"
             "                        \"children\") instead of the flat \"nodes\" table\n"
+            "An export that takes over 1 s shows its progress on stderr when that is a\n"
+            "terminal.\n"
             "chrome (a timeline can be large; hookit estimates its size first and warns\n"
-            "above 200 MB, and shows progress on a terminal when it takes over 1 s):\n"
+            "above 200 MB):\n"
             "      --min-time T      leave out calls shorter than T (e.g. 10us, 1ms)\n"
             "      --depth N         leave out calls deeper than N levels\n"
             "      --from T, --to T  only calls that overlap [T, T] since the process start\n"
@@ -68,10 +75,16 @@ struct export_job {
     size_t n;
 };
 
+/* A long export shows its progress on a terminal: the timeline (chrome)
+ * counts its calls itself, the others the bytes they write (progress.c). */
 static int run_job(FILE *out, void *ctx)
 {
     struct export_job *job = ctx;
-    return job->fmt->write(out, job->profiles, job->n);
+    struct progress *pg = strcmp(job->fmt->name, "chrome") ? progress_start(out, job->fmt->name) : NULL;
+    int rc = job->fmt->write(pg ? progress_stream(pg) : out, job->profiles, job->n);
+    if (pg && progress_end(pg) < 0 && rc == 0)
+        rc = -1;
+    return rc;
 }
 
 int cmd_export(int argc, char **argv)
@@ -83,6 +96,7 @@ int cmd_export(int argc, char **argv)
         { "merge-threads", no_argument, NULL, 'm' },
         { "weight", required_argument, NULL, 'w' },
         { "nested", no_argument, NULL, 'N' },
+        { "no-lines", no_argument, NULL, 'L' },
         { "min-time", required_argument, NULL, 'T' },
         { "depth", required_argument, NULL, 'D' },
         { "from", required_argument, NULL, 'F' },
@@ -91,7 +105,7 @@ int cmd_export(int argc, char **argv)
         { 0, 0, 0, 0 },
     };
     const char *format = NULL, *output = NULL;
-    int c;
+    int c, lines = 1;
     cli_reset_getopt();
     while ((c = getopt_long(argc, argv, ":f:o:t:mw:h", opts, NULL)) != -1) {
         switch (c) {
@@ -125,6 +139,9 @@ int cmd_export(int argc, char **argv)
             break;
         case 'N':
             export_options.json_nested = 1;
+            break;
+        case 'L':
+            lines = 0;
             break;
         case 'T':
         case 'F':
@@ -170,6 +187,13 @@ int cmd_export(int argc, char **argv)
     job.n = (size_t)(argc - optind);
     if (cli_load_profiles(argv + optind, job.n, &job.profiles) < 0)
         return EXIT_FAIL;
+    /* The viewers of these formats show source (KCachegrind, pprof -list). */
+    lines = lines && (!strcmp(job.fmt->name, "callgrind") || !strcmp(job.fmt->name, "pprof"));
+    for (size_t i = 0; i < job.n && lines; i++)
+        if (srclines_fill(job.profiles[i].prof, "export", job.profiles[i].path) < 0) {
+            cli_free_profiles(job.profiles, job.n);
+            return cli_fail("out of memory");
+        }
     if (export_apply_options(job.profiles, job.n) < 0) {
         cli_free_profiles(job.profiles, job.n);
         return EXIT_FAIL;

@@ -10,6 +10,7 @@
 #include "tools/newest.h"
 #include "tools/report.h"
 #include "tools/report_io.h"
+#include "tools/srclines.h"
 #include "tools/tree.h"
 #include "tools/units.h"
 
@@ -74,6 +75,10 @@ static const char *const report_usage =
     "                       arguments or parameters, unless needed to tell two\n"
     "                       functions apart), full (as demangled), or no (as\n"
     "                       stored in the profile, nothing added)\n"
+    "      --lines          each function's source file and line, \"(file:line)\"\n"
+    "                       after its name, read from the program's binary when\n"
+    "                       it is still the one that ran (or from a profile made\n"
+    "                       with JPROFOPTS=lines)\n"
     "      --no-pager       do not page (on a terminal hookit pages with $HOOKIT_PAGER,\n"
     "                       $PAGER or less -FRX)\n"
     "  -h, --help           this help\n";
@@ -428,7 +433,7 @@ static int parse_sort(const char *s, enum report_sort *out)
 
 enum { OPT_CALLERS = 256, OPT_CALLEES, OPT_COLOR, OPT_NO_COLOR, OPT_NO_PAGER, OPT_TREE,
        OPT_IO, OPT_ALLOC, OPT_LEAKS, OPT_INTERLEAVE, OPT_DEMANGLE, OPT_COLLAPSE,
-       OPT_NO_COLLAPSE };
+       OPT_NO_COLLAPSE, OPT_LINES };
 
 int cmd_report(int argc, char **argv)
 {
@@ -456,6 +461,7 @@ int cmd_report(int argc, char **argv)
         { "demangle", required_argument, NULL, OPT_DEMANGLE },
         { "collapse-recursion", no_argument, NULL, OPT_COLLAPSE },
         { "no-collapse-recursion", no_argument, NULL, OPT_NO_COLLAPSE },
+        { "lines", no_argument, NULL, OPT_LINES },
         { "help", no_argument, NULL, 'h' },
         { 0, 0, 0, 0 },
     };
@@ -545,14 +551,11 @@ int cmd_report(int argc, char **argv)
         case OPT_NO_COLLAPSE:
             o.collapse = 0;
             break;
+        case OPT_LINES:
+            names_show_lines = 1;
+            break;
         case OPT_DEMANGLE:
-            if (!strcmp(optarg, "simple"))
-                names_demangle = DEMANGLE_SIMPLE;
-            else if (!strcmp(optarg, "full"))
-                names_demangle = DEMANGLE_FULL;
-            else if (!strcmp(optarg, "no"))
-                names_demangle = DEMANGLE_NO;
-            else
+            if (names_parse_demangle(optarg) != 0)
                 return cli_usage_error("report", "--demangle is full, simple or no, not '%s'",
                                        optarg);
             break;
@@ -580,6 +583,12 @@ int cmd_report(int argc, char **argv)
         newest_free(found, nfound);
         return EXIT_FAIL;
     }
+    for (size_t i = 0; i < n && names_show_lines; i++)
+        if (srclines_fill(ps[i].prof, "report", ps[i].path) < 0) {
+            cli_free_profiles(ps, n);
+            newest_free(found, nfound);
+            return cli_fail("out of memory");
+        }
     /* A program that ran none of its instrumented code (not built with
      * -finstrument-functions) gives an empty profile: say so, and fail when
      * that is all there is; among others (the shell of a fork family) it is

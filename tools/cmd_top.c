@@ -38,6 +38,8 @@ static const char *const top_usage =
     "                     time between the two snapshots that give calls/s)\n"
     "  -1, --once         print one view as text and exit (for scripts)\n"
     "  -n, --rows N       rows per table (default 10)\n"
+    "      --demangle=MODE  C++ names: simple (the default), full or no, as in\n"
+    "                     hookit report\n"
     "  -h, --help         this help\n";
 
 enum view { VIEW_ALL, VIEW_FUNCS, VIEW_PATHS, VIEW_STACK, NVIEWS };
@@ -192,17 +194,26 @@ static void print_paths(FILE *out, const struct profile *p, const struct prof_th
         char a[UNITS_BUF];
         fprintf(out, "    %5.1f%% %10s %12llu  ", total ? 100.0 * (double)nd->excl_ns / (double)total : 0.0,
                 units_ns(nd->excl_ns, a), (unsigned long long)nd->calls);
-        uint32_t len = 0, skipped = 0;
+        /* The innermost 64 steps, a run of one function (recursion) one
+         * step written once with its count: "down ×1000". */
+        uint32_t len = 0, skipped = 0, run[64] = { 0 };
         for (uint32_t k = order[i]; k != PROF_NONE; k = th->nodes[k].parent) {
-            if (len < 64)
-                path[len++] = k;
-            else
+            uint32_t f = th->nodes[k].func;
+            if (skipped || (len == 64 && th->nodes[path[63]].func != f)) {
                 skipped++;
+            } else if (len && th->nodes[path[len - 1]].func == f) {
+                run[len - 1]++;
+            } else {
+                path[len] = k;
+                run[len++] = 1;
+            }
         }
         if (skipped)
             fprintf(out, "... %u > ", skipped);
         while (len-- > 0) {
             print_func(out, p, th->nodes[path[len]].func);
+            if (run[len] > 1)
+                fprintf(out, " \u00d7%u", run[len]);
             if (len)
                 fputs(" > ", out);
         }
@@ -281,7 +292,9 @@ static int refresh(struct top *tp, int show, int clear)
     if (show) {
         if (clear)
             fputs("\033[H\033[2J", stdout);
+        names_use_profile(p);
         print_view(stdout, tp, p, &s);
+        names_use_profile(NULL);
         if (clear)
             printf("\n[t/T] thread  [a] all threads  [v] view  [q] quit\n");
         fflush(stdout);
@@ -363,6 +376,7 @@ int cmd_top(int argc, char **argv)
         { "interval", required_argument, NULL, 'i' },
         { "once", no_argument, NULL, '1' },
         { "rows", required_argument, NULL, 'n' },
+        { "demangle", required_argument, NULL, 'D' },
         { "help", no_argument, NULL, 'h' },
         { 0, 0, 0, 0 },
     };
@@ -382,6 +396,10 @@ int cmd_top(int argc, char **argv)
             tp.rows = atoi(optarg);
             if (tp.rows <= 0)
                 return cli_usage_error("top", "--rows needs a positive number, not '%s'", optarg);
+            break;
+        case 'D':
+            if (names_parse_demangle(optarg) != 0)
+                return cli_usage_error("top", "--demangle is full, simple or no, not '%s'", optarg);
             break;
         case 'h':
             fputs(top_usage, stdout);

@@ -11,8 +11,9 @@
  * A timeline grows with every call (a 0.5 s run can make 600 MB, and
  * chrome://tracing stops near 256 MB), so: --min-time, --depth, --thread
  * and --from/--to leave calls out as they are read; the size is estimated
- * first (from the number of calls) with a warning above 200 MB; and an
- * export that takes over a second shows its progress on a terminal.
+ * first (the number of calls times the mean length of an event) with a
+ * warning above 200 MB; and an export that takes over a second shows its
+ * progress on a terminal.
  */
 #include "tools/cli.h"
 #include "tools/export_opts.h"
@@ -92,6 +93,52 @@ static void meta_event(struct chrome *c, const char *what, int pid, int tid, con
     fputs("}}", c->out);
 }
 
+static void write_event(FILE *out, const struct prof_func *f, uint64_t ts_ns, uint64_t dur_ns,
+                        int pid, int tid)
+{
+    fputs("{\"name\":", out);
+    put_str(out, f->name);
+    fputs(",\"cat\":\"function\",\"ph\":\"X\",\"ts\":", out);
+    put_us(out, ts_ns);
+    fputs(",\"dur\":", out);
+    put_us(out, dur_ns);
+    fprintf(out, ",\"pid\":%d,\"tid\":%d,\"args\":{\"module\":", pid, tid);
+    put_str(out, f->module);
+    if (f->file) {
+        fputs(",\"file\":", out);
+        put_str(out, f->file);
+        fprintf(out, ",\"line\":%u", f->line);
+    }
+    fputs("}}", out);
+}
+
+/* ---- the size to expect ----------------------------------------------------
+ * Each call is one event written by write_event: its mean length over the
+ * trace's functions (their name, module and file), at the middle of the
+ * run and 1 us long, times the calls.  Measured by writing those events to
+ * a stream that only counts, so the estimate follows the format. */
+static ssize_t count_write(void *cookie, const char *buf, size_t size)
+{
+    (void)buf;
+    *(uint64_t *)cookie += size;
+    return (ssize_t)size;
+}
+
+static uint64_t mean_event_bytes(const struct trace *tr, int tid)
+{
+    uint64_t bytes = 0;
+    FILE *counter = fopencookie(&bytes, "w", (cookie_io_functions_t){ .write = count_write });
+    if (!counter)
+        return 150;
+    const struct prof_process *pr = &tr->meta->process;
+    for (uint32_t f = 0; f < tr->meta->nfuncs; f++) {
+        write_event(counter, &tr->meta->funcs[f], pr->duration_ns / 2, 1000, pr->pid, tid);
+        fputs(",\n", counter);
+    }
+    fclose(counter);
+    return tr->meta->nfuncs ? bytes / tr->meta->nfuncs : 150;
+}
+
 static int write_thread(struct chrome *c, const struct trace *tr, const struct trace_thread *th,
                         int pid, uint64_t offset_ns)
 {
@@ -127,22 +174,9 @@ static int write_thread(struct chrome *c, const struct trace *tr, const struct t
         }
         if (!keep_call(start[ev.depth], ev.ns, ev.depth))
             continue;
-        const struct prof_func *f = &tr->meta->funcs[ev.func];
         sep(c);
-        fputs("{\"name\":", c->out);
-        put_str(c->out, f->name);
-        fputs(",\"cat\":\"function\",\"ph\":\"X\",\"ts\":", c->out);
-        put_us(c->out, offset_ns + start[ev.depth]);
-        fputs(",\"dur\":", c->out);
-        put_us(c->out, ev.ns - start[ev.depth]);
-        fprintf(c->out, ",\"pid\":%d,\"tid\":%d,\"args\":{\"module\":", pid, th->tid);
-        put_str(c->out, f->module);
-        if (f->file) {
-            fputs(",\"file\":", c->out);
-            put_str(c->out, f->file);
-            fprintf(c->out, ",\"line\":%u", f->line);
-        }
-        fputs("}}", c->out);
+        write_event(c->out, &tr->meta->funcs[ev.func], offset_ns + start[ev.depth],
+                    ev.ns - start[ev.depth], pid, th->tid);
     }
     trace_cursor_free(&cur);
     free(start);
@@ -176,21 +210,14 @@ int export_chrome(FILE *out, struct loaded_profile *profiles, size_t n)
     }
     struct chrome c = { out, 1, 0, 0, { 0, 0 }, 0, isatty(2) };
     clock_gettime(CLOCK_MONOTONIC, &c.t0);
-    /* The size to expect: about 170 bytes a call plus its names (measured:
-     * 176 bytes a call for fib(24), names of 3 and 4 bytes), before the
-     * filters (which can only make it smaller). */
     uint64_t est = 0;
     for (size_t i = 0; i < n && rc == 0; i++) {
         const struct trace *tr = trs[i];
-        uint64_t names = 0;
-        for (uint32_t f = 0; f < tr->meta->nfuncs; f++)
-            names += strlen(tr->meta->funcs[f].name ? tr->meta->funcs[f].name : "") +
-                     strlen(tr->meta->funcs[f].module ? tr->meta->funcs[f].module : "");
-        uint64_t per = 170 + (tr->meta->nfuncs ? names / tr->meta->nfuncs : 0);
+        uint64_t per_call = mean_event_bytes(tr, tr->meta->process.pid);
         for (uint32_t k = 0; k < tr->nthreads; k++)
             if (!export_options.has_tid || tr->threads[k].tid == export_options.tid) {
                 c.total += tr->threads[k].nrecords;
-                est += tr->threads[k].nrecords / 2 * per;
+                est += tr->threads[k].nrecords / 2 * per_call;
             }
     }
     int filtered = export_options.min_time_ns || export_options.max_depth ||

@@ -72,8 +72,9 @@ int main(int argc, char **argv)
             return commands[i].run(argc - optind, argv + optind);
     if (strcmp(name, "help") == 0) {
         /* hookit help CMD is hookit CMD --help */
-        if (optind + 1 < argc) {
-            const char *cmd = argv[optind + 1];
+        const char *cmd = optind + 1 < argc ? argv[optind + 1] : NULL;
+        /* hookit help help (or --help): the list of commands, as hookit --help */
+        if (cmd && strcmp(cmd, "help") && strcmp(cmd, "--help") && strcmp(cmd, "-h")) {
             for (size_t i = 0; i < NCOMMANDS; i++)
                 if (strcmp(commands[i].name, cmd) == 0) {
                     char *args[] = { (char *)cmd, (char *)"--help", NULL };

@@ -1,6 +1,7 @@
 /* Helpers of the live commands (live_cli.h). */
 #include "tools/live_cli.h"
 #include "tools/cli.h"
+#include "profile/inlined.h"
 #include <hookit/a2n.h>
 
 #include <errno.h>
@@ -30,10 +31,15 @@ struct live *live_cli_attach(pid_t pid, int flags)
     return l;
 }
 
-/* Names for the function table, through A2N (as libjprof does at exit). */
+/* Names for the function table, through A2N, and the modules of inlined
+ * copies (as libjprof does at exit). */
+static const char hook_symbol[] = PROFILE_HOOK_SYMBOL;
+
 static int resolve(struct profile *p, struct a2n *a2n)
 {
-    for (uint32_t i = 0; i < p->nfuncs; i++) {
+    unsigned char *foreign = calloc(p->nfuncs + 1, 1);
+    int rc = foreign ? 0 : -1, any = 0;
+    for (uint32_t i = 0; i < p->nfuncs && rc == 0; i++) {
         struct prof_func *f = &p->funcs[i];
         struct a2n_result r;
         char fallback[32];
@@ -43,10 +49,14 @@ static int resolve(struct profile *p, struct a2n *a2n)
             snprintf(fallback, sizeof fallback, "0x%llx", (unsigned long long)f->addr);
             r = (struct a2n_result){ .module = "[unknown]", .function = fallback };
         }
-        if (profile_name_func(p, f, r.function, r.module, r.file, r.line) != 0)
-            return -1;
+        if (a2n && (r.flags & A2N_FOUND_MODULE) && a2n_module_names(a2n, f->addr, hook_symbol) == 0)
+            any = foreign[i] = 1;
+        rc = profile_name_func(p, f, r.function, r.module, r.file, r.line);
     }
-    return 0;
+    if (rc == 0 && any)
+        rc = profile_attribute_inlined(p, foreign);
+    free(foreign);
+    return rc;
 }
 
 struct profile *live_cli_profile(struct live *l, enum live_consistency c, const char *end,

@@ -5,6 +5,19 @@
 #include <string.h>
 
 enum names_demangle names_demangle = DEMANGLE_SIMPLE;
+int names_show_lines;
+
+int names_parse_demangle(const char *mode)
+{
+    static const char *const modes[] = { [DEMANGLE_SIMPLE] = "simple", [DEMANGLE_FULL] = "full",
+                                         [DEMANGLE_NO] = "no" };
+    for (size_t i = 0; i < sizeof modes / sizeof modes[0]; i++)
+        if (!strcmp(mode, modes[i])) {
+            names_demangle = (enum names_demangle)i;
+            return 0;
+        }
+    return -1;
+}
 
 /* The display names of the profile being reported (names_use_profile). */
 static const struct profile *shown;
@@ -55,11 +68,16 @@ static int has_signature(const char *name, size_t len)
     return len && name[len - 1] == ')';
 }
 
+const char *names_display(const struct prof_func *f)
+{
+    if (shown && f >= shown->funcs && f < shown->funcs + ndisplay && display[f - shown->funcs])
+        return display[f - shown->funcs];
+    return f->name ? f->name : "";
+}
+
 void names_print_jprof(FILE *out, const struct prof_func *f)
 {
-    const char *name = f->name ? f->name : "";
-    if (shown && f >= shown->funcs && f < shown->funcs + ndisplay && display[f - shown->funcs])
-        name = display[f - shown->funcs];
+    const char *name = names_display(f);
     const char *module = f->module ? f->module : "";
     size_t k = kind_prefix(name);
     if (k)
@@ -75,6 +93,11 @@ void names_print_jprof(FILE *out, const struct prof_func *f)
     names_print_safe(out, rest, len);
     if (names_demangle != DEMANGLE_NO && !has_signature(rest, len))
         fputs("()", out);
+    if (names_show_lines && f->file && *f->file) {
+        fputs(" (", out);
+        names_print_safe(out, f->file, strlen(f->file));
+        fprintf(out, ":%u)", f->line);
+    }
 }
 
 /* ---- the simple form of C++ names ------------------------------------------------ */
@@ -290,7 +313,9 @@ void names_print_collapsed(FILE *out, const char *const *names, uint32_t n, cons
         uint32_t j = i + 1;
         while (j < n && strcmp(names[j], names[i]) == 0)
             j++;
-        fprintf(out, "%s%s", i ? sep : "", names[i]);
+        if (i)
+            fputs(sep, out);
+        names_print_safe(out, names[i], strlen(names[i]));
         if (j - i > 1)
             fprintf(out, " \u00d7%u", j - i);
         i = j;

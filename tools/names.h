@@ -25,6 +25,15 @@ void names_print_jprof(FILE *out, const struct prof_func *f);
  * "_GLOBAL__sub_I_X" reads "global constructors keyed to X" (not with no). */
 enum names_demangle { DEMANGLE_SIMPLE, DEMANGLE_FULL, DEMANGLE_NO };
 extern enum names_demangle names_demangle;
+/* --demangle=MODE: sets names_demangle; 0, or -1 when mode is none of them. */
+int names_parse_demangle(const char *mode);
+/* The name names_print_jprof writes for f, without its module, kind prefix
+ * handling or the "()" it adds: the display name (names_use_profile) or the
+ * stored one. */
+const char *names_display(const struct prof_func *f);
+
+/* report --lines: names_print_jprof adds " (file:line)" when known. */
+extern int names_show_lines;
 /* Work out the display names of p's functions for names_print_jprof (the
  * others print as stored).  Call before printing p; NULL forgets. */
 void names_use_profile(const struct profile *p);

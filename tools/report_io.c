@@ -29,18 +29,19 @@ static uint64_t val(const uint64_t *col, uint32_t i)
 
 void rio_print_path(FILE *out, const struct profile *p, const struct prof_thread *th, uint32_t node)
 {
-    uint32_t chain[256], n = 0;
-    for (uint32_t i = node; i != PROF_NONE && n < 256; i = th->nodes[i].parent)
-        chain[n++] = i;
-    if (n == 256)
-        fputs("... -> ", out);
-    while (n-- > 0) {
-        const struct prof_func *f = &p->funcs[th->nodes[chain[n]].func];
-        const char *name = f->name ? f->name : "?";
-        names_print_safe(out, name, strlen(name));
-        if (n)
-            fputs(" -> ", out);
-    }
+    /* The names shown (--demangle), a recursion written once with its
+     * count (names_print_collapsed). */
+    uint32_t depth = 0;
+    for (uint32_t i = node; i != PROF_NONE; i = th->nodes[i].parent)
+        depth++;
+    const char **names = malloc(((size_t)depth + 1) * sizeof *names);
+    if (!names)
+        return;
+    uint32_t n = depth;
+    for (uint32_t i = node; i != PROF_NONE; i = th->nodes[i].parent)
+        names[--n] = names_display(&p->funcs[th->nodes[i].func]);
+    names_print_collapsed(out, names, depth, " -> ");
+    free(names);
 }
 
 /* ---- the tree views ---------------------------------------------------------- */

@@ -37,21 +37,27 @@ uint64_t report_thread_total(const struct prof_thread *th)
     return total;
 }
 
-int report_name_matches(const struct prof_func *f, const char *fn)
+static int name_matches(const char *name, const char *module, const char *fn)
 {
-    const char *name = f->name ? f->name : "";
     size_t len = strlen(fn);
     if (!strcmp(name, fn))
         return 1;
     if (!strncmp(name, fn, len) && name[len] == '(')
         return 1;
     const char *colon = strchr(fn, ':');
-    if (colon && colon[1] != ':' && f->module) {        /* module:name */
+    if (colon && colon[1] != ':' && module) {           /* module:name */
         size_t mlen = (size_t)(colon - fn);
-        return strlen(f->module) == mlen && !strncmp(f->module, fn, mlen) &&
-               !strcmp(name, colon + 1);
+        return strlen(module) == mlen && !strncmp(module, fn, mlen) && !strcmp(name, colon + 1);
     }
     return 0;
+}
+
+/* By the stored name, or by the name the views show (--demangle=simple:
+ * "twice" for "int twice<int>(int)"). */
+int report_name_matches(const struct prof_func *f, const char *fn)
+{
+    return name_matches(f->name ? f->name : "", f->module, fn) ||
+           name_matches(names_display(f), f->module, fn);
 }
 
 struct row {
@@ -301,7 +307,7 @@ int view_callers(FILE *out, const struct profile *p, const struct prof_thread *t
                 if (!c.member[f])
                     continue;
                 if (shown++ < 6)
-                    fprintf(out, " %s", p->funcs[f].name ? p->funcs[f].name : "?");
+                    fprintf(out, " %s", names_display(&p->funcs[f]));
             }
             if (shown > 6)
                 fprintf(out, " and %u more", shown - 6);

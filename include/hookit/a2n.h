@@ -24,6 +24,7 @@
 #ifndef HOOKIT_A2N_H
 #define HOOKIT_A2N_H
 
+#include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
 
@@ -78,6 +79,30 @@ struct a2n_result {
  * for file:line (slower: reads DWARF).  Always fills *out; returns 0 when a
  * symbol was found, -1 when only a fallback name could be given. */
 int a2n_lookup(struct a2n *a2n, uint64_t addr, int want_lines, struct a2n_result *out);
+
+/* An object file on disk, with no process: `hookit export` finds a
+ * profiled function in its binary by the name a2n_lookup gave it, since a
+ * profile keeps no load addresses.  NULL (errno set) when path is not an
+ * object file with function symbols. */
+struct a2n_file;
+struct a2n_file *a2n_file_open(const char *path);
+void a2n_file_close(struct a2n_file *f);
+/* The link-time addresses of the functions named name (as a2n_lookup names
+ * them: demangled, the preferred alias of each address), up to max of
+ * them in addrs, in address order; returns how many there are. */
+size_t a2n_file_find(struct a2n_file *f, const char *name, uint64_t *addrs, size_t max);
+/* file:line of the link-time address vaddr from the debug info: 0, or -1
+ * when there is none.  The strings stay valid until a2n_file_close. */
+int a2n_file_line(struct a2n_file *f, uint64_t vaddr, const char **file, unsigned *line);
+
+/* Whether the object file holding addr has symbol in its dynamic symbol
+ * table, defined or imported (in its symbol table when it has no dynamic
+ * one: a static program).  1 or 0; -1 when addr is in no module.  A
+ * profiler asks for "__cyg_profile_func_enter": a module without it is not
+ * instrumented, so its functions were seen through copies inlined into
+ * other modules.  The last answer per object is kept: pass the same
+ * string (pointer) to ask again cheaply. */
+int a2n_module_names(struct a2n *a, uint64_t addr, const char *symbol);
 
 /* Demangle a C++ symbol name; returns a malloc'ed string, or NULL when
  * name is not a mangled name. */

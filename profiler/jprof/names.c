@@ -7,6 +7,7 @@
  * synthetic frames, so a library mapped later at the same address cannot
  * lend them its names. */
 #include "jprof.h"
+#include "profile/inlined.h"
 #include "profile/profile.h"
 #include <hookit/a2n.h>
 
@@ -394,10 +395,19 @@ JP_NOINSTR int jp_resolve_names(struct profile *p)
     return rc;
 }
 
+/* The hook every instrumented module calls: a module that does not name it
+ * was not instrumented (libstdc++), and its functions in the tree are
+ * copies inlined into other modules (profile/inlined.c). */
+static const char hook_symbol[] = PROFILE_HOOK_SYMBOL;
+
 JP_NOINSTR static int resolve_locked(struct profile *p)
 {
     if (!a2n)
         a2n = a2n_open(0);
+    unsigned char *foreign = calloc(p->nfuncs + 1, 1);
+    if (!foreign)
+        return -1;
+    int any_foreign = 0;
     for (uint32_t i = 0; i < p->nfuncs; i++) {
         struct prof_func *f = &p->funcs[i];
         struct a2n_result r;
@@ -411,8 +421,14 @@ JP_NOINSTR static int resolve_locked(struct profile *p)
             snprintf(fallback, sizeof fallback, "0x%llx", (unsigned long long)f->addr);
             r = (struct a2n_result){ .module = "[unknown]", .function = fallback };
         }
-        if (profile_name_func(p, f, r.function, r.module, r.file, r.line) != 0)
+        if (a2n && (r.flags & A2N_FOUND_MODULE) && a2n_module_names(a2n, f->addr, hook_symbol) == 0)
+            any_foreign = foreign[i] = 1;
+        if (profile_name_func(p, f, r.function, r.module, r.file, r.line) != 0) {
+            free(foreign);
             return -1;
+        }
     }
-    return 0;
+    int rc = any_foreign ? profile_attribute_inlined(p, foreign) : 0;
+    free(foreign);
+    return rc;
 }

@@ -58,3 +58,47 @@ def test_json_keeps_the_full_name(tmp):
     doc = hk.export_json(tmp, prof)
     allnames = {n["name"] for _, n in hk.walk(doc["threads"][0]["roots"])}
     assert "Walker::Iterate(int) const" in allnames and "int twice<int>(int)" in allnames, allnames
+
+
+def diff_names(tmp, prof, *args):
+    """The FUNCTION column and the CALL PATH column of hookit diff."""
+    out = hk.hookit(tmp, "diff", "--all", "--limit", "0", *args, prof, prof).stdout
+    fns, paths, table = [], [], None
+    for line in out.splitlines():
+        if line.startswith("== functions"):
+            table = fns
+        elif line.startswith("== call paths"):
+            table = paths
+        elif table is not None and re.match(r"\s+\d+\s+\d+\s+\+0\s", line):
+            table.append(re.split(r"\s{2,}", line.strip())[-1])
+    assert fns and paths, out
+    return fns, paths
+
+
+def test_diff_names_follow_demangle(tmp):
+    prof = profile(tmp)
+    fns, paths = diff_names(tmp, prof)
+    assert "names:Walker::Iterate" in fns, fns
+    assert "names:twice(int)" in fns and "names:twice(double)" in fns, fns
+    assert "names:global constructors keyed to init_obj" in fns, fns
+    assert not [n for n in fns + paths if "<" in n and "operator<" not in n], fns + paths
+    assert "main > Walker::Iterate" in paths, paths
+    full, fpaths = diff_names(tmp, prof, "--demangle=full")
+    assert "names:Walker::Iterate(int) const" in full and "names:int twice<int>(int)" in full, full
+    assert "main > Walker::Iterate(int) const" in fpaths, fpaths
+    raw, _ = diff_names(tmp, prof, "--demangle=no")
+    assert "names:_GLOBAL__sub_I_init_obj" in raw, raw
+    p = hk.hookit(tmp, "diff", "--demangle=short", prof, prof, check=False)
+    assert p.returncode == 2 and "--demangle is full, simple or no" in p.stderr
+
+
+def test_callers_by_the_name_shown(tmp):
+    prof = profile(tmp)
+    # "twice" is what the views show for int twice<int>(int) and double twice<double>(double)
+    out = hk.hookit(tmp, "report", "--callers", "twice", prof).stdout
+    assert re.search(r"callers of twice: 2 calling contexts, 2 calls", out), out
+    assert re.search(r"^\s+2\s+\S+\s+\S+\s+F:names\.main\(\)$", out, re.M), out
+    out = hk.hookit(tmp, "report", "--callees", "main", prof).stdout
+    assert "F:names.Walker::Iterate()" in out and "F:names.twice(int)" in out, out
+    full = hk.hookit(tmp, "report", "--callees", "main", "--demangle=full", prof).stdout
+    assert "F:names.Walker::Iterate(int) const" in full and "F:names.int twice<int>(int)" in full

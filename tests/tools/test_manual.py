@@ -24,9 +24,18 @@ def man_text():
 
 
 def test_help_cmd_equals_cmd_help(tmp):
-    for c in commands(tmp):
+    # every command: the list in --help is the command table's
+    table = re.findall(r"^HOOKIT_COMMAND\((\w+),", open(os.path.join(hk.ROOT, "tools", "commands.h")).read(),
+                       re.M)
+    assert commands(tmp) == table, (commands(tmp), table)
+    for c in table:
         a, b = hk.hookit(tmp, "help", c), hk.hookit(tmp, c, "--help")
-        assert a.stdout == b.stdout and a.stdout, c
+        assert (a.returncode, a.stdout, a.stderr) == (b.returncode, b.stdout, b.stderr), c
+        assert a.returncode == 0 and a.stdout.startswith("usage: hookit " + c), (c, a.stdout[:80])
+    top = hk.hookit(tmp, "--help")
+    for args in (["help"], ["help", "help"], ["help", "--help"]):
+        p = hk.hookit(tmp, *args)
+        assert (p.returncode, p.stdout, p.stderr) == (0, top.stdout, ""), args
     p = hk.hookit(tmp, "help", "nosuch", check=False)
     assert p.returncode == 2 and "unknown command 'nosuch'" in p.stderr
 
