@@ -889,8 +889,10 @@ JP_NOINSTR int jp_agent_adopt(const struct hookit_host *host, struct hookit_plug
     jp_names_reload();              /* libraries loaded since the agent started */
     plugin->abi_version = HOOKIT_ABI_VERSION;
     plugin->caps = HOOKIT_CAP_CALLS | HOOKIT_CAP_THREADS | HOOKIT_CAP_FORK |
-                   HOOKIT_CAP_DLOPEN | HOOKIT_CAP_CONTROL | jp_metrics_start(host);
+                   HOOKIT_CAP_DLOPEN | HOOKIT_CAP_CONTROL | jp_metrics_start(host) |
+                   jp_wait_start(host);
     plugin->name = "jprof";
+    plugin->wait_begin = jp_wait_begin;
     plugin->enter = jp_opt.sample ? jp_enter_counted : jp_clock_is_tsc() ? jp_enter_tsc : jp_enter_mono;
     plugin->exit = jp_opt.sample ? jp_exit_counted : jp_clock_is_tsc() ? jp_exit_tsc : jp_exit_mono;
     plugin->attention = &jp_arena_header()->attention;

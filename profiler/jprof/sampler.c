@@ -1,4 +1,6 @@
 /* timer=sample: exact call counts from the hooks, time from sampling.
+ * (JPROFOPTS=cpu runs the same timers under exact timing: the samples are
+ * then the cpu_ns column, wait.c, and times stay exact.)
  * Each thread gets a CPU-time timer (CLOCK_THREAD_CPUTIME_ID) that signals
  * that very thread; the handler charges one sample to the thread's current
  * node.  The hooks then read no clock at all.
@@ -42,6 +44,11 @@ JP_NOINSTR uint64_t jp_sample_period_ns(void)
 }
 
 JP_NOINSTR int jp_sampling(void)
+{
+    return sampling && jp_opt.sample;
+}
+
+JP_NOINSTR int jp_sampler_running(void)
 {
     return sampling;
 }
