@@ -32,9 +32,12 @@ JP_NOINSTR static int on_sample(int sig, siginfo_t *info, void *uc)
     (void)uc;
     if (!info || info->si_code != SI_TIMER || info->si_value.sival_int != SAMPLE_COOKIE)
         return 1;
+    /* Expirations while the signal was pending come as one signal with
+     * si_overrun set (a CPU-time timer fires on the kernel's tick, so
+     * several periods of 1 ms may end at once): each is a sample. */
     struct jp_thread *t = jp_self_live();
     if (t)
-        jp_node(jp_cur(t))->samples++;
+        jp_node(jp_cur(t))->samples += 1 + (uint64_t)(info->si_overrun > 0 ? info->si_overrun : 0);
     return 0;
 }
 
