@@ -24,13 +24,28 @@
  */
 #include "hookit/io_internal.h"
 
+#include <dlfcn.h>
+
 volatile int hk_wait_want;
 /* The plugin's hookit_plugin.wait_begin, or NULL. */
 static uint64_t (*wait_begin_fn)(void);
+/* The plugin's direct entry point HookitWait (include/hookit/profiler.h),
+ * called instead of building a WAIT event, or NULL. */
+static void (*wait_hook)(const struct hookit_wait *w);
+
+#ifdef HOOKIT_STATIC
+extern void HookitWait(const struct hookit_wait *) __attribute__((weak));
+#endif
 
 HK_NOINSTR void hk_wait_configure(uint32_t caps, uint64_t (*begin)(void))
 {
     wait_begin_fn = begin;
+#ifdef HOOKIT_STATIC
+    wait_hook = HookitWait;
+#else
+    wait_hook = hk_plugin.handle ? (void (*)(const struct hookit_wait *))dlsym(hk_plugin.handle, "HookitWait")
+                                 : NULL;
+#endif
     hk_wait_want = (caps & HOOKIT_CAP_WAIT) != 0;
 }
 
@@ -62,9 +77,10 @@ HK_NOINSTR __attribute__((noinline)) static void wait_end(const struct wait_call
     uint64_t t1 = io_clock();
     int saved = errno;
     IO_ENTER();
-    if (hk_plugin.event) {
-        struct hookit_wait w = { .func = func, .t0 = c->t0, .t1 = t1, .token = c->token,
-                                 .result = result };
+    struct hookit_wait w = { .func = func, .t0 = c->t0, .t1 = t1, .token = c->token, .result = result };
+    if (wait_hook) {
+        wait_hook(&w);
+    } else if (hk_plugin.event) {
         struct hookit_event e = { .type = HOOKIT_EV_WAIT, .wait = &w };
         hk_plugin.event(&e);
     }

@@ -57,6 +57,7 @@
  *
  *   void HookitAlloc(void *ptr, uint64_t size, void *old_ptr);
  *   void HookitFree(void *ptr);
+void HookitWait(const struct hookit_wait *wait);
  *
  * gets these calls instead of HOOKIT_EV_ALLOC / HOOKIT_EV_FREE events, with
  * the same arguments and rules as hookit_mem (ALLOC after the real call,
@@ -191,7 +192,10 @@ enum hookit_mpi_kind {
  * call returned, in the thread that made it, with the guard held, only for
  * calls that could block (a mutex taken at the first try, poll with a zero
  * timeout and waitpid(WNOHANG) are not reported).  A call left by a
- * longjmp or a thread's cancellation delivers nothing. */
+ * longjmp or a thread's cancellation delivers nothing.  A plugin that
+ * exports HookitWait(const struct hookit_wait *) gets the calls there
+ * instead of HOOKIT_EV_WAIT events (the same rules; guard held, errno
+ * saved around it). */
 struct hookit_wait {
     const char *func;           /* "pthread_cond_wait", "poll", "nanosleep", ... */
     uint64_t t0, t1;            /* before and after the real call, host->io_clock units */

@@ -103,6 +103,7 @@ JP_NOINSTR static uint64_t to_io_ticks(uint64_t ticks)
     return (uint64_t)((double)jp_ticks_to_ns(ticks) * host->io_ticks_per_ns());
 }
 
+/* HOOKIT_EV_WAIT, or libhookit's direct call (HookitWait below). */
 JP_NOINSTR void jp_wait_event(const struct hookit_wait *w)
 {
     if (!w || !host)
@@ -121,6 +122,11 @@ JP_NOINSTR void jp_wait_event(const struct hookit_wait *w)
         x->wait_calls++;
         x->wait_ticks += dt;
     }
+}
+
+JP_EXPORT JP_NOINSTR void HookitWait(const struct hookit_wait *w)
+{
+    jp_wait_event(w);
 }
 
 /* ---- output -------------------------------------------------------------------------- */
