@@ -72,7 +72,9 @@ def check_known(doc):
         # happens in its own blocking calls), which is nearly all wait
         assert wait >= ms * MS * 0.98, (fn, wait, ms)
         assert wait <= n["excl_ns"] + MS // 10, (fn, wait, n["excl_ns"])
-        assert n["excl_ns"] - wait < 20 * MS, (fn, n["excl_ns"], wait)
+        # (what is left is on-CPU work: thread creation, a fork; a
+        # pre-emption on this busy machine may add a few scheduler slices)
+        assert n["excl_ns"] - wait < 40 * MS, (fn, n["excl_ns"], wait)
         if calls is not None:
             assert n["wait_calls"] == calls, (fn, n["wait_calls"], calls)
     # 1000 free mutexes are not waits; the 4 calls at most that may block are
@@ -83,13 +85,14 @@ def check_known(doc):
     alarm = hk.child(h, "on_alarm")
     assert alarm["incl_ns"] >= 50 * MS, alarm
     assert alarm["wait_ns"] == 0, alarm
-    assert 25 * MS <= h["wait_ns"] <= 50 * MS, (h["wait_ns"], alarm["incl_ns"])
+    # (counted twice it would be 80 ms at least)
+    assert 25 * MS <= h["wait_ns"] < 75 * MS, (h["wait_ns"], alarm["incl_ns"])
     assert h["wait_ns"] <= h["excl_ns"] + MS // 10, h
     # Every other thread's sleep is its own wait: nap_ms under each worker.
     for th in doc["threads"]:
         for path, n in hk.walk(th["roots"]):
             if n["name"] == "nap_ms" and n["calls"]:
-                assert n["wait_ns"] >= 0.98 * (n["incl_ns"] - MS), (path, n)
+                assert n["wait_ns"] >= n["incl_ns"] - 15 * MS, (path, n)
             if n["name"] in ("now_ms", "on_alarm", "slow_worker"):
                 assert n["wait_ns"] == 0, (path, n)
     return t
