@@ -6,8 +6,17 @@
  *   fputc    fputc to a fully buffered /dev/null stream (no system call)
  *   malloc   malloc(64) + free: one pair
  *   clock2   two reads of the TSC, what every timed I/O call adds at least
- *            (the cost of rdtsc varies a lot between machines and VMs) */
+ *            (the cost of rdtsc varies a lot between machines and VMs)
+ * Blocking calls that do not block (hookit/io_wait.c), on the timed path:
+ *   pollw    poll(pipe with data, 1, 1000 ms): returns at once, timed
+ *            (a condition wait or sleep that returns at once is a futex or
+ *            timer system call of 10-20 us on a VM: too noisy to show 100 ns)
+ * and on the untimed paths:
+ *   poll0    poll(pipe, 1, 0): a zero timeout is no wait
+ *   mutex    pthread_mutex_lock + unlock, uncontended (the trylock path) */
 #include <fcntl.h>
+#include <poll.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -64,6 +73,29 @@ double bench_malloc(void)
     return (now() - t) / (n * 5);
 }
 
+static long npoll(void) { return n / 4; }
+
+double bench_poll(int fd, int timeout)
+{
+    struct pollfd p = { .fd = fd, .events = POLLIN };
+    double t = now();
+    for (long i = 0; i < npoll(); i++)
+        if (poll(&p, 1, timeout) != 1)
+            abort();
+    return (now() - t) / npoll();
+}
+
+double bench_mutex(void)
+{
+    static pthread_mutex_t m = PTHREAD_MUTEX_INITIALIZER;
+    double t = now();
+    for (long i = 0; i < n * 5; i++) {
+        pthread_mutex_lock(&m);
+        pthread_mutex_unlock(&m);
+    }
+    return (now() - t) / (n * 5);
+}
+
 volatile unsigned long long tsc_sink;
 
 double bench_clock2(void)
@@ -103,8 +135,13 @@ int main(int argc, char **argv)
     FILE *f = fopen("/dev/null", "w");
     static char fbuf[1 << 16];
     setvbuf(f, fbuf, _IOFBF, sizeof fbuf);
-    printf("write1=%.2f read1=%.2f fputc=%.2f malloc=%.2f clock2=%.2f\n", bench_write1(null),
+    int pipefd[2];
+    if (pipe(pipefd) != 0 || write(pipefd[1], "x", 1) != 1)
+        abort();
+    printf("write1=%.2f read1=%.2f fputc=%.2f malloc=%.2f clock2=%.2f", bench_write1(null),
            bench_read1(zero), bench_fputc(f), bench_malloc(), bench_clock2());
+    printf(" pollw=%.2f poll0=%.2f mutex=%.2f\n", bench_poll(pipefd[0], 1000),
+           bench_poll(pipefd[0], 0), bench_mutex());
     fclose(f);
     return 0;
 }

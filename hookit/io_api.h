@@ -18,5 +18,8 @@ double hk_io_ticks_per_ns(void);
 void hk_io_quiet(int on);
 /* The plugin's capabilities are known: switch the wrappers on or off. */
 void hk_io_configure(uint32_t caps);
+/* The same for the blocking-call wrappers (io_wait.c): HOOKIT_CAP_WAIT in
+ * caps switches them on; begin is the plugin's wait_begin or NULL. */
+void hk_wait_configure(uint32_t caps, uint64_t (*begin)(void));
 
 #endif

@@ -36,14 +36,22 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <malloc.h>
+#include <poll.h>
+#include <pthread.h>
+#include <semaphore.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/epoll.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
+#include <sys/select.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/types.h>
 #include <sys/uio.h>
+#include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 /* Names some headers declare only under _FORTIFY_SOURCE or redirect. */
@@ -65,6 +73,8 @@ int __isoc99_vfscanf(FILE *, const char *, va_list);
 ssize_t __recv_chk(int, void *, size_t, size_t, int);
 ssize_t __recvfrom_chk(int, void *, size_t, size_t, int, struct sockaddr *, socklen_t *);
 int fcntl64(int, int, ...);
+int __poll_chk(struct pollfd *, nfds_t, int, size_t);
+int __ppoll_chk(struct pollfd *, nfds_t, const struct timespec *, const sigset_t *, size_t);
 /* The plain (pre-C99) scanf entry points: the headers rename fscanf and
  * vfscanf to __isoc99_*, so they are declared here under other names. */
 typedef int hk_fscanf_fn(FILE *, const char *, ...);
@@ -80,6 +90,7 @@ HK_IO_FD_WRAPPED(HK_IO_DECLARE_REAL)
 HK_IO_STDIO_WRAPPED(HK_IO_DECLARE_REAL)
 HK_IO_SOCKET_WRAPPED(HK_IO_DECLARE_REAL)
 HK_IO_META_WRAPPED(HK_IO_DECLARE_REAL)
+HK_IO_WAIT_WRAPPED(HK_IO_DECLARE_REAL)
 #else
 #define HK_IO_REAL_MEMBER(name) __typeof__(name) *name;
 struct hk_io_real_table {

@@ -172,6 +172,7 @@ HK_NOINSTR int hk_plugin_load(void)
     hk_plugin.info = info;
     hk_hot.attention = info.attention;
     hk_io_configure(info.caps);
+    hk_wait_configure(info.caps, info.wait_begin);
     if (info.caps & HOOKIT_CAP_CALLS) {
         hk_hot.enter = info.enter ? info.enter : event_enter;
         hk_hot.exit = info.exit ? info.exit : event_exit;

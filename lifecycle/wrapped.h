@@ -82,8 +82,22 @@
     X(stat) X(stat64) X(lstat) X(lstat64) X(fstat) X(fstat64) \
     X(fstatat) X(fstatat64) X(unlink) X(unlinkat) X(rename) X(renameat)
 
+/* blocking calls that are not I/O: time spent waiting (hookit/io_wait.c) */
+#define HK_IO_WAIT_WRAPPED(X) \
+    X(pthread_cond_wait) X(pthread_cond_timedwait) X(pthread_cond_clockwait) \
+    X(pthread_mutex_lock) X(pthread_mutex_timedlock) X(pthread_mutex_clocklock) \
+    X(pthread_rwlock_rdlock) X(pthread_rwlock_wrlock) \
+    X(pthread_rwlock_timedrdlock) X(pthread_rwlock_timedwrlock) \
+    X(sem_wait) X(sem_timedwait) X(sem_clockwait) \
+    X(nanosleep) X(clock_nanosleep) X(usleep) X(sleep) \
+    X(poll) X(ppoll) X(__poll_chk) X(__ppoll_chk) X(select) X(pselect) \
+    X(epoll_wait) X(epoll_pwait) X(epoll_pwait2) \
+    X(wait) X(waitpid) X(waitid) X(wait3) X(wait4) \
+    X(pthread_join) X(pthread_timedjoin_np) X(pthread_clockjoin_np)
+
 #define HK_IO_WRAPPED(X) \
-    HK_IO_FD_WRAPPED(X) HK_IO_STDIO_WRAPPED(X) HK_IO_SOCKET_WRAPPED(X) HK_IO_META_WRAPPED(X)
+    HK_IO_FD_WRAPPED(X) HK_IO_STDIO_WRAPPED(X) HK_IO_SOCKET_WRAPPED(X) HK_IO_META_WRAPPED(X) \
+    HK_IO_WAIT_WRAPPED(X)
 
 /* The malloc family (hookit/alloc.c): forced in. */
 #define HK_ALLOC_WRAPPED(X) \

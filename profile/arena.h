@@ -71,8 +71,10 @@ struct arena_node {
     arena_ref parent;
     arena_ref first_child;
     arena_ref next_sibling;
-    arena_ref ext;                  /* extension slot or 0: eight additive u64 counters
-                                     * (I/O, memory), summed when trees are merged */
+    arena_ref ext;                  /* extension block or 0: additive u64 counters (I/O,
+                                     * memory, wait time), summed when trees are merged;
+                                     * ARENA_EXT_SLOTS slots, laid out by the writer (struct
+                                     * node_ext, profiler/jprof/metrics.h) */
     uint64_t calls;
     uint64_t incl;                  /* inclusive ticks of closed activations */
     arena_ref last_child;           /* writer's lookup cache; readers ignore it */
@@ -80,6 +82,10 @@ struct arena_node {
     uint64_t samples;               /* timer=sample: CPU-time samples taken here */
     uint64_t reserved;              /* MPI frames: bytes moved (profiler/jprof/mpi.c) */
 };
+
+/* An extension block's size (arena_node.ext).  Was 1 before wait time
+ * (issue 19); readers of the mapping do not read the counters. */
+#define ARENA_EXT_SLOTS 2u
 
 struct arena_frame {
     uint64_t t0;                    /* clock reading at entry */
@@ -137,6 +143,10 @@ struct arena_chunk {
 #define ARENA_REQ_PAUSE   0x4u      /* process-consistent snapshot: wait at your next hook */
 #define ARENA_REQ_RESET   0x8u      /* `ctl reset`: start your tree anew */
 #define ARENA_REQ_ZERO    0x10u     /* `ctl zerobase`: zero your numbers, keep the tree */
+/* Set and cleared by the thread itself, never by a reader: it is in a
+ * blocking call, and its hook exits meanwhile are callbacks whose time is
+ * not the wait's (profiler/jprof/wait.c).  Readers leave it alone. */
+#define ARENA_REQ_WAIT    0x20u
 
 /*
  * Process metadata: slot 1 (reference ARENA_PROCESS_REF), right after the

@@ -13,6 +13,7 @@
 #include "tools/srclines.h"
 #include "tools/tree.h"
 #include "tools/units.h"
+#include "tools/waittime.h"
 
 #include <errno.h>
 #include <getopt.h>
@@ -32,6 +33,11 @@ static const char *const report_usage =
     "                 CALLS calls in this context\n"
     "                 BASE  exclusive time (the function's own)\n"
     "                 CUM   inclusive time (with its callees)\n"
+    "                 CPU   on-CPU self time: BASE less WAIT (sampled CPU time\n"
+    "                       with JPROFOPTS=cpu)\n"
+    "                 WAIT  time in blocking calls made here: I/O, locks,\n"
+    "                       condition variables, sleeps, poll, waitpid, join\n"
+    "                       (CPU and WAIT when the profile has wait time)\n"
     "                 NAME  F:module.function(), indented by depth (up to 64)\n"
     "               children are sorted by inclusive time, largest first.\n"
     "               For a trace (.trace) the default is the call-flow listing:\n"
@@ -40,7 +46,8 @@ static const char *const report_usage =
     "               contexts: %time self cumulative calls self/call total/call\n"
     "               (cumulative is the running sum of self; total/call is the\n"
     "               inclusive time per call, a recursive function's time counted\n"
-    "               once), sorted by self time.\n"
+    "               once), and cpu wait (self time on the CPU and waiting, as\n"
+    "               CPU and WAIT above), sorted by self time.\n"
     "  --callers FN every function that calls FN, with the calls, inclusive and\n"
     "               exclusive time of FN when called from it (the rows add up to\n"
     "               FN's line in --flat)\n"
@@ -134,34 +141,40 @@ static tree_cmp_fn tree_order(const struct report_opts *o)
     }
 }
 
+/* w: the CPU and WAIT columns, or NULL for none. */
 static void print_tree_line(FILE *out, const struct tree *t, uint32_t node, uint64_t total,
-                            const struct report_opts *o)
+                            const struct waittime *w, const struct report_opts *o)
 {
     const struct prof_node *n = &t->thread->nodes[node];
-    char base[UNITS_BUF], cum[UNITS_BUF];
+    char base[UNITS_BUF], cum[UNITS_BUF], cpu[UNITS_BUF], wait[UNITS_BUF];
     int indent = t->depth[node] < MAX_INDENT ? (int)t->depth[node] : MAX_INDENT;
     double pct = total ? 100.0 * (double)n->incl_ns / (double)total : 0;
-    fprintf(out, "%6u %10llu %10s %s%10s%s  %*s", t->depth[node], (unsigned long long)n->calls,
+    fprintf(out, "%6u %10llu %10s %s%10s%s", t->depth[node], (unsigned long long)n->calls,
             units_ns(n->excl_ns, base), style_heat(o, pct), units_ns(n->incl_ns, cum),
-            style_reset(o), indent, "");
+            style_reset(o));
+    if (w)
+        fprintf(out, " %10s %10s", units_ns(waittime_cpu(w, t->thread, node), cpu),
+                units_ns(waittime_wait(w, node), wait));
+    fprintf(out, "  %*s", indent, "");
     names_print_jprof(out, tree_func(t, node));
     fputc('\n', out);
 }
 
-static void print_hidden(FILE *out, uint32_t depth, uint32_t nodes, uint64_t ns,
+static void print_hidden(FILE *out, uint32_t depth, uint32_t nodes, uint64_t ns, int wait_cols,
                          const struct report_opts *o)
 {
     char cum[UNITS_BUF];
     int indent = depth < MAX_INDENT ? (int)depth : MAX_INDENT;
-    fprintf(out, "%s%6s %10s %10s %10s  %*s[%u node%s below %g%%]%s\n", style_dim(o), "", "", "",
-            units_ns(ns, cum), indent, "", nodes, nodes == 1 ? "" : "s", o->min_pct,
-            style_reset(o));
+    fprintf(out, "%s%6s %10s %10s %10s%s  %*s[%u node%s below %g%%]%s\n", style_dim(o), "", "", "",
+            units_ns(ns, cum), wait_cols ? "                      " : "", indent, "", nodes,
+            nodes == 1 ? "" : "s", o->min_pct, style_reset(o));
 }
 
 /* Preorder with an explicit stack (deep recursions make deep trees); a node
  * below --min-pct is left out with its subtree, counted in its parent's
  * summary line; --depth stops the descent. */
-static int print_tree(FILE *out, const struct tree *t, const struct report_opts *o)
+static int print_tree(FILE *out, const struct tree *t, const struct waittime *w,
+                      const struct report_opts *o)
 {
     const struct prof_thread *th = t->thread;
     uint64_t total = report_thread_total(th);
@@ -192,12 +205,12 @@ static int print_tree(FILE *out, const struct tree *t, const struct report_opts 
                 f->hidden_ns += th->nodes[c].incl_ns;
                 continue;
             }
-            print_tree_line(out, t, c, total, o);
+            print_tree_line(out, t, c, total, w, o);
             stack[sp++] = (struct frame){ c, 0, 0, 0 };
             continue;
         }
         if (f->hidden)
-            print_hidden(out, depth, f->hidden, f->hidden_ns, o);
+            print_hidden(out, depth, f->hidden, f->hidden_ns, w != NULL, o);
         sp--;
     }
     free(size);
@@ -213,8 +226,13 @@ static int report_tree(FILE *out, const struct profile *p, const struct prof_thr
         return cli_fail("thread %u: %s", th->index,
                         errno == EINVAL ? "invalid call tree" : "out of memory");
     tree_sort(&t, tree_order(o));
-    fprintf(out, "%6s %10s %10s %10s  %s\n", "LV", "CALLS", "BASE", "CUM", "NAME");
-    int rc = print_tree(out, &t, o);
+    struct waittime w;
+    int waits = waittime_of(th, &w);
+    fprintf(out, "%6s %10s %10s %10s", "LV", "CALLS", "BASE", "CUM");
+    if (waits)
+        fprintf(out, " %10s %10s", "CPU", "WAIT");
+    fprintf(out, "  %s\n", "NAME");
+    int rc = print_tree(out, &t, waits ? &w : NULL, o);
     tree_free(&t);
     return rc < 0 ? cli_fail("out of memory") : 0;
 }
@@ -282,9 +300,31 @@ static int report_flat(FILE *out, const struct profile *p, const struct prof_thr
     }
     struct flat_ctx ctx = { p, tot, o->sort };
     qsort_r(order, n, sizeof *order, flat_cmp, &ctx);
+    /* Self time on the CPU and waiting, per function: added up over its
+     * contexts like self time. */
+    struct waittime w;
+    uint64_t *fwait = NULL, *fcpu = NULL;
+    if (waittime_of(th, &w)) {
+        fwait = calloc(p->nfuncs ? p->nfuncs : 1, sizeof *fwait);
+        fcpu = calloc(p->nfuncs ? p->nfuncs : 1, sizeof *fcpu);
+        if (!fwait || !fcpu) {
+            free(fwait);
+            free(fcpu);
+            free(tot);
+            free(order);
+            return cli_fail("out of memory");
+        }
+        for (uint32_t i = 0; i < th->nnodes; i++) {
+            fwait[th->nodes[i].func] += waittime_wait(&w, i);
+            fcpu[th->nodes[i].func] += waittime_cpu(&w, th, i);
+        }
+    }
 
-    fprintf(out, "%7s %10s %11s %10s %10s %11s  %s\n", "%time", "self", "cumulative",
-            "calls", "self/call", "total/call", "name");
+    fprintf(out, "%7s %10s %11s %10s %10s %11s", "%time", "self", "cumulative",
+            "calls", "self/call", "total/call");
+    if (fwait)
+        fprintf(out, " %10s %10s", "cpu", "wait");
+    fprintf(out, "  %s\n", "name");
     uint64_t cumulative = 0, hidden_ns = 0;
     uint32_t hidden = 0;
     for (uint32_t i = 0; i < n; i++) {
@@ -299,10 +339,15 @@ static int report_flat(FILE *out, const struct profile *p, const struct prof_thr
             continue;
         }
         double calls = ft->calls ? (double)ft->calls : 1.0;
-        fprintf(out, "%s%7.2f%s %10s %11s %10llu %10s %11s  ", style_heat(o, pct), pct,
+        fprintf(out, "%s%7.2f%s %10s %11s %10llu %10s %11s", style_heat(o, pct), pct,
                 style_reset(o), units_ns(ft->self_ns, self), units_ns(cumulative, cum),
                 (unsigned long long)ft->calls, units_ns_f((double)ft->self_ns / calls, spc),
                 units_ns_f((double)ft->incl_ns / calls, tpc));
+        if (fwait) {
+            char c[UNITS_BUF], wt[UNITS_BUF];
+            fprintf(out, " %10s %10s", units_ns(fcpu[order[i]], c), units_ns(fwait[order[i]], wt));
+        }
+        fputs("  ", out);
         names_print_jprof(out, &p->funcs[order[i]]);
         fputc('\n', out);
     }
@@ -311,6 +356,8 @@ static int report_flat(FILE *out, const struct profile *p, const struct prof_thr
         fprintf(out, "%s[%u function%s below %g%%: %s self]%s\n", style_dim(o), hidden,
                 hidden == 1 ? "" : "s", o->min_pct, units_ns(hidden_ns, h), style_reset(o));
     }
+    free(fwait);
+    free(fcpu);
     free(tot);
     free(order);
     return 0;

@@ -2,10 +2,11 @@
  * hookit export --format=callgrind: the callgrind profile format, for
  * KCachegrind/QCachegrind and callgrind_annotate.
  *
- * Two events: Time_ns (time in ns) and Calls.  A function's self cost is
- * its exclusive time and its number of calls, summed over every calling
- * context and thread; so the totals and self costs equal `hookit report
- * --flat`.  Each thread gets a synthetic caller "[thread N name]" that calls
+ * Two events: Time_ns (time in ns) and Calls, and a third, Wait_ns (time
+ * in blocking calls, tools/waittime.h), when the profile has wait time.  A
+ * function's self cost is its exclusive time, its number of calls and its
+ * wait, summed over every calling context and thread; so the totals and
+ * self costs equal `hookit report --flat`.  Each thread gets a synthetic caller "[thread N name]" that calls
  * the thread's roots, so every function has callers.
  *
  * Inclusive costs: callgrind_annotate --inclusive=yes and KCachegrind take
@@ -19,13 +20,14 @@
 #include "tools/cli.h"
 #include "tools/export_opts.h"
 #include "tools/tree.h"
+#include "tools/waittime.h"
 
 #include <stdlib.h>
 #include <string.h>
 
 struct edge {
     uint32_t caller, callee;    /* caller >= nfuncs: a thread's synthetic root */
-    uint64_t count, incl_ns, incl_calls;
+    uint64_t count, incl_ns, incl_calls, incl_wait;
 };
 
 struct cg {
@@ -33,6 +35,10 @@ struct cg {
     uint64_t *self_ns, *self_calls;
     uint32_t *active;
     uint64_t *subtree_calls;    /* per node of the current thread */
+    uint64_t *self_wait;        /* Wait_ns, per function */
+    uint64_t *subtree_wait;     /* per node of the current thread */
+    struct waittime wt;         /* the current thread's wait column */
+    int waits;                  /* some thread has wait time: the Wait_ns event */
     struct edge *edges;
     uint32_t nedges, cap;
     struct u64map edge_map;     /* (caller << 32 | callee) + 1 -> edge */
@@ -57,7 +63,7 @@ static struct edge *edge_for(struct cg *c, uint32_t caller, uint32_t callee)
         c->cap = cap;
     }
     u64map_put(&c->edge_map, j, key, c->nedges);
-    c->edges[c->nedges] = (struct edge){ caller, callee, 0, 0, 0 };
+    c->edges[c->nedges] = (struct edge){ caller, callee, 0, 0, 0, 0 };
     return &c->edges[c->nedges++];
 }
 
@@ -75,7 +81,9 @@ static void visit_pre(const struct tree *t, uint32_t node, void *vctx)
     if (c->active[n->func]++ == 0) {    /* the outermost activation carries the cost */
         e->incl_ns += n->incl_ns;
         e->incl_calls += c->subtree_calls[node];
+        e->incl_wait += c->subtree_wait[node];
     }
+    c->self_wait[n->func] += waittime_wait(&c->wt, node);
     c->self_ns[n->func] += n->excl_ns;
     c->self_calls[n->func] += n->calls;
 }
@@ -92,16 +100,22 @@ static int add_thread(struct cg *c, const struct prof_thread *th, uint32_t root)
     if (tree_build(&t, c->p, th) != 0)
         return -1;
     c->subtree_calls = calloc((size_t)th->nnodes + 1, sizeof *c->subtree_calls);
-    int rc = c->subtree_calls ? 0 : -1;
+    c->subtree_wait = calloc((size_t)th->nnodes + 1, sizeof *c->subtree_wait);
+    waittime_of(th, &c->wt);
+    int rc = c->subtree_calls && c->subtree_wait ? 0 : -1;
     for (uint32_t i = th->nnodes; rc == 0 && i-- > 0;) {
         c->subtree_calls[i] += th->nodes[i].calls;
-        if (th->nodes[i].parent != PROF_NONE)
+        c->subtree_wait[i] += waittime_wait(&c->wt, i);
+        if (th->nodes[i].parent != PROF_NONE) {
             c->subtree_calls[th->nodes[i].parent] += c->subtree_calls[i];
+            c->subtree_wait[th->nodes[i].parent] += c->subtree_wait[i];
+        }
     }
     c->root = root;
     if (rc == 0)
         rc = tree_walk(&t, visit_pre, visit_post, c);
     free(c->subtree_calls);
+    free(c->subtree_wait);
     tree_free(&t);
     return rc || c->failed ? -1 : 0;
 }
@@ -221,8 +235,11 @@ static void write_function(struct writer *w, struct cg *c, uint32_t f, struct ed
     put_name(out, &w->fn, name_of(w, f));
     uint64_t self_ns = f < w->p->nfuncs ? c->self_ns[f] : 0;
     uint64_t self_calls = f < w->p->nfuncs ? c->self_calls[f] : 0;
-    fprintf(out, "%u %llu %llu\n", line_of(w, f), (unsigned long long)self_ns,
+    fprintf(out, "%u %llu %llu", line_of(w, f), (unsigned long long)self_ns,
             (unsigned long long)self_calls);
+    if (c->waits)
+        fprintf(out, " %llu", (unsigned long long)(f < w->p->nfuncs ? c->self_wait[f] : 0));
+    fputc('\n', out);
     for (uint32_t i = 0; i < ne; i++) {
         uint32_t g = e[i].callee;
         fputs("cob=", out);
@@ -232,13 +249,17 @@ static void write_function(struct writer *w, struct cg *c, uint32_t f, struct ed
         fputs("cfn=", out);
         put_name(out, &w->fn, name_of(w, g));
         fprintf(out, "calls=%llu %u\n", (unsigned long long)e[i].count, line_of(w, g));
-        fprintf(out, "%u %llu %llu\n", line_of(w, f), (unsigned long long)e[i].incl_ns,
+        fprintf(out, "%u %llu %llu", line_of(w, f), (unsigned long long)e[i].incl_ns,
                 (unsigned long long)e[i].incl_calls);
+        if (c->waits)
+            fprintf(out, " %llu", (unsigned long long)e[i].incl_wait);
+        fputc('\n', out);
     }
     fputc('\n', out);
 }
 
-static void write_header(FILE *out, const struct profile *p, uint64_t total_ns, uint64_t total_calls)
+static void write_header(FILE *out, const struct profile *p, uint64_t total_ns, uint64_t total_calls,
+                         const uint64_t *total_wait)
 {
     fprintf(out, "# callgrind format\nversion: 1\ncreator: hookit %s\n", HOOKIT_VERSION);
     fprintf(out, "pid: %d\ncmd:", p->process.pid);
@@ -250,10 +271,19 @@ static void write_header(FILE *out, const struct profile *p, uint64_t total_ns, 
             fputc(*q == '\n' || *q == '\r' ? ' ' : *q, out);
     }
     fputs("\npart: 1\npositions: line\n", out);
-    fputs("event: Time_ns : Time (ns)\nevent: Calls : Calls\nevents: Time_ns Calls\n", out);
-    fprintf(out, "summary: %llu %llu\ntotals: %llu %llu\n\n", (unsigned long long)total_ns,
-            (unsigned long long)total_calls, (unsigned long long)total_ns,
-            (unsigned long long)total_calls);
+    fputs("event: Time_ns : Time (ns)\nevent: Calls : Calls\n", out);
+    if (total_wait)
+        fputs("event: Wait_ns : Wait in blocking calls (ns)\nevents: Time_ns Calls Wait_ns\n", out);
+    else
+        fputs("events: Time_ns Calls\n", out);
+    for (int k = 0; k < 2; k++) {
+        fprintf(out, "%s: %llu %llu", k ? "totals" : "summary", (unsigned long long)total_ns,
+                (unsigned long long)total_calls);
+        if (total_wait)
+            fprintf(out, " %llu", (unsigned long long)*total_wait);
+        fputc('\n', out);
+    }
+    fputc('\n', out);
 }
 
 static int write_profile(FILE *out, const struct profile *p)
@@ -263,10 +293,13 @@ static int write_profile(FILE *out, const struct profile *p)
     c.self_ns = calloc(nf, sizeof *c.self_ns);
     c.self_calls = calloc(nf, sizeof *c.self_calls);
     c.active = calloc(nf, sizeof *c.active);
+    c.self_wait = calloc(nf, sizeof *c.self_wait);
+    for (uint32_t k = 0; k < p->nthreads && !c.waits; k++)
+        c.waits = waittime_of(&p->threads[k], &c.wt);
     struct writer w = { .out = out, .p = p };
     w.root_names = calloc(p->nthreads + 1, sizeof *w.root_names);
     struct profile *strings = profile_new();
-    int rc = c.self_ns && c.self_calls && c.active && w.root_names && strings ? 0 : -1;
+    int rc = c.self_ns && c.self_calls && c.active && c.self_wait && w.root_names && strings ? 0 : -1;
     for (uint32_t k = 0; rc == 0 && k < p->nthreads; k++) {
         char name[128];
         const struct prof_thread *th = &p->threads[k];
@@ -284,12 +317,13 @@ static int write_profile(FILE *out, const struct profile *p)
         rc = w.exe_module && w.unknown_file ? 0 : -1;
     }
     if (rc == 0) {
-        uint64_t total_ns = 0, total_calls = 0;
+        uint64_t total_ns = 0, total_calls = 0, total_wait = 0;
         for (uint32_t f = 0; f < p->nfuncs; f++) {
             total_ns += c.self_ns[f];
             total_calls += c.self_calls[f];
+            total_wait += c.self_wait[f];
         }
-        write_header(out, p, total_ns, total_calls);
+        write_header(out, p, total_ns, total_calls, c.waits ? &total_wait : NULL);
         qsort(c.edges, c.nedges, sizeof *c.edges, by_caller);
         uint32_t e = 0;
         for (uint32_t f = 0; f < p->nfuncs + p->nthreads; f++) {
@@ -306,6 +340,7 @@ static int write_profile(FILE *out, const struct profile *p)
     free(c.self_ns);
     free(c.self_calls);
     free(c.active);
+    free(c.self_wait);
     free(c.edges);
     u64map_free(&c.edge_map);
     free(w.root_names);

@@ -6,7 +6,13 @@
  * its root (leaf first), with three values:
  *   calls/count          the context's calls;
  *   time/nanoseconds     its inclusive time;
- *   self_time/nanoseconds its exclusive time (the default sample type).
+ *   self_time/nanoseconds its exclusive time (the default sample type);
+ *   wait/nanoseconds     its time in blocking calls (wait_ns, tools/waittime.h;
+ *                        0 when the profile has no wait time);
+ *   cpu/nanoseconds      its on-CPU self time (self_time less wait, or the
+ *                        sampled cpu_ns of JPROFOPTS=cpu).
+ * wait and cpu add up like self_time: -sample_index=wait -top lists where
+ * threads block, -sample_index=cpu where they work.
  * pprof adds a sample's values to every function on its stack once, so on
  * self_time its "flat" is each function's self time and its "cum" the
  * inclusive time with recursion counted once, both equal to `hookit report
@@ -23,6 +29,7 @@
 #include "tools/export_opts.h"
 #include "tools/protobuf.h"
 #include "tools/tree.h"
+#include "tools/waittime.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -156,6 +163,8 @@ static int encode(struct pb *out, const struct profile *p)
     value_type(out, PROFILE_SAMPLE_TYPE, &st, "calls", "count");
     value_type(out, PROFILE_SAMPLE_TYPE, &st, "time", "nanoseconds");
     value_type(out, PROFILE_SAMPLE_TYPE, &st, "self_time", "nanoseconds");
+    value_type(out, PROFILE_SAMPLE_TYPE, &st, "wait", "nanoseconds");
+    value_type(out, PROFILE_SAMPLE_TYPE, &st, "cpu", "nanoseconds");
 
     /* Samples: one per calling context, stack leaf first. */
     uint32_t *used = calloc((size_t)p->nfuncs + 1, sizeof *used);
@@ -174,6 +183,8 @@ static int encode(struct pb *out, const struct profile *p)
             break;
         }
         owned[nowned++] = tlabel;
+        struct waittime w;
+        waittime_of(th, &w);
         for (uint32_t i = 0; i < th->nnodes && rc == 0; i++) {
             size_t depth = 0;
             for (uint32_t n = i; n != PROF_NONE; n = th->nodes[n].parent) {
@@ -197,10 +208,11 @@ static int encode(struct pb *out, const struct profile *p)
             if (rc != 0)
                 break;
             const struct prof_node *n = &th->nodes[i];
-            uint64_t values[3] = { n->calls, n->incl_ns, n->excl_ns };
+            uint64_t values[5] = { n->calls, n->incl_ns, n->excl_ns, waittime_wait(&w, i),
+                                   waittime_cpu(&w, th, i) };
             pb_reset(&msg);
             pb_packed(&msg, SAMPLE_LOCATION_ID, stack, depth);
-            pb_packed(&msg, SAMPLE_VALUE, values, 3);
+            pb_packed(&msg, SAMPLE_VALUE, values, 5);
             label(&msg, &tmp, &st, "thread", tlabel, 0);
             label(&msg, &tmp, &st, "tid", NULL, th->tid);
             pb_message(out, PROFILE_SAMPLE, &msg);

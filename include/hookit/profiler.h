@@ -57,6 +57,7 @@
  *
  *   void HookitAlloc(void *ptr, uint64_t size, void *old_ptr);
  *   void HookitFree(void *ptr);
+void HookitWait(const struct hookit_wait *wait);
  *
  * gets these calls instead of HOOKIT_EV_ALLOC / HOOKIT_EV_FREE events, with
  * the same arguments and rules as hookit_mem (ALLOC after the real call,
@@ -104,6 +105,7 @@ enum hookit_event_type {
     HOOKIT_EV_MPI_EXIT,         /* the same MPI call returned: mpi (HOOKIT_CAP_MPI) */
     HOOKIT_EV_PRE_DLCLOSE,      /* handle, before dlclose: the library is still mapped */
     HOOKIT_EV_EXITING,          /* exit() began (HOOKIT_CAP_LATE_EXIT): see below */
+    HOOKIT_EV_WAIT,             /* a blocking call returned: wait (HOOKIT_CAP_WAIT) */
 };
 
 /* What an I/O call did (hookit_io.op). */
@@ -184,6 +186,24 @@ enum hookit_mpi_kind {
     HOOKIT_MPI_ENV,             /* MPI_Init, MPI_Init_thread, MPI_Finalize */
 };
 
+/* A blocking call that is not I/O (HOOKIT_EV_WAIT, docs/io.md "Wait time"):
+ * condition variables, contended mutexes and rwlocks, semaphores, sleeps,
+ * poll/select/epoll, wait/waitpid, pthread_join.  Delivered after the real
+ * call returned, in the thread that made it, with the guard held, only for
+ * calls that could block (a mutex taken at the first try, poll with a zero
+ * timeout and waitpid(WNOHANG) are not reported).  A call left by a
+ * longjmp or a thread's cancellation delivers nothing.  A plugin that
+ * exports HookitWait(const struct hookit_wait *) gets the calls there
+ * instead of HOOKIT_EV_WAIT events (the same rules; guard held, errno
+ * saved around it). */
+struct hookit_wait {
+    const char *func;           /* "pthread_cond_wait", "poll", "nanosleep", ... */
+    uint64_t t0, t1;            /* before and after the real call, host->io_clock units */
+    uint64_t token;             /* what plugin->wait_begin returned before the call, 0
+                                 * without one */
+    int64_t result;             /* the return value (pthread calls: the error number) */
+};
+
 /* How the process ended, passed to HookitFinish. */
 enum hookit_end_how {
     HOOKIT_END_EXIT = 1,        /* exit, return from main, _exit ... */
@@ -204,6 +224,7 @@ struct hookit_event {
     const struct hookit_mem *mem; /* ALLOC, FREE */
     const struct hookit_mpi *mpi; /* MPI_ENTER, MPI_EXIT */
     int32_t  thread_num;        /* THREAD_START: number in order of creation (main = 0), -1 unknown */
+    const struct hookit_wait *wait; /* WAIT (added later: read it only for that type) */
 };
 
 /* What libhookit offers the plugin. */
@@ -264,6 +285,9 @@ struct hookit_host {
  * libhookit's destructor, after the program's destructors, when the
  * process gets that far. */
 #define HOOKIT_CAP_LATE_EXIT 0x100u
+/* Wants WAIT events: libhookit times the blocking calls listed at struct
+ * hookit_wait (else it passes them straight through). */
+#define HOOKIT_CAP_WAIT    0x200u
 
 typedef void (*hookit_fast_fn)(void *fn, void *call_site);
 
@@ -312,6 +336,15 @@ struct hookit_flow {
 
 typedef uint64_t (*hookit_flow_fn)(const struct hookit_flow *flow);
 
+/* Called by a wrapper of a blocking call (HOOKIT_CAP_WAIT) just before the
+ * real call, in the calling thread; what it returns comes back in that
+ * call's hookit_wait.token.  It lets a plugin tell apart the time the
+ * thread spent in instrumented code during the call (a signal handler,
+ * a cancellation cleanup) from the wait itself.  Same rules as the flow
+ * entry point: the thread's own state only, no lock, no libc call, errno
+ * kept. */
+typedef uint64_t (*hookit_wait_begin_fn)(void);
+
 /* What the plugin tells libhookit, filled in by HookitStart. */
 struct hookit_plugin {
     uint32_t abi_version;       /* must be HOOKIT_ABI_VERSION */
@@ -329,6 +362,8 @@ struct hookit_plugin {
      * exit hooks, see struct hookit_flow.  NULL: libhookit still passes
      * these calls through, and the plugin sees only enters and exits. */
     hookit_flow_fn flow;
+    /* Optional (added later, zeroed by libhookit): see hookit_wait_begin_fn. */
+    hookit_wait_begin_fn wait_begin;
 };
 
 /* Put this once in a plugin's source, at file scope. */

@@ -36,6 +36,8 @@ JP_NOINSTR static int fill_nodes(struct builder *b, const struct arena_thread *r
         rc = jp_metrics_thread(b->p, th, copy, (uint32_t)n);
     if (rc == 0)
         rc = jp_mpi_thread(b->p, th, copy, (uint32_t)n);
+    if (rc == 0)
+        rc = jp_wait_thread(b->p, th, copy, (uint32_t)n);
     free(copy);
     return rc;
 }

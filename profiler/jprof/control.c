@@ -239,7 +239,10 @@ JP_NOINSTR void jp_attend(struct jp_thread *t)
     if (!t || !jp_busy_begin(t))
         return;                 /* a handler inside the profiler: next time */
     int saved = errno;
-    uint32_t req = __atomic_exchange_n(&t->rec->request, 0, __ATOMIC_ACQ_REL);
+    /* Every bit is taken but the thread's own ARENA_REQ_WAIT (wait.c). */
+    uint32_t req = __atomic_fetch_and(&t->rec->request, ARENA_REQ_WAIT, __ATOMIC_ACQ_REL);
+    if (req & ARENA_REQ_WAIT)
+        jp_wait_exit(t);
     if (req & ARENA_REQ_RESET)
         apply_local(t, ARENA_CMD_RESET);
     if (req & ARENA_REQ_ZERO)

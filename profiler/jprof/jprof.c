@@ -35,6 +35,9 @@ JP_EXPORT JP_NOINSTR int HookitStart(const struct hookit_host *host, struct hook
     if (jp_opt.sample && jp_sampler_start() != 0) {
         host->log("jprof: cannot install the sampling signal handler; using timer=exact");
         jp_opt.sample = 0;
+    } else if (jp_opt.cpu && !jp_opt.sample && jp_sampler_start() != 0) {
+        host->log("jprof: cannot install the sampling signal handler; no cpu_ns");
+        jp_opt.cpu = 0;
     }
     jp_process_start();
     jp_threads_init();
@@ -44,7 +47,8 @@ JP_EXPORT JP_NOINSTR int HookitStart(const struct hookit_host *host, struct hook
         *host->collecting = 0;
     plugin->abi_version = HOOKIT_ABI_VERSION;
     plugin->caps = HOOKIT_CAP_CALLS | HOOKIT_CAP_THREADS | HOOKIT_CAP_FORK | HOOKIT_CAP_DLOPEN |
-                   HOOKIT_CAP_CONTROL | HOOKIT_CAP_MPI | HOOKIT_CAP_LATE_EXIT | jp_metrics_start(host);
+                   HOOKIT_CAP_CONTROL | HOOKIT_CAP_MPI | HOOKIT_CAP_LATE_EXIT | jp_metrics_start(host) |
+                   jp_wait_start(host);
     plugin->name = "jprof";
     plugin->enter = jp_opt.sample ? jp_enter_counted : jp_clock_is_tsc() ? jp_enter_tsc : jp_enter_mono;
     plugin->exit = jp_opt.sample ? jp_exit_counted : jp_clock_is_tsc() ? jp_exit_tsc : jp_exit_mono;
@@ -53,6 +57,7 @@ JP_EXPORT JP_NOINSTR int HookitStart(const struct hookit_host *host, struct hook
     calibrate();
     plugin->attention = &jp_arena_header()->attention;
     plugin->flow = jp_flow;
+    plugin->wait_begin = jp_wait_begin;
     return 0;
 }
 
@@ -167,6 +172,9 @@ JP_NOINSTR static void handle_event(const struct hookit_event *ev)
         jp_sampler_fork_child();
         jp_metrics_fork_child();
         jp_names_fork_child();
+        break;
+    case HOOKIT_EV_WAIT:
+        jp_wait_event(ev->wait);
         break;
     case HOOKIT_EV_IO:
     case HOOKIT_EV_ALLOC:

@@ -253,9 +253,26 @@ struct prof_thread;
 int jp_mpi_thread(struct profile *p, struct prof_thread *th, const struct arena_copy_node *nodes,
                   uint32_t n);
 
+/* ---- wait time (wait.c, docs/io.md) -----------------------------------------
+ * JPROFOPTS wait, nowait, cpu; HOOKIT_CAP_WAIT when wanted; the plugin's
+ * wait_begin and HOOKIT_EV_WAIT; jp_attend's ARENA_REQ_WAIT; build.c's
+ * wait_ns, wait_calls and cpu_ns columns. */
+int jp_opt_wait(const char *value);
+int jp_opt_nowait(const char *value);
+int jp_opt_cpu(const char *value);
+uint32_t jp_wait_start(const struct hookit_host *host);
+uint64_t jp_wait_begin(void);
+void jp_wait_event(const struct hookit_wait *w);
+void jp_wait_exit(struct jp_thread *t);
+int jp_wait_thread(struct profile *p, struct prof_thread *th, const struct arena_copy_node *nodes,
+                   uint32_t n);
+
 /* ---- timer=sample (sampler.c) --------------------------------------------- */
 int jp_sampler_start(void);
+/* Times come from samples (timer=sample). */
 int jp_sampling(void);
+/* The CPU-time timers run (timer=sample, or cpu under exact timing). */
+int jp_sampler_running(void);
 uint64_t jp_sample_period_ns(void);
 void jp_sampler_thread_start(void);
 void jp_sampler_thread_end(void);
@@ -278,6 +295,7 @@ struct jp_options {
     int compensate;             /* subtract the measured overhead */
     uint32_t death_timeout_ms;  /* bound on writing when dying by a signal */
     uint32_t threads_kept;      /* ended threads kept apart before merging */
+    int cpu;                    /* cpu: CPU-time samples under exact timing (wait.c) */
 };
 extern struct jp_options jp_opt;
 /* Parse JPROFOPTS; complains once per bad option and keeps defaults. */

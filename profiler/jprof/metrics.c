@@ -182,12 +182,6 @@ JP_NOINSTR static inline struct mthread *mthread(void)
     return JP_LIKELY(m != NULL) ? m : mthread_new();
 }
 
-/* The per-context numbers: one arena slot per node that did I/O or allocated. */
-struct node_ext {
-    uint64_t io_calls, io_bytes_read, io_bytes_written, io_ticks;
-    uint64_t allocs, alloc_bytes, frees, free_bytes;
-};
-_Static_assert(sizeof(struct node_ext) <= ARENA_SLOT, "one slot");
 
 JP_NOINSTR static void *reserve(size_t bytes)
 {
@@ -311,14 +305,19 @@ JP_NOINSTR __attribute__((noinline)) static struct node_ext *ext_of(arena_ref no
     arena_ref e = n->ext;
     if (!e) {
         int saved = errno;
-        e = jp_arena_alloc(1);
+        e = jp_arena_alloc(NODE_EXT_SLOTS);
         errno = saved;
         if (!e)
             return NULL;
-        memset(jp_at(e), 0, ARENA_SLOT);
+        memset(jp_at(e), 0, NODE_EXT_SLOTS * ARENA_SLOT);
         __atomic_store_n(&n->ext, e, __ATOMIC_RELEASE);
     }
     return jp_at(e);
+}
+
+JP_NOINSTR struct node_ext *jp_node_ext(arena_ref node)
+{
+    return ext_of(node);
 }
 
 /* The same, through the thread's cache of its last context: consecutive

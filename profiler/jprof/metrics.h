@@ -15,6 +15,24 @@ int jp_opt_noio(const char *value);
 int jp_opt_alloc(const char *value);
 int jp_opt_io_interval(const char *value);
 
+/* The per-context numbers: an extension block (arena_node.ext) of
+ * NODE_EXT_SLOTS arena slots, made for a node the first time it does I/O,
+ * allocates or waits; only the node's own thread writes it.  Every field
+ * is an additive counter (retire.c sums them when trees are merged,
+ * zerobase zeroes them). */
+struct node_ext {
+    uint64_t io_calls, io_bytes_read, io_bytes_written, io_ticks;   /* ticks: host->io_clock */
+    uint64_t allocs, alloc_bytes, frees, free_bytes;
+    /* second slot: blocking calls that are not I/O (wait.c) */
+    uint64_t wait_calls, wait_ticks;                                /* ticks: host->io_clock */
+    uint64_t spare[6];
+};
+#define NODE_EXT_SLOTS ARENA_EXT_SLOTS
+_Static_assert(sizeof(struct node_ext) == NODE_EXT_SLOTS * ARENA_SLOT, "whole slots");
+/* node's extension block, made on first use by the node's own thread;
+ * NULL for no node or a full arena. */
+struct node_ext *jp_node_ext(arena_ref node);
+
 /* HookitStart: the capabilities to add (HOOKIT_CAP_IO, HOOKIT_CAP_ALLOC). */
 uint32_t jp_metrics_start(const struct hookit_host *host);
 /* HookitEvent for HOOKIT_EV_IO, _ALLOC, _FREE. */

@@ -87,6 +87,12 @@ static const struct optlist_entry options[] = {
       jp_opt_noio },
     { "alloc", "alloc                malloc family per calling context, live heap, leaks at exit",
       jp_opt_alloc },
+    { "wait", "wait                 time in blocking calls per calling context: wait_ns (default)",
+      jp_opt_wait },
+    { "nowait", "nowait               no wait time: the blocking-call wrappers only pass calls through",
+      jp_opt_nowait },
+    { "cpu", "cpu                  also sample each thread's CPU time (sample_us) into cpu_ns, "
+      "keeping exact times", jp_opt_cpu },
     { "io_interval=", "io_interval=T        time slice of the I/O and heap series: 500ms, 2s, ... "
       "(default 1s)", jp_opt_io_interval },
 };

@@ -13,6 +13,7 @@
  * Node chunks carry a header in their first slot linking a thread's chunks
  * together (arena_thread.chunks), so they can be handed back. */
 #include "jprof.h"
+#include "metrics.h"
 
 #include <pthread.h>
 #include <stdlib.h>
@@ -86,21 +87,21 @@ JP_NOINSTR static arena_ref merged_child(arena_ref parent, uint64_t fn)
     return c;
 }
 
-/* Extension blocks are eight additive counters (profile/arena.h). */
+/* Extension blocks are additive counters (struct node_ext, metrics.h). */
 JP_NOINSTR static void add_ext(struct arena_node *dst, const struct arena_node *src)
 {
     if (!src->ext)
         return;
     if (!dst->ext) {
-        arena_ref e = jp_arena_alloc(1);
+        arena_ref e = jp_arena_alloc(NODE_EXT_SLOTS);
         if (!e)
             return;
-        memset(jp_at(e), 0, ARENA_SLOT);
+        memset(jp_at(e), 0, NODE_EXT_SLOTS * ARENA_SLOT);
         __atomic_store_n(&dst->ext, e, __ATOMIC_RELEASE);
     }
     uint64_t *d = jp_at(dst->ext);
     const uint64_t *s = jp_at(src->ext);
-    for (unsigned i = 0; i < ARENA_SLOT / sizeof *d; i++)
+    for (unsigned i = 0; i < sizeof(struct node_ext) / sizeof *d; i++)
         d[i] += s[i];
 }
 

@@ -1,4 +1,6 @@
 /* timer=sample: exact call counts from the hooks, time from sampling.
+ * (JPROFOPTS=cpu runs the same timers under exact timing: the samples are
+ * then the cpu_ns column, wait.c, and times stay exact.)
  * Each thread gets a CPU-time timer (CLOCK_THREAD_CPUTIME_ID) that signals
  * that very thread; the handler charges one sample to the thread's current
  * node.  The hooks then read no clock at all.
@@ -30,9 +32,12 @@ JP_NOINSTR static int on_sample(int sig, siginfo_t *info, void *uc)
     (void)uc;
     if (!info || info->si_code != SI_TIMER || info->si_value.sival_int != SAMPLE_COOKIE)
         return 1;
+    /* Expirations while the signal was pending come as one signal with
+     * si_overrun set (a CPU-time timer fires on the kernel's tick, so
+     * several periods of 1 ms may end at once): each is a sample. */
     struct jp_thread *t = jp_self_live();
     if (t)
-        jp_node(jp_cur(t))->samples++;
+        jp_node(jp_cur(t))->samples += 1 + (uint64_t)(info->si_overrun > 0 ? info->si_overrun : 0);
     return 0;
 }
 
@@ -42,6 +47,11 @@ JP_NOINSTR uint64_t jp_sample_period_ns(void)
 }
 
 JP_NOINSTR int jp_sampling(void)
+{
+    return sampling && jp_opt.sample;
+}
+
+JP_NOINSTR int jp_sampler_running(void)
 {
     return sampling;
 }

@@ -3,7 +3,7 @@
  *
  * A thread's own slots: its record, its shadow stack, its chunks of node
  * slots, and the extension slots and child indexes of its nodes.  Every
- * slot is one 64-byte line; lines are also counted in aligned pairs (128
+ * slot is one 64-byte line (an extension block ARENA_EXT_SLOTS of them); lines are also counted in aligned pairs (128
  * bytes), which the adjacent-line prefetcher fetches together.
  *
  * Prints one line:
@@ -56,7 +56,7 @@ static void claim_tree(arena_ref root, uint32_t thread)
     while (top) {
         const struct arena_node *n = at(stack[--top]);
         if (n->ext)
-            claim(n->ext, 1, thread);
+            claim(n->ext, ARENA_EXT_SLOTS, thread);
         if (n->child_index) {
             uint32_t bits = *(const arena_ref *)at(n->child_index);
             uint64_t bytes = (((uint64_t)1 << bits) + 1) * sizeof(arena_ref);

@@ -48,7 +48,9 @@ def report_flat(tmp, prof):
     text = hk.hookit(tmp, "report", "--flat", "--units", "ns", prof).stdout
     out = {}
     for line in text.splitlines():
-        m = re.match(r"\s*[\d.]+\s+(\d+)ns\s+\d+ns\s+(\d+)\s+\S+\s+\S+\s+F:(.*)\(\)$", line)
+        # (cpu and wait columns when the profile has wait time)
+        m = re.match(r"\s*[\d.]+\s+(\d+)ns\s+\d+ns\s+(\d+)\s+\S+\s+\S+(?:\s+\d+ns\s+\d+ns)?\s+F:(.*)\(\)$",
+                     line)
         if m:
             name = m.group(3).split(".", 1)[1]      # F:module.function()
             t = out.setdefault(name, [0, 0])
