@@ -65,4 +65,14 @@ void lifecycle_register(const struct lc_client *client);
 #include <signal.h>
 int lifecycle_signal_first(int sig, int (*handler)(int, siginfo_t *, void *));
 
+/* Start a thread of hookit's own (the profiler's control thread; at most
+ * one), with every signal the application could be sent blocked in it:
+ * made with the real pthread_create, so no client sees it (no init_thread,
+ * no thread number, not in the exit shootdown) and no signal meant for the
+ * program is delivered to it.  When the program's last thread ends (main
+ * having called pthread_exit), stop() is called and the thread joined, so
+ * that the process still ends with the program's last thread; stop() must
+ * make fn return.  Not inherited by a fork child.  0 or an error number. */
+int lifecycle_own_thread(void *(*fn)(void *), void *arg, void (*stop)(void));
+
 #endif

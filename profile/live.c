@@ -941,6 +941,8 @@ int live_command(struct live *l, uint32_t cmd, int timeout_ms, uint32_t *result,
     uint32_t seq = __atomic_load_n(&h->control_seq, __ATOMIC_ACQUIRE) + 1;
     __atomic_store_n(&h->control_seq, seq, __ATOMIC_RELEASE);
     __atomic_store_n(&h->attention, 1, __ATOMIC_RELEASE);
+    /* The process's control thread waits on the word (profiler/jprof/agent.c). */
+    syscall(SYS_futex, &h->attention, FUTEX_WAKE, 1, NULL, NULL, 0);
     const struct arena_thread **recs = malloc(MAX_THREADS * sizeof *recs);
     uint32_t n = recs ? thread_list(l, recs, MAX_THREADS) : 0;
     for (uint32_t i = 0; i < n; i++)

@@ -241,6 +241,18 @@ struct hookit_host {
      * start): then the plugin names the file it wrote. */
     const char *fallback_dir;
     int output_fallback;
+    /* Added later: start a thread of the plugin's own (a control thread
+     * serving requests from outside while the program's threads are all
+     * blocked; at most one), with every signal blocked in it.  The
+     * lifecycle layer does not show it: no THREAD_START/THREAD_END, no
+     * libmonitor callbacks, no thread number; the plugin keeps it out of
+     * its data itself (its hooks, if libc runs the program's code in it,
+     * arrive as usual).  When the program's last thread ends (main called
+     * pthread_exit), libhookit calls stop(), which must make fn return,
+     * and joins the thread: the process then ends with the program's
+     * last thread as it would have.  Not inherited by a fork child.  0 or
+     * an error number. */
+    int (*own_thread)(void *(*fn)(void *), void *arg, void (*stop)(void));
 };
 /* Whether host h has field f (a field added after the first version). */
 #define HOOKIT_HOST_HAS(h, f) \

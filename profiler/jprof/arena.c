@@ -415,6 +415,11 @@ JP_NOINSTR int jp_arena_fork_child(void)
 
 /* ---- the registry over the process's life -------------------------------- */
 
+JP_NOINSTR int jp_arena_live(void)
+{
+    return registered_pid != 0;
+}
+
 /* The process ends (after its profile is written), or its image is
  * replaced by exec: then the files are only hidden, for a failed exec. */
 JP_NOINSTR void jp_arena_unregister(int how)

@@ -205,7 +205,7 @@ JP_NOINSTR static uint32_t run_command(struct jp_thread *t, uint32_t cmd)
 
 /* Claim the waiting command (only one thread gets it), carry it out,
  * acknowledge it, free the command word for the next one. */
-JP_NOINSTR static void take_command(struct jp_thread *t)
+JP_NOINSTR void jp_control_take(struct jp_thread *t)
 {
     struct arena_header *h = jp_arena_header();
     uint32_t one = 1;
@@ -245,7 +245,7 @@ JP_NOINSTR void jp_attend(struct jp_thread *t)
     if (req & ARENA_REQ_ZERO)
         apply_local(t, ARENA_CMD_ZEROBASE);
     if (__atomic_load_n(&jp_arena_header()->attention, __ATOMIC_ACQUIRE) == 1)
-        take_command(t);
+        jp_control_take(t);
     if (req & ARENA_REQ_COPY)
         copy_self(t);
     if (req & ARENA_REQ_PAUSE)

@@ -19,6 +19,7 @@ void jp_names_post_dlclose(void);
 void jp_names_fork_child(void);
 void jp_output_fork_child(void);
 void jp_output_forked(void);
+void jp_output_fork_prepare(void);
 
 /* The hook pair's own cost (calibrate.c): at start, and again before the
  * final profile (the lower figure is kept); sampling times no call. */
@@ -62,6 +63,7 @@ JP_EXPORT JP_NOINSTR int HookitStart(const struct hookit_host *host, struct hook
     calibrate();
     plugin->attention = &jp_arena_header()->attention;
     plugin->flow = jp_flow;
+    jp_agent_start();
     return 0;
 }
 
@@ -157,6 +159,7 @@ JP_NOINSTR static void handle_event(const struct hookit_event *ev)
         jp_thread_end();
         break;
     case HOOKIT_EV_FORK_PREPARE:
+        jp_output_fork_prepare();
         jp_thread_fork_prepare();
         break;
     case HOOKIT_EV_FORK_PARENT:
@@ -176,6 +179,7 @@ JP_NOINSTR static void handle_event(const struct hookit_event *ev)
         jp_sampler_fork_child();
         jp_metrics_fork_child();
         jp_names_fork_child();
+        jp_agent_fork_child();
         break;
     case HOOKIT_EV_IO:
     case HOOKIT_EV_ALLOC:
@@ -233,6 +237,7 @@ JP_NOINSTR static void handle_event(const struct hookit_event *ev)
 
 JP_EXPORT JP_NOINSTR void HookitFinish(int how)
 {
+    jp_agent_stop(how != HOOKIT_END_SIGNAL);
     if (exited && how == HOOKIT_END_EXIT && !changed_since_exiting()) {
         jp_arena_unregister(how);
         return;

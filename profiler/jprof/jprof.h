@@ -249,6 +249,18 @@ void jp_sampler_fork_child(void);
  * Called at a hook exit, outside the busy section, when rec->request is set
  * (ARENA_REQ_* in profile/arena.h), and for HOOKIT_EV_CONTROL. */
 void jp_attend(struct jp_thread *t);
+/* Claim the command waiting in the arena header, if any, carry it out and
+ * acknowledge it; t is the calling thread's state, NULL for the control
+ * thread (control.c). */
+void jp_control_take(struct jp_thread *t);
+/* The control thread (agent.c): serves commands while every program thread
+ * is blocked.  Started with the process, again in a fork child that has a
+ * live view; stopped before the final profile. */
+void jp_agent_start(void);
+void jp_agent_fork_child(void);
+void jp_agent_stop(int wait);
+/* Whether the arena is a registry file a reader can open. */
+int jp_arena_live(void);
 /* An ARENA_CMD_* carried out by the calling thread (HOOKIT_EV_RESET/ZEROBASE). */
 void jp_control_local(uint32_t cmd);
 
@@ -257,6 +269,7 @@ struct jp_options {
     int use_tsc;                /* clock=tsc|monotonic */
     int lines;                  /* resolve file:line */
     int start_on;               /* nostart */
+    int control_thread;         /* nocontrol: no control thread (agent.c) */
     int sample;                 /* timer=sample */
     uint32_t sample_us;         /* sample_us=N: sampling period */
     int compensate;             /* subtract the measured overhead */

@@ -286,8 +286,9 @@ def test_ctl_zerobase_keeps_trees_reset_discards(tmp):
 
 
 def test_ctl_refused_and_timeout(tmp):
-    # no instrumented function runs: main sleeps, no worker
-    p, rt = start(tmp, 0, 60, "pause")
+    # no instrumented function runs (main sleeps, no worker) and no control
+    # thread (tests/live/test_control.py has the process that has one)
+    p, rt = start(tmp, 0, 60, "pause", env={"JPROFOPTS": "nocontrol"})
     try:
         t0 = time.monotonic()
         r = hookit(tmp, rt, "ctl", "--timeout", "0.5", str(p.pid), "flush", check=False)
