@@ -17,9 +17,12 @@
 #define HOOKIT_LIFECYCLE_REAL_H
 
 #include <dlfcn.h>
+#include <poll.h>
 #include <pthread.h>
 #include <signal.h>
 #include <spawn.h>
+#include <sys/epoll.h>
+#include <sys/select.h>
 #include <stdlib.h>
 #include <unistd.h>
 
@@ -31,6 +34,7 @@
     X(posix_spawn) X(posix_spawnp) X(system) \
     X(pthread_create) X(pthread_exit) \
     X(sigaction) X(sigprocmask) X(pthread_sigmask) \
+    X(sigsuspend) X(pselect) X(ppoll) X(epoll_pwait) \
     X(dlopen) X(dlclose)
 
 #define LC_API __attribute__((visibility("default")))

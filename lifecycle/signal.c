@@ -46,6 +46,11 @@ static void *lc_restorer;           /* libc's sa_restorer, for the app's view */
 static sigset_t lc_keep_open;
 /* Those of them the application believes this thread blocks. */
 static LC_TLS sigset_t lc_hidden;
+/* Signals handled on this thread by lc_signal_entry: those that ran an
+ * application handler, and the others (consumed by libhookit or a client,
+ * ignored, the shootdown).  A wait that only the others interrupted is
+ * resumed (lc_signal_wait_begin). */
+static LC_TLS unsigned long lc_sig_visible, lc_sig_invisible;
 
 static void lc_signal_entry(int sig, siginfo_t *info, void *context);
 
@@ -354,6 +359,47 @@ void lc_signal_hidden_set(const sigset_t *hidden)
     lc_hidden = *hidden;
 }
 
+/* A wait with a mask of its own (sigsuspend, pselect, ppoll, epoll_pwait,
+ * signal_wait.c): the kernel gets the application's mask without the
+ * kept-open signals, so a client's sampling signal (and the shootdown)
+ * still arrives while the program waits.  Such a signal, consumed by
+ * hookit or the client, would end the wait with an EINTR the program
+ * would not have seen: the wait is resumed when nothing but those
+ * signals interrupted it.  That is known only when every signal the
+ * application's mask lets in passes through lc_signal_entry, which
+ * counts them: with an application handler the kernel calls directly
+ * (the usual case: a handler without SA_RESETHAND and no client on that
+ * signal) deliverable during the wait, the EINTR is returned as it is
+ * (as with libmonitor, which leaves these waits alone). */
+const sigset_t *lc_signal_wait_begin(const sigset_t *app, sigset_t *kernel, struct lc_wait *w)
+{
+    lc_ensure_init();
+    w->visible = lc_sig_visible;
+    w->invisible = lc_sig_invisible;
+    w->resumable = 0;
+    if (!app)
+        return NULL;
+    *kernel = *app;
+    sigset_t saved;
+    lc_lock(&lc_sig_lock, &saved);
+    int direct = 0;
+    for (int sig = 1; sig < _NSIG; sig++) {
+        if (sigismember(&lc_keep_open, sig) == 1)
+            sigdelset(kernel, sig);
+        if (sigismember(app, sig) != 1 && lc_sig_manageable(sig) && !lc_sig[sig].ours &&
+            lc_is_handler(&lc_sig[sig].app))
+            direct = 1;
+    }
+    lc_unlock(&lc_sig_lock, &saved);
+    w->resumable = !direct;
+    return kernel;
+}
+
+int lc_signal_wait_resume(const struct lc_wait *w)
+{
+    return w->resumable && lc_sig_visible == w->visible && lc_sig_invisible != w->invisible;
+}
+
 /* sigwait & co would dequeue the shootdown signal as if it were the
  * application's: wait for the same set without it, via the system call. */
 static int lc_sigtimedwait(const sigset_t *set, siginfo_t *info, const struct timespec *timeout)
@@ -439,6 +485,7 @@ static void lc_signal_entry(int sig, siginfo_t *info, void *context)
 {
     int saved_errno = errno;
     if (sig == lc_shootdown_signo && lc_shootdown_signal(sig, info)) {
+        lc_sig_invisible++;
         errno = saved_errno;
         return;
     }
@@ -455,21 +502,25 @@ static void lc_signal_entry(int sig, siginfo_t *info, void *context)
     lc_unlock(&lc_sig_lock, &saved);
 
     if (internal && internal(sig, info, context) == 0) {
+        lc_sig_invisible++;
         errno = saved_errno;
         return;
     }
     if (client && client(sig, info, context) == 0) {
+        lc_sig_invisible++;
         errno = saved_errno;
         return;
     }
     errno = saved_errno;
     if (lc_is_handler(&app)) {
+        lc_sig_visible++;
         if (app.sa_flags & SA_SIGINFO)
             app.sa_sigaction(sig, info, context);
         else
             app.sa_handler(sig);
         return;
     }
+    lc_sig_invisible++;
     if (app.sa_handler == SIG_IGN)
         return;
     if (lc_sig_fatal(sig))
@@ -526,6 +577,8 @@ int lifecycle_signal_first(int sig, int (*handler)(int, siginfo_t *, void *))
     sigset_t saved;
     lc_lock(&lc_sig_lock, &saved);
     lc_sig[sig].internal = handler;
+    if (handler)        /* the sampling timer: kept deliverable, as a client's */
+        sigaddset(&lc_keep_open, sig);
     lc_sig_install(sig);
     lc_unlock(&lc_sig_lock, &saved);
     return 0;
@@ -545,7 +598,7 @@ LC_API int monitor_sigaction(int sig, monitor_sighandler_t *handler, int flags,
     s->client = handler;
     if (handler)
         sigaddset(&lc_keep_open, sig);
-    else if (sig != lc_shootdown_signo)
+    else if (sig != lc_shootdown_signo && !s->internal)
         sigdelset(&lc_keep_open, sig);
     if (act) {
         s->client_mask = act->sa_mask;

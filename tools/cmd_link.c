@@ -48,6 +48,7 @@ static const char *const wrapped_libc[] = {
     "sigaction", "signal", "bsd_signal", "ssignal", "sysv_signal", "__sysv_signal", "sigset",
     "sigignore", "siginterrupt", "sigprocmask", "pthread_sigmask",
     "sigwait", "sigwaitinfo", "sigtimedwait",
+    "sigsuspend", "pselect", "ppoll", "epoll_pwait",
     NULL,
 };
 /* libhookit's I/O and malloc wrappers: the one list, hookit/io_wrapped.h. */
