@@ -54,6 +54,10 @@ struct lc_client {
      * point the program called ("MPI_Init", "PMPI_Finalize", "mpi_init_",
      * "MPI_INIT_THREAD", ...). */
     void (*mpi_call)(const char *name, int done);
+    /* Added (may be NULL): the effective user is about to change to euid
+     * (setuid, seteuid, setreuid, setresuid), while the process still has
+     * its present rights.  The call may yet fail. */
+    void (*pre_set_user)(uid_t euid);
 };
 
 /* Register libhookit's client.  Safe to call before the layer is started. */

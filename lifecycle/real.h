@@ -35,6 +35,7 @@
     X(pthread_create) X(pthread_exit) \
     X(sigaction) X(sigprocmask) X(pthread_sigmask) \
     X(sigsuspend) X(pselect) X(ppoll) X(epoll_pwait) \
+    X(setuid) X(seteuid) X(setreuid) X(setresuid) \
     X(dlopen) X(dlclose)
 
 #define LC_API __attribute__((visibility("default")))

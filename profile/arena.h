@@ -30,6 +30,11 @@
 #include <stdint.h>
 
 #define ARENA_MAGIC "HKARENA1"
+/* The magic of an arena whose process ended normally, its profile written,
+ * but could not remove its registry files (it changed user in a way
+ * libhookit did not see): readers take it for no process, `hookit
+ * recover` and the next registration remove it without a profile. */
+#define ARENA_MAGIC_ENDED "HKENDED1"
 #define ARENA_VERSION 1
 #define ARENA_SLOT 64u
 

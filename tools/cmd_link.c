@@ -49,6 +49,7 @@ static const char *const wrapped_libc[] = {
     "sigignore", "siginterrupt", "sigprocmask", "pthread_sigmask",
     "sigwait", "sigwaitinfo", "sigtimedwait",
     "sigsuspend", "pselect", "ppoll", "epoll_pwait",
+    "setuid", "seteuid", "setreuid", "setresuid",
     NULL,
 };
 /* libhookit's I/O and malloc wrappers: the one list, hookit/io_wrapped.h. */

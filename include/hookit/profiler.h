@@ -104,6 +104,8 @@ enum hookit_event_type {
     HOOKIT_EV_MPI_EXIT,         /* the same MPI call returned: mpi (HOOKIT_CAP_MPI) */
     HOOKIT_EV_PRE_DLCLOSE,      /* handle, before dlclose: the library is still mapped */
     HOOKIT_EV_EXITING,          /* exit() began (HOOKIT_CAP_LATE_EXIT): see below */
+    HOOKIT_EV_SET_USER,         /* uid: the effective user is about to change (setuid, seteuid,
+                                 * setreuid, setresuid), the old rights still held */
 };
 
 /* What an I/O call did (hookit_io.op). */
@@ -204,6 +206,7 @@ struct hookit_event {
     const struct hookit_mem *mem; /* ALLOC, FREE */
     const struct hookit_mpi *mpi; /* MPI_ENTER, MPI_EXIT */
     int32_t  thread_num;        /* THREAD_START: number in order of creation (main = 0), -1 unknown */
+    uid_t    uid;               /* SET_USER: the new effective user */
 };
 
 /* What libhookit offers the plugin. */

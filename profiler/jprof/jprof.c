@@ -123,6 +123,7 @@ JP_NOINSTR static int calls_libc(uint32_t type)
     case HOOKIT_EV_PRE_DLCLOSE:
     case HOOKIT_EV_DLCLOSE:
     case HOOKIT_EV_EXEC_FAILED:
+    case HOOKIT_EV_SET_USER:
         return 1;
     default:
         return 0;
@@ -213,6 +214,9 @@ JP_NOINSTR static void handle_event(const struct hookit_event *ev)
         break;
     case HOOKIT_EV_EXEC_FAILED:
         jp_arena_exec_failed();
+        break;
+    case HOOKIT_EV_SET_USER:
+        jp_arena_user_change(ev->uid);
         break;
     case HOOKIT_EV_RESET:
         jp_control_local(ARENA_CMD_RESET);

@@ -31,6 +31,9 @@ struct arena_header *jp_arena_header(void);
  * failed exec; the maps copy refreshed after a dlopen. */
 void jp_arena_unregister(int how);
 void jp_arena_exec_failed(void);
+/* The effective user is about to change (HOOKIT_EV_SET_USER): the registry
+ * files move where the new user can remove them. */
+void jp_arena_user_change(uid_t euid);
 void jp_arena_maps_changed(void);
 
 /* ---- threads (thread.c) -------------------------------------------------- */
