@@ -151,8 +151,11 @@ void lc_signal_app_mask(sigset_t *mask);
 struct lc_wait {
     unsigned long visible, invisible;
     int resumable;
+    sigset_t routed;            /* application handlers routed through the layer meanwhile */
 };
 const sigset_t *lc_signal_wait_begin(const sigset_t *app, sigset_t *kernel, struct lc_wait *w);
+/* After the wait returned (every time): the routed handlers back. */
+void lc_signal_wait_end(struct lc_wait *w);
 int lc_signal_wait_resume(const struct lc_wait *w);
 /* A new thread inherits its creator's view. */
 void lc_signal_hidden_get(sigset_t *hidden);

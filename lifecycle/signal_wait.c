@@ -7,7 +7,7 @@
  * every signal blocked.  When only such a signal interrupted the wait (the
  * program would not have seen it), the wait goes on with the time left
  * instead of returning an EINTR the program would not otherwise get; see
- * lc_signal_wait_begin for when that can be known.  errno is as the
+ * lc_signal_wait_begin for how that is known.  errno is as the
  * program would have found it.
  */
 #include "lifecycle/internal.h"
@@ -42,8 +42,11 @@ static int lc_ms_left(int timeout, const struct timespec *start)
 }
 
 /* After a wait returned r: go on waiting?  (errno put back if so.) */
-static int lc_wait_again(int r, const struct lc_wait *w, int saved_errno)
+static int lc_wait_again(int r, struct lc_wait *w, int saved_errno)
 {
+    int e = errno;
+    lc_signal_wait_end(w);
+    errno = e;
     if (r < 0 && errno == EINTR && lc_signal_wait_resume(w)) {
         errno = saved_errno;
         return 1;

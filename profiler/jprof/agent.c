@@ -4,9 +4,13 @@
  *
  * It waits on the arena header's attention word with a futex (the word is
  * in a shared file mapping, so the reader's FUTEX_WAKE from another process
- * reaches it) and claims the command like any hook would; whoever claims
- * first carries it out.  Nothing is asked of the program's threads: no
- * signal, no EINTR, no change of their masks or dispositions.
+ * reaches it) and claims the command like any hook would, but only when no
+ * thread of the program took it within GRACE_NS: a running program carries
+ * its commands out at a hook exit, in its own flow, as without this thread
+ * (reset and zerobase then take the program's numbers between two of its
+ * calls, never while one of its I/O calls is being counted).  Nothing is
+ * asked of the program's threads: no signal, no EINTR, no change of their
+ * masks or dispositions.
  *
  * Invisible to the program: made by the lifecycle layer's real
  * pthread_create (no libmonitor callback, no thread number), every signal
@@ -25,6 +29,9 @@
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
+
+/* How long a command waits for a program thread before this one takes it. */
+#define GRACE_NS 10000000L
 
 static volatile uint32_t agent_quit;
 static volatile uint32_t agent_running;     /* 1 from start to the end of its loop */
@@ -45,7 +52,12 @@ JP_NOINSTR static void *agent_main(void *arg)
     while (!__atomic_load_n(&agent_quit, __ATOMIC_ACQUIRE)) {
         uint32_t a = __atomic_load_n(&h->attention, __ATOMIC_ACQUIRE);
         if (a == 1) {
-            jp_control_take(NULL);
+            /* The program's threads first (nothing wakes us early: the word
+             * moves on without a wake when one of them claims it). */
+            struct timespec grace = { 0, GRACE_NS };
+            syscall(SYS_futex, &h->attention, FUTEX_WAIT, 1, &grace, NULL, 0);
+            if (!__atomic_load_n(&agent_quit, __ATOMIC_ACQUIRE))
+                jp_control_take(NULL);      /* claims it only if still waiting */
             continue;
         }
         /* Shared futex: the reader is another process.  EINTR (glibc's

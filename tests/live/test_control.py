@@ -210,3 +210,82 @@ int main(void) { pthread_t t; pthread_create(&t, 0, work, 0); puts("main leaves"
     assert r.returncode == 0 and r.stdout == "main leaves\nworker done\n", r
     doc = hk.export_json(tmp, hk.one_profile(tmp, "last"))
     assert len(doc["threads"]) == 2, doc["threads"]
+
+
+def test_flush_by_the_control_thread_in_a_program_with_its_own_malloc(tmp):
+    """The control thread's flush allocates through the program's own
+    instrumented malloc (libc and libbfd call it): none of those calls is
+    the program's.  The calls of malloc counted before and after the flush
+    are the same, and the process still has one thread of its own."""
+    src = os.path.join(tmp, "ownmalloc.c")
+    with open(src, "w") as f:
+        f.write("""
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+static char heap[64 << 20];
+static size_t used;
+static pthread_mutex_t heap_lock = PTHREAD_MUTEX_INITIALIZER;
+static void *bump(size_t n) {
+    pthread_mutex_lock(&heap_lock);
+    size_t at = (used + 15) & ~(size_t)15;
+    if (at + n + 16 > sizeof heap) { pthread_mutex_unlock(&heap_lock); errno = ENOMEM; return NULL; }
+    used = at + n + 16;
+    pthread_mutex_unlock(&heap_lock);
+    *(size_t *)(heap + at) = n;
+    return heap + at + 16;
+}
+void *malloc(size_t n) { return bump(n); }
+void free(void *p) { (void)p; }
+void *calloc(size_t a, size_t b) { void *p = bump(a * b); if (p) memset(p, 0, a * b); return p; }
+void *realloc(void *p, size_t n) {
+    void *q = bump(n);
+    if (q && p) { size_t old = *(size_t *)((char *)p - 16); memcpy(q, p, old < n ? old : n); }
+    return q;
+}
+static volatile sig_atomic_t done;
+static void on_usr1(int s) { (void)s; done = 1; }
+__attribute__((noinline)) void wait_here(void) { while (!done) pause(); }
+int main(void) {
+    signal(SIGUSR1, on_usr1);
+    printf("ready %d\\n", (int)getpid());
+    fflush(stdout);
+    wait_here();
+    return 0;
+}
+""")
+    exe = hk.cc(tmp, [src], "ownmalloc", libs=["-lpthread"])
+    rt = os.path.join(tmp, "rt")
+    p = subprocess.Popen([exe], cwd=tmp, env=hk.test_env(HOOKIT_OUTPUT=tmp, HOOKIT_RUNTIME_DIR=rt),
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        pid = int(p.stdout.readline().split()[1])
+        time.sleep(0.2)
+
+        def mallocs(path):
+            doc = hk.export_json(tmp, path)
+            assert len(doc["threads"]) == 1, [t["name"] for t in doc["threads"]]
+            return sum(n["calls"] for path_, n in hk.walk(doc["threads"][0]["roots"])
+                       if path_[-1] in ("malloc", "calloc", "realloc", "free"))
+
+        before = os.path.join(tmp, "before.prof")
+        hk.hookit(tmp, "snapshot", "-o", before, str(pid), env={"HOOKIT_RUNTIME_DIR": rt})
+        for _ in range(3):
+            r, _ = ctl(tmp, rt, pid, "flush")
+            assert r.returncode == 0, r
+        after = os.path.join(tmp, "after.prof")
+        hk.hookit(tmp, "snapshot", "-o", after, str(pid), env={"HOOKIT_RUNTIME_DIR": rt})
+        assert mallocs(after) == mallocs(before), (mallocs(before), mallocs(after))
+        for f in hk.profiles(tmp, "ownmalloc"):
+            mallocs(f)          # one thread in each flushed profile too
+        assert len(program_tasks(pid)) == 1, tasks(pid)
+        p.send_signal(signal.SIGUSR1)
+        p.communicate(timeout=30)
+        assert p.returncode == 0
+    finally:
+        if p.poll() is None:
+            p.kill()
+            p.communicate()
