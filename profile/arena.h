@@ -63,7 +63,9 @@ struct arena_header {
      * control_seq; the first hook to notice carries it out, stores the
      * result in control_done = control_seq.  Checked on every hook exit
      * while collecting (one load of a line nobody writes), and by libhookit
-     * on every hook while collection is off. */
+     * on every hook while collection is off.  The reader then wakes the
+     * process's control thread (FUTEX_WAKE on attention, a shared futex),
+     * which takes a command no hook took within 10 ms. */
     volatile uint32_t control;      /* enum arena_command */
     volatile uint32_t control_seq;
     volatile uint32_t control_done;

@@ -1,6 +1,7 @@
 /* Requests from outside the process (live readers, `hookit ctl`), carried
- * out by the profiled program's own threads at their next hook, so no agent
- * thread is needed and no thread is ever stopped from outside.
+ * out by the profiled program's own threads at their next hook, so no
+ * thread is ever stopped from outside; a command none of them takes (all
+ * blocked) is taken by the control thread (agent.c, t == NULL here).
  *
  * A reader sets bits in a thread's arena_thread.request (tree.c calls
  * jp_attend at the next hook exit when any is set) and, for commands, the
