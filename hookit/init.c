@@ -111,6 +111,12 @@ HK_NOINSTR static void on_fini_process(int how, int signo)
               how == LC_EXIT_EXEC ? HOOKIT_END_EXEC : HOOKIT_END_EXIT);
 }
 
+HK_NOINSTR static void on_pre_set_user(uid_t euid)
+{
+    struct hookit_event ev = { .type = HOOKIT_EV_SET_USER, .uid = euid };
+    hk_plugin_event(&ev);
+}
+
 static const struct lc_client bridge = {
     .init_process = hk_init,
     .fini_process = on_fini_process,
@@ -126,6 +132,7 @@ static const struct lc_client bridge = {
     .post_dlclose = on_dlclose,
     .mpi_rank = on_mpi_rank,
     .mpi_call = hk_mpi_lifecycle,
+    .pre_set_user = on_pre_set_user,
 };
 
 #ifdef __SANITIZE_THREAD__

@@ -252,7 +252,7 @@ HK_EXPORT HK_NOINSTR int LC_WRAPPER(__poll_chk)(struct pollfd *fds, nfds_t nfds,
 HK_EXPORT HK_NOINSTR int LC_WRAPPER(ppoll)(struct pollfd *fds, nfds_t nfds, const struct timespec *tmo,
                                            const sigset_t *mask)
 {
-    WAIT_TIMED(int, ppoll, ts_nonzero(tmo), IO_REAL(ppoll)(fds, nfds, tmo, mask))
+    WAIT_TIMED(int, ppoll, ts_nonzero(tmo), lc_ppoll(fds, nfds, tmo, mask))
 }
 
 HK_EXPORT HK_NOINSTR int LC_WRAPPER(__ppoll_chk)(struct pollfd *fds, nfds_t nfds, const struct timespec *tmo,
@@ -269,7 +269,7 @@ HK_EXPORT HK_NOINSTR int LC_WRAPPER(select)(int nfds, fd_set *r, fd_set *w, fd_s
 HK_EXPORT HK_NOINSTR int LC_WRAPPER(pselect)(int nfds, fd_set *r, fd_set *w, fd_set *e,
                                              const struct timespec *ts, const sigset_t *mask)
 {
-    WAIT_TIMED(int, pselect, ts_nonzero(ts), IO_REAL(pselect)(nfds, r, w, e, ts, mask))
+    WAIT_TIMED(int, pselect, ts_nonzero(ts), lc_pselect(nfds, r, w, e, ts, mask))
 }
 
 HK_EXPORT HK_NOINSTR int LC_WRAPPER(epoll_wait)(int epfd, struct epoll_event *ev, int max, int timeout)
@@ -280,7 +280,7 @@ HK_EXPORT HK_NOINSTR int LC_WRAPPER(epoll_wait)(int epfd, struct epoll_event *ev
 HK_EXPORT HK_NOINSTR int LC_WRAPPER(epoll_pwait)(int epfd, struct epoll_event *ev, int max, int timeout,
                                                  const sigset_t *mask)
 {
-    WAIT_TIMED(int, epoll_pwait, timeout != 0, IO_REAL(epoll_pwait)(epfd, ev, max, timeout, mask))
+    WAIT_TIMED(int, epoll_pwait, timeout != 0, lc_epoll_pwait(epfd, ev, max, timeout, mask))
 }
 
 HK_EXPORT HK_NOINSTR int LC_WRAPPER(epoll_pwait2)(int epfd, struct epoll_event *ev, int max,

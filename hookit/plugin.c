@@ -8,6 +8,7 @@
 #include "hookit/io_api.h"
 
 #include <dlfcn.h>
+#include <errno.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
@@ -84,6 +85,17 @@ HK_NOINSTR static int signal_first(int sig, int (*handler)(int, siginfo_t *, voi
     return sigaction(sig, &sa, NULL);
 }
 
+/* The plugin's own threads: the lifecycle layer's, else plain ones. */
+extern int lifecycle_own_thread(void *(*fn)(void *), void *arg, void (*stop)(void))
+    __attribute__((weak));
+
+HK_NOINSTR static int own_thread(void *(*fn)(void *), void *arg, void (*stop)(void))
+{
+    if (lifecycle_own_thread)
+        return lifecycle_own_thread(fn, arg, stop);
+    return ENOSYS;
+}
+
 #ifdef HOOKIT_STATIC
 extern int HookitStart(const struct hookit_host *, struct hookit_plugin *) __attribute__((weak));
 extern void HookitEvent(const struct hookit_event *) __attribute__((weak));
@@ -158,6 +170,7 @@ HK_NOINSTR int hk_plugin_load(void)
         .io_quiet = hk_io_quiet,
         .fallback_dir = hk_config.fallback_dir,
         .output_fallback = hk_config.output_fallback,
+        .own_thread = own_thread,
     };
     struct hookit_plugin info = { 0 };
     if (start(&hk_host, &info) != 0) {

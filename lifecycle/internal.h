@@ -144,6 +144,19 @@ const sigset_t *lc_signal_filter_mask(int how, const sigset_t *set, sigset_t *co
 /* The calling thread's mask as the application sees it, from the kernel's
  * (the signals kept deliverable for a client that the application blocked). */
 void lc_signal_app_mask(sigset_t *mask);
+/* A wait with a temporary mask (signal_wait.c): the mask for the kernel
+ * (the kept-open signals removed; NULL for no mask), and, after the wait
+ * failed with EINTR, whether only signals the application would not have
+ * seen interrupted it (then the wait goes on). */
+struct lc_wait {
+    unsigned long visible, invisible;
+    int resumable;
+    sigset_t routed;            /* application handlers routed through the layer meanwhile */
+};
+const sigset_t *lc_signal_wait_begin(const sigset_t *app, sigset_t *kernel, struct lc_wait *w);
+/* After the wait returned (every time): the routed handlers back. */
+void lc_signal_wait_end(struct lc_wait *w);
+int lc_signal_wait_resume(const struct lc_wait *w);
 /* A new thread inherits its creator's view. */
 void lc_signal_hidden_get(sigset_t *hidden);
 void lc_signal_hidden_set(const sigset_t *hidden);

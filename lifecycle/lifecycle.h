@@ -54,6 +54,10 @@ struct lc_client {
      * point the program called ("MPI_Init", "PMPI_Finalize", "mpi_init_",
      * "MPI_INIT_THREAD", ...). */
     void (*mpi_call)(const char *name, int done);
+    /* Added (may be NULL): the effective user is about to change to euid
+     * (setuid, seteuid, setreuid, setresuid), while the process still has
+     * its present rights.  The call may yet fail. */
+    void (*pre_set_user)(uid_t euid);
 };
 
 /* Register libhookit's client.  Safe to call before the layer is started. */
@@ -64,5 +68,15 @@ void lifecycle_register(const struct lc_client *client);
  * application's view of the disposition does not change.  0 or -1. */
 #include <signal.h>
 int lifecycle_signal_first(int sig, int (*handler)(int, siginfo_t *, void *));
+
+/* Start a thread of hookit's own (the profiler's control thread; at most
+ * one), with every signal the application could be sent blocked in it:
+ * made with the real pthread_create, so no client sees it (no init_thread,
+ * no thread number, not in the exit shootdown) and no signal meant for the
+ * program is delivered to it.  When the program's last thread ends (main
+ * having called pthread_exit), stop() is called and the thread joined, so
+ * that the process still ends with the program's last thread; stop() must
+ * make fn return.  Not inherited by a fork child.  0 or an error number. */
+int lifecycle_own_thread(void *(*fn)(void *), void *arg, void (*stop)(void));
 
 #endif

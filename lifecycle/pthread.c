@@ -35,6 +35,9 @@ static LC_TLS int lc_new_threads_disabled;
 static LC_TLS struct monitor_thread_info *lc_new_thread_info;
 static atomic_int lc_thread_support_done;
 
+static void lc_own_end(void);
+static int lc_last_thread(void);
+
 struct lc_start {
     void *(*fn)(void *);
     void *arg;
@@ -91,9 +94,12 @@ static void lc_thread_cleanup(void *arg)
             *p = t->next;
             break;
         }
+    int last = lc_last_thread();
     lc_unlock(&lc_threads_lock, &saved);
     lc_self = NULL;
     lc_release(t);
+    if (last)
+        lc_own_end();
 }
 
 LC_THREAD_START_FUNC static void *lc_thread_start(void *arg)
@@ -221,12 +227,74 @@ LC_API int LC_WRAPPER(pthread_create)(pthread_t *thread, const pthread_attr_t *a
     return rc;
 }
 
+/* ---- hookit's own thread ------------------------------------------------------------ */
+/* At most one (the profiler's control thread).  glibc counts it among the
+ * process's threads, and a process whose main thread called pthread_exit
+ * ends when its last thread does: so when the program's last thread ends,
+ * it ends ours first (stop, then join), and glibc's count reaches zero in
+ * the program's thread, which then exits the process as it would have. */
+static pthread_t lc_own;
+static void (*lc_own_stop)(void);
+static atomic_int lc_own_alive;
+
+/* pthread_attr_setsigmask_np leaves out glibc's own signals (SIGSETXID,
+ * SIGCANCEL): a setuid() in another thread still reaches this one. */
+int lifecycle_own_thread(void *(*fn)(void *), void *arg, void (*stop)(void))
+{
+    lc_ensure_init();
+    if (!stop || atomic_load(&lc_own_alive))
+        return EBUSY;
+    pthread_attr_t attr;
+    sigset_t all;
+    sigfillset(&all);
+    int rc = pthread_attr_init(&attr);
+    if (rc != 0)
+        return rc;
+    rc = pthread_attr_setsigmask_np(&attr, &all);
+    if (rc == 0)
+        rc = REAL(pthread_create)(&lc_own, &attr, fn, arg);
+    pthread_attr_destroy(&attr);
+    if (rc == 0) {
+        lc_own_stop = stop;
+        atomic_store(&lc_own_alive, 1);
+    }
+    return rc;
+}
+
+/* The calling thread is the program's last: end ours before it. */
+static void lc_own_end(void)
+{
+    if (!atomic_exchange(&lc_own_alive, 0))
+        return;
+    lc_debug("the program's last thread ends: hookit's own thread ends first");
+    int saved = errno;
+    lc_own_stop();
+    pthread_join(lc_own, NULL);
+    errno = saved;
+}
+
+/* Whether no thread of the program but the caller is left: main gone
+ * (pthread_exit) and no thread we created still registered.  Threads the
+ * layer did not create are unknown to it; ending our thread early then
+ * only costs the live control. */
+static int lc_last_thread(void)
+{
+    return atomic_load(&lc_proc_state) == LC_PROC_RUNNING && !lc_threads &&
+           atomic_load(&lc_main_thread.state) == LC_T_DONE;
+}
+
 LC_API void LC_WRAPPER(pthread_exit)(void *value)
 {
     /* Other threads end through the trampoline's cleanup; main has none. */
     if (lc_thread_self() == &lc_main_thread && atomic_load(&lc_proc_state) == LC_PROC_RUNNING) {
         lc_debug("pthread_exit in main");
         lc_thread_fini(&lc_main_thread);
+        sigset_t saved;
+        lc_lock(&lc_threads_lock, &saved);
+        int last = lc_last_thread();
+        lc_unlock(&lc_threads_lock, &saved);
+        if (last)
+            lc_own_end();
     }
     REAL(pthread_exit)(value);
     __builtin_unreachable();
@@ -332,6 +400,7 @@ int lc_shootdown_signal(int sig, siginfo_t *info)
 void lc_threads_after_fork_child(void)
 {
     lc_threads = NULL;
+    atomic_store(&lc_own_alive, 0);     /* ours is the parent's */
     atomic_flag_clear(&lc_threads_lock.flag);
     atomic_store(&lc_shoot_pending, 0);
     lc_main_thread.tid = lc_gettid();

@@ -17,9 +17,12 @@
 #define HOOKIT_LIFECYCLE_REAL_H
 
 #include <dlfcn.h>
+#include <poll.h>
 #include <pthread.h>
 #include <signal.h>
 #include <spawn.h>
+#include <sys/epoll.h>
+#include <sys/select.h>
 #include <stdlib.h>
 #include <unistd.h>
 
@@ -31,6 +34,8 @@
     X(posix_spawn) X(posix_spawnp) X(system) \
     X(pthread_create) X(pthread_exit) \
     X(sigaction) X(sigprocmask) X(pthread_sigmask) \
+    X(sigsuspend) X(pselect) X(ppoll) X(epoll_pwait) \
+    X(setuid) X(seteuid) X(setreuid) X(setresuid) \
     X(dlopen) X(dlclose)
 
 #define LC_API __attribute__((visibility("default")))
@@ -63,5 +68,16 @@ extern struct lc_real_table lc_real;
 /* Resolve every real function (dynamic variant; a no-op when static).
  * Called once, early, from lc_ensure_init(). */
 void lc_resolve_reals(void);
+
+/* The waits that set a signal mask of their own, as the layer runs them
+ * (signal_wait.c: a client's sampling signal stays deliverable).  The
+ * names themselves are exported by libhookit's wait timing (hookit/
+ * io_wait.c), which calls these as their real functions. */
+int lc_pselect(int nfds, fd_set *rd, fd_set *wr, fd_set *ex, const struct timespec *timeout,
+               const sigset_t *mask);
+int lc_ppoll(struct pollfd *fds, nfds_t nfds, const struct timespec *timeout,
+             const sigset_t *mask);
+int lc_epoll_pwait(int epfd, struct epoll_event *events, int maxevents, int timeout,
+                   const sigset_t *mask);
 
 #endif

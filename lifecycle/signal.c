@@ -35,6 +35,8 @@ struct lc_sigstate {
     sigset_t client_mask;
     int client_flags;
     int ours;                       /* the kernel holds lc_signal_entry */
+    int waiting;                    /* threads in a wait that route the app's handler through
+                                     * lc_signal_entry (lc_signal_wait_begin) */
 };
 
 static struct lc_sigstate lc_sig[_NSIG];
@@ -46,6 +48,11 @@ static void *lc_restorer;           /* libc's sa_restorer, for the app's view */
 static sigset_t lc_keep_open;
 /* Those of them the application believes this thread blocks. */
 static LC_TLS sigset_t lc_hidden;
+/* Signals handled on this thread by lc_signal_entry: those that ran an
+ * application handler, and the others (consumed by libhookit or a client,
+ * ignored, the shootdown).  A wait that only the others interrupted is
+ * resumed (lc_signal_wait_begin). */
+static LC_TLS volatile unsigned long lc_sig_visible, lc_sig_invisible;
 
 static void lc_signal_entry(int sig, siginfo_t *info, void *context);
 
@@ -87,7 +94,8 @@ static void lc_sig_install(int sig)
     int handler = lc_is_handler(app);
     int dfl = app->sa_handler == SIG_DFL;
     int ours = sig == lc_shootdown_signo || s->client || s->internal ||
-               (handler && (app->sa_flags & SA_RESETHAND)) || (dfl && lc_sig_fatal(sig));
+               (handler && ((app->sa_flags & SA_RESETHAND) || s->waiting)) ||
+               (dfl && lc_sig_fatal(sig));
     struct sigaction k;
     if (!ours) {
         k = *app;
@@ -354,6 +362,76 @@ void lc_signal_hidden_set(const sigset_t *hidden)
     lc_hidden = *hidden;
 }
 
+/* A wait with a mask of its own (sigsuspend, pselect, ppoll, epoll_pwait,
+ * signal_wait.c): the kernel gets the application's mask without the
+ * kept-open signals, so a client's sampling signal (and the shootdown)
+ * still arrives while the program waits.  Such a signal, consumed by
+ * hookit or the client, would end the wait with an EINTR the program
+ * would not have seen: the wait is resumed when nothing but those
+ * signals interrupted it.  That is known when every signal the
+ * application's wait mask lets in passes through lc_signal_entry, which
+ * counts them.  An application handler the kernel calls directly (the
+ * usual case) is therefore routed through lc_signal_entry for the wait's
+ * duration (the same handler, flags and mask; two sigaction calls per
+ * such signal and wait) when a client or libhookit keeps a signal open;
+ * with only the layer's shootdown signal kept open nothing changes. */
+const sigset_t *lc_signal_wait_begin(const sigset_t *app, sigset_t *kernel, struct lc_wait *w)
+{
+    lc_ensure_init();
+    w->visible = lc_sig_visible;
+    w->invisible = lc_sig_invisible;
+    w->resumable = 0;
+    sigemptyset(&w->routed);
+    if (!app)
+        return NULL;
+    *kernel = *app;
+    sigset_t saved, direct;
+    sigemptyset(&direct);
+    lc_lock(&lc_sig_lock, &saved);
+    int samplers = 0, ndirect = 0;
+    for (int sig = 1; sig < _NSIG; sig++) {
+        if (sigismember(&lc_keep_open, sig) == 1) {
+            sigdelset(kernel, sig);
+            samplers |= sig != lc_shootdown_signo;
+        }
+        if (sigismember(app, sig) != 1 && lc_sig_manageable(sig) && !lc_sig[sig].ours &&
+            lc_is_handler(&lc_sig[sig].app)) {
+            sigaddset(&direct, sig);
+            ndirect++;
+        }
+    }
+    if (samplers && ndirect) {
+        for (int sig = 1; sig < _NSIG; sig++)
+            if (sigismember(&direct, sig) == 1) {
+                lc_sig[sig].waiting++;
+                lc_sig_install(sig);
+            }
+        w->routed = direct;
+        ndirect = 0;
+    }
+    lc_unlock(&lc_sig_lock, &saved);
+    w->resumable = !ndirect;
+    return kernel;
+}
+
+void lc_signal_wait_end(struct lc_wait *w)
+{
+    if (sigisemptyset(&w->routed))
+        return;
+    sigset_t saved;
+    lc_lock(&lc_sig_lock, &saved);
+    for (int sig = 1; sig < _NSIG; sig++)
+        if (sigismember(&w->routed, sig) == 1 && --lc_sig[sig].waiting == 0)
+            lc_sig_install(sig);
+    lc_unlock(&lc_sig_lock, &saved);
+    sigemptyset(&w->routed);
+}
+
+int lc_signal_wait_resume(const struct lc_wait *w)
+{
+    return w->resumable && lc_sig_visible == w->visible && lc_sig_invisible != w->invisible;
+}
+
 /* sigwait & co would dequeue the shootdown signal as if it were the
  * application's: wait for the same set without it, via the system call. */
 static int lc_sigtimedwait(const sigset_t *set, siginfo_t *info, const struct timespec *timeout)
@@ -439,6 +517,7 @@ static void lc_signal_entry(int sig, siginfo_t *info, void *context)
 {
     int saved_errno = errno;
     if (sig == lc_shootdown_signo && lc_shootdown_signal(sig, info)) {
+        lc_sig_invisible++;
         errno = saved_errno;
         return;
     }
@@ -455,21 +534,25 @@ static void lc_signal_entry(int sig, siginfo_t *info, void *context)
     lc_unlock(&lc_sig_lock, &saved);
 
     if (internal && internal(sig, info, context) == 0) {
+        lc_sig_invisible++;
         errno = saved_errno;
         return;
     }
     if (client && client(sig, info, context) == 0) {
+        lc_sig_invisible++;
         errno = saved_errno;
         return;
     }
     errno = saved_errno;
     if (lc_is_handler(&app)) {
+        lc_sig_visible++;
         if (app.sa_flags & SA_SIGINFO)
             app.sa_sigaction(sig, info, context);
         else
             app.sa_handler(sig);
         return;
     }
+    lc_sig_invisible++;
     if (app.sa_handler == SIG_IGN)
         return;
     if (lc_sig_fatal(sig))
@@ -526,6 +609,8 @@ int lifecycle_signal_first(int sig, int (*handler)(int, siginfo_t *, void *))
     sigset_t saved;
     lc_lock(&lc_sig_lock, &saved);
     lc_sig[sig].internal = handler;
+    if (handler)        /* the sampling timer: kept deliverable, as a client's */
+        sigaddset(&lc_keep_open, sig);
     lc_sig_install(sig);
     lc_unlock(&lc_sig_lock, &saved);
     return 0;
@@ -545,7 +630,7 @@ LC_API int monitor_sigaction(int sig, monitor_sighandler_t *handler, int flags,
     s->client = handler;
     if (handler)
         sigaddset(&lc_keep_open, sig);
-    else if (sig != lc_shootdown_signo)
+    else if (sig != lc_shootdown_signo && !s->internal)
         sigdelset(&lc_keep_open, sig);
     if (act) {
         s->client_mask = act->sa_mask;

@@ -23,8 +23,11 @@
 /* main, entered through the layer (main.c): where called. */
 #define LC_WRAPPED_MAIN(X) X(main)
 
-/* Process and thread control (exit.c, fork.c, exec.c, pthread.c, signal.c):
- * forced in. */
+/* Process and thread control (exit.c, fork.c, exec.c, pthread.c, signal.c,
+ * signal_wait.c, user.c): forced in.  pselect, ppoll and epoll_pwait, whose
+ * masks signal_wait.c filters too, are exported by libhookit's wait timing
+ * (HK_IO_WAIT_WRAPPED below), which calls the layer's lc_pselect,
+ * lc_ppoll and lc_epoll_pwait as their real functions. */
 #define LC_WRAPPED_PROCESS(X) \
     X(exit) X(_exit) X(_Exit) X(quick_exit) \
     X(fork) X(vfork) X(daemon) \
@@ -33,7 +36,8 @@
     X(pthread_create) X(pthread_exit) \
     X(sigaction) X(signal) X(bsd_signal) X(ssignal) X(sysv_signal) X(__sysv_signal) X(sigset) \
     X(sigignore) X(siginterrupt) X(sigprocmask) X(pthread_sigmask) \
-    X(sigwait) X(sigwaitinfo) X(sigtimedwait)
+    X(sigwait) X(sigwaitinfo) X(sigtimedwait) X(sigsuspend) \
+    X(setuid) X(seteuid) X(setreuid) X(setresuid)
 
 /* dlopen.c: forced in, and only when the program links dynamically
  * (static dlopen is libc's own special case, and linking it in warns). */

@@ -30,6 +30,11 @@
 #include <stdint.h>
 
 #define ARENA_MAGIC "HKARENA1"
+/* The magic of an arena whose process ended normally, its profile written,
+ * but could not remove its registry files (it changed user in a way
+ * libhookit did not see): readers take it for no process, `hookit
+ * recover` and the next registration remove it without a profile. */
+#define ARENA_MAGIC_ENDED "HKENDED1"
 #define ARENA_VERSION 1
 #define ARENA_SLOT 64u
 
@@ -58,7 +63,9 @@ struct arena_header {
      * control_seq; the first hook to notice carries it out, stores the
      * result in control_done = control_seq.  Checked on every hook exit
      * while collecting (one load of a line nobody writes), and by libhookit
-     * on every hook while collection is off. */
+     * on every hook while collection is off.  The reader then wakes the
+     * process's control thread (FUTEX_WAKE on attention, a shared futex),
+     * which takes a command no hook took within 10 ms. */
     volatile uint32_t control;      /* enum arena_command */
     volatile uint32_t control_seq;
     volatile uint32_t control_done;

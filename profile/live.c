@@ -172,7 +172,9 @@ static int check_file(struct live *l, int fd, uid_t owner, char *err, size_t err
         snprintf(err, errlen, "%s is not a regular file: refused", l->path);
         return -1;
     }
-    if (st.st_uid != owner || (st.st_mode & 077)) {
+    /* root's file in the registry of the user a process became (it moved
+     * there when the process dropped root: profiler/jprof/arena.c) */
+    if ((st.st_uid != owner && st.st_uid != 0) || (st.st_mode & 077)) {
         snprintf(err, errlen, "%s has the wrong owner or mode (want the process's user, 0600): "
                  "refused", l->path);
         return -1;
@@ -190,6 +192,11 @@ static int check_file(struct live *l, int fd, uid_t owner, char *err, size_t err
 static int check_arena(struct live *l, char *err, size_t errlen)
 {
     const struct arena_header *h = header(l);
+    if (!memcmp(h->magic, ARENA_MAGIC_ENDED, 8)) {
+        snprintf(err, errlen, "process %d ended normally (its profile was written); %s is what it "
+                 "could not remove", (int)l->pid, l->path);
+        return -1;
+    }
     if (memcmp(h->magic, ARENA_MAGIC, 8) || h->version != ARENA_VERSION || h->slot_size != ARENA_SLOT) {
         snprintf(err, errlen, "%s is not a hookit arena of this version", l->path);
         return -1;
@@ -349,6 +356,20 @@ int live_alive(const struct live *l)
 pid_t live_pid(const struct live *l) { return l->pid; }
 const char *live_exe(const struct live *l) { return l->exe; }
 const char *live_arena_path(const struct live *l) { return l->path; }
+
+int live_leftover_ended(pid_t pid, char *path, size_t size)
+{
+    char dir[REGISTRY_PATH_MAX], why[1024], magic[8];
+    if (live_registry_for(pid, dir, sizeof dir, why, sizeof why) != 0)
+        return 0;
+    registry_file(path, size, dir, pid, ".arena");
+    int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+    int ended = fd >= 0 && pread(fd, magic, sizeof magic, 0) == (ssize_t)sizeof magic &&
+                !memcmp(magic, ARENA_MAGIC_ENDED, 8);
+    if (fd >= 0)
+        close(fd);
+    return ended;
+}
 
 /* ---- time -------------------------------------------------------------------- */
 
@@ -928,6 +949,8 @@ int live_command(struct live *l, uint32_t cmd, int timeout_ms, uint32_t *result,
     uint32_t seq = __atomic_load_n(&h->control_seq, __ATOMIC_ACQUIRE) + 1;
     __atomic_store_n(&h->control_seq, seq, __ATOMIC_RELEASE);
     __atomic_store_n(&h->attention, 1, __ATOMIC_RELEASE);
+    /* The process's control thread waits on the word (profiler/jprof/agent.c). */
+    syscall(SYS_futex, &h->attention, FUTEX_WAKE, 1, NULL, NULL, 0);
     const struct arena_thread **recs = malloc(MAX_THREADS * sizeof *recs);
     uint32_t n = recs ? thread_list(l, recs, MAX_THREADS) : 0;
     for (uint32_t i = 0; i < n; i++)

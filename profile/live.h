@@ -29,6 +29,9 @@ pid_t live_pid(const struct live *l);
 const char *live_exe(const struct live *l);
 /* The arena file's path (recover removes it and its .maps). */
 const char *live_arena_path(const struct live *l);
+/* Whether pid's registry holds an arena marked ended (ARENA_MAGIC_ENDED:
+ * the process ended normally but could not remove it); its path in path. */
+int live_leftover_ended(pid_t pid, char *path, size_t size);
 
 enum live_consistency { LIVE_THREAD = 0, LIVE_PROCESS = 1 };
 

@@ -18,6 +18,11 @@ static void say(char *err, size_t errlen, const char *fmt, const char *path, con
         snprintf(err, errlen, fmt, path, why);
 }
 
+void registry_default_dir(uid_t uid, char *out, size_t size)
+{
+    snprintf(out, size, "/dev/shm/hookit-%u", (unsigned)uid);
+}
+
 int registry_dir(uid_t uid, int create, char *out, size_t size, char *err, size_t errlen)
 {
     int saved = errno;
@@ -25,7 +30,7 @@ int registry_dir(uid_t uid, int create, char *out, size_t size, char *err, size_
     if (env && *env)
         snprintf(out, size, "%s", env);
     else
-        snprintf(out, size, "/dev/shm/hookit-%u", (unsigned)uid);
+        registry_default_dir(uid, out, size);
     if (create && mkdir(out, 0700) != 0 && errno != EEXIST) {
         say(err, errlen, "cannot create the registry directory %s: %s", out, strerror(errno));
         errno = saved;

@@ -21,6 +21,9 @@
  * (not a symlink) owned by uid with no group or other permissions.
  * Returns 0, or -1 with a one-line reason in err. */
 int registry_dir(uid_t uid, int create, char *out, size_t size, char *err, size_t errlen);
+/* The default registry directory of uid, /dev/shm/hookit-UID, whatever
+ * HOOKIT_RUNTIME_DIR says. */
+void registry_default_dir(uid_t uid, char *out, size_t size);
 /* Is dir a registry directory of uid (a real directory, owned by uid, no
  * group or other permissions)?  0, or -1 with the reason in err. */
 int registry_dir_check(const char *dir, uid_t uid, char *err, size_t errlen);

@@ -1,8 +1,9 @@
 /*
  * hookit ctl: control a running profiled process from outside (JPROF
  * rtdriver's role): start, stop, flush, reset, zerobase.  The command is
- * carried out by one of the process's own threads at its next hook (there
- * is no agent thread); it is acknowledged when done (docs/live.md).
+ * carried out by the process's control thread (profiler/jprof/agent.c) or
+ * by one of its threads at its next hook, whichever claims it first; it is
+ * acknowledged when done (docs/live.md).
  */
 #include "tools/cli.h"
 #include "tools/live_cli.h"
@@ -26,11 +27,13 @@ static const char *const ctl_usage =
     "  reset     discard everything collected so far\n"
     "  zerobase  zero every count and time, keep the call trees\n"
     "\n"
-    "A thread of the process carries the command out when it next runs an\n"
-    "instrumented function.  Exit 0 when every process acknowledged it; 1 when\n"
-    "one refused, ended, or ran no instrumented function within the timeout\n"
-    "(the command is then withdrawn).  A thread that is blocked applies\n"
-    "reset/zerobase to its own tree when it next runs a hook.\n"
+    "The process's control thread carries the command out at once, even when\n"
+    "every thread of the program is blocked (without one, JPROFOPTS=nocontrol,\n"
+    "a thread does when it next runs an instrumented function).  Exit 0 when\n"
+    "every process acknowledged it; 1 when one refused, ended, or did not\n"
+    "take it within the timeout (the command is then withdrawn).  A thread\n"
+    "that is blocked applies reset/zerobase to its own tree when it next runs\n"
+    "a hook.\n"
     "\n"
     "Options:\n"
     "  -a, --all          every profiled process of the user\n"

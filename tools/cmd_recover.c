@@ -78,10 +78,31 @@ static int remove_unreadable(pid_t pid, const char *err)
 }
 
 /* What recover_one would do, said and not done. */
+/* A process that ended normally but could not remove its registry files
+ * (it changed user): nothing to recover, its profile was written. */
+static int ended_normally(pid_t pid, int act)
+{
+    char path[8300];
+    if (!(kill(pid, 0) != 0 && errno == ESRCH) || !live_leftover_ended(pid, path, sizeof path))
+        return 0;
+    if (act) {
+        remove_leftover(path);
+        printf("process %d: ended normally (its profile was written): removed %s\n", (int)pid, path);
+    } else {
+        printf("process %d: ended normally (its profile was written): %s would be removed\n",
+               (int)pid, path);
+    }
+    return 1;
+}
+
 static int list_one(pid_t pid, int *found)
 {
     char err[8192];
     struct live *l = live_attach(pid, LIVE_DEAD_OK, err, sizeof err);
+    if (!l && ended_normally(pid, 0)) {
+        (*found)++;
+        return EXIT_OK;
+    }
     if (!l) {
         if (kill(pid, 0) != 0 && errno == ESRCH) {
             printf("process %d: unreadable leftover, would be removed (%s)\n", (int)pid, err);
@@ -109,6 +130,8 @@ static int recover_one(pid_t pid, const char *dir, int quiet_if_alive, int all)
 {
     char err[8192];
     struct live *l = live_attach(pid, LIVE_DEAD_OK, err, sizeof err);
+    if (!l && ended_normally(pid, 1))
+        return EXIT_OK;
     if (!l && all && kill(pid, 0) != 0 && errno == ESRCH)
         return remove_unreadable(pid, err);
     if (!l)

@@ -106,6 +106,8 @@ enum hookit_event_type {
     HOOKIT_EV_PRE_DLCLOSE,      /* handle, before dlclose: the library is still mapped */
     HOOKIT_EV_EXITING,          /* exit() began (HOOKIT_CAP_LATE_EXIT): see below */
     HOOKIT_EV_WAIT,             /* a blocking call returned: wait (HOOKIT_CAP_WAIT) */
+    HOOKIT_EV_SET_USER,         /* uid: the effective user is about to change (setuid, seteuid,
+                                 * setreuid, setresuid), the old rights still held */
 };
 
 /* What an I/O call did (hookit_io.op). */
@@ -225,6 +227,7 @@ struct hookit_event {
     const struct hookit_mpi *mpi; /* MPI_ENTER, MPI_EXIT */
     int32_t  thread_num;        /* THREAD_START: number in order of creation (main = 0), -1 unknown */
     const struct hookit_wait *wait; /* WAIT (added later: read it only for that type) */
+    uid_t    uid;               /* SET_USER: the new effective user */
 };
 
 /* What libhookit offers the plugin. */
@@ -262,6 +265,18 @@ struct hookit_host {
      * start): then the plugin names the file it wrote. */
     const char *fallback_dir;
     int output_fallback;
+    /* Added later: start a thread of the plugin's own (a control thread
+     * serving requests from outside while the program's threads are all
+     * blocked; at most one), with every signal blocked in it.  The
+     * lifecycle layer does not show it: no THREAD_START/THREAD_END, no
+     * libmonitor callbacks, no thread number; the plugin keeps it out of
+     * its data itself (its hooks, if libc runs the program's code in it,
+     * arrive as usual).  When the program's last thread ends (main called
+     * pthread_exit), libhookit calls stop(), which must make fn return,
+     * and joins the thread: the process then ends with the program's
+     * last thread as it would have.  Not inherited by a fork child.  0 or
+     * an error number. */
+    int (*own_thread)(void *(*fn)(void *), void *arg, void (*stop)(void));
 };
 /* Whether host h has field f (a field added after the first version). */
 #define HOOKIT_HOST_HAS(h, f) \

@@ -275,8 +275,18 @@ JP_NOINSTR static void *map_backing(void *at, int fd)
 
 JP_NOINSTR static void unregister_files(void)
 {
-    if (registered_pid)
-        unlink_pair(registry, registered_pid, "");
+    if (registered_pid) {
+        char path[REGISTRY_PATH_MAX + 64];
+        registry_file(path, sizeof path, registry, registered_pid, ".arena");
+        if (unlink(path) != 0 && errno != ENOENT) {
+            /* Not ours to remove any more (a change of user we did not
+             * see): say in the file that nothing is to be recovered. */
+            __atomic_thread_fence(__ATOMIC_RELEASE);
+            memcpy(jp_arena_header()->magic, ARENA_MAGIC_ENDED, 8);
+        }
+        registry_file(path, sizeof path, registry, registered_pid, ".maps");
+        unlink(path);
+    }
     registered_pid = 0;
 }
 
@@ -415,6 +425,11 @@ JP_NOINSTR int jp_arena_fork_child(void)
 
 /* ---- the registry over the process's life -------------------------------- */
 
+JP_NOINSTR int jp_arena_live(void)
+{
+    return registered_pid != 0;
+}
+
 /* The process ends (after its profile is written), or its image is
  * replaced by exec: then the files are only hidden, for a failed exec. */
 JP_NOINSTR void jp_arena_unregister(int how)
@@ -445,6 +460,49 @@ JP_NOINSTR void jp_arena_exec_failed(void)
             snprintf(from, sizeof from, "%s/.%d%s", registry, (int)registered_pid, suffixes[i]);
             registry_file(to, sizeof to, registry, registered_pid, suffixes[i]);
             rename(from, to);
+        }
+    }
+    errno = saved;
+}
+
+/* A process about to change user (a server's worker dropping root for
+ * nobody) could not remove its registry files at its end: they are in
+ * root's registry (mode 0700).  While it still has root's rights, they
+ * move beside it, to the new user's registry (the same parent directory,
+ * hookit-UID: /dev/shm/hookit-65534 by default; made for that user, mode
+ * 0700, when missing), where the process, as the new user, removes them at
+ * its end.  They stay root's files, mode 0600: the new user can remove
+ * them but not read them; root's readers find them through the file the
+ * process maps (/proc/PID/maps).  Without the move (the directory is not
+ * a registry of that user, another file system), the end marks the arena
+ * ended instead (unregister_files). */
+JP_NOINSTR void jp_arena_user_change(uid_t euid)
+{
+    if (!registered_pid || geteuid() != 0 || euid == 0)
+        return;
+    int saved = errno;
+    char dir[REGISTRY_PATH_MAX], why[REGISTRY_PATH_MAX + 128];
+    const char *slash = strrchr(registry, '/');
+    snprintf(dir, sizeof dir, "%.*shookit-%u", slash ? (int)(slash - registry + 1) : 0, registry,
+             (unsigned)euid);
+    if (strcmp(dir, registry) != 0) {
+        if (mkdir(dir, 0700) == 0 && chown(dir, euid, (gid_t)-1) != 0)
+            rmdir(dir);
+        if (registry_dir_check(dir, euid, why, sizeof why) != 0) {
+            jp_host->debug_log("jprof: %s: the registry files stay in %s", why, registry);
+        } else {
+            char from[REGISTRY_PATH_MAX + 64], to[REGISTRY_PATH_MAX + 64];
+            registry_file(from, sizeof from, registry, registered_pid, ".arena");
+            registry_file(to, sizeof to, dir, registered_pid, ".arena");
+            if (rename(from, to) != 0) {
+                jp_host->debug_log("jprof: cannot move %s to %s: %s", from, to, strerror(errno));
+            } else {
+                registry_file(from, sizeof from, registry, registered_pid, ".maps");
+                registry_file(to, sizeof to, dir, registered_pid, ".maps");
+                rename(from, to);
+                jp_host->debug_log("jprof: user %u: registry files moved to %s", (unsigned)euid, dir);
+                snprintf(registry, sizeof registry, "%s", dir);
+            }
         }
     }
     errno = saved;

@@ -1,6 +1,7 @@
 /* Requests from outside the process (live readers, `hookit ctl`), carried
- * out by the profiled program's own threads at their next hook, so no agent
- * thread is needed and no thread is ever stopped from outside.
+ * out by the profiled program's own threads at their next hook, so no
+ * thread is ever stopped from outside; a command none of them takes (all
+ * blocked) is taken by the control thread (agent.c, t == NULL here).
  *
  * A reader sets bits in a thread's arena_thread.request (tree.c calls
  * jp_attend at the next hook exit when any is set) and, for commands, the
@@ -205,7 +206,7 @@ JP_NOINSTR static uint32_t run_command(struct jp_thread *t, uint32_t cmd)
 
 /* Claim the waiting command (only one thread gets it), carry it out,
  * acknowledge it, free the command word for the next one. */
-JP_NOINSTR static void take_command(struct jp_thread *t)
+JP_NOINSTR void jp_control_take(struct jp_thread *t)
 {
     struct arena_header *h = jp_arena_header();
     uint32_t one = 1;
@@ -248,7 +249,7 @@ JP_NOINSTR void jp_attend(struct jp_thread *t)
     if (req & ARENA_REQ_ZERO)
         apply_local(t, ARENA_CMD_ZEROBASE);
     if (__atomic_load_n(&jp_arena_header()->attention, __ATOMIC_ACQUIRE) == 1)
-        take_command(t);
+        jp_control_take(t);
     if (req & ARENA_REQ_COPY)
         copy_self(t);
     if (req & ARENA_REQ_PAUSE)

@@ -58,6 +58,7 @@ JP_EXPORT JP_NOINSTR int HookitStart(const struct hookit_host *host, struct hook
     plugin->attention = &jp_arena_header()->attention;
     plugin->flow = jp_flow;
     plugin->wait_begin = jp_wait_begin;
+    jp_agent_start();
     return 0;
 }
 
@@ -117,6 +118,7 @@ JP_NOINSTR static int calls_libc(uint32_t type)
     case HOOKIT_EV_PRE_DLCLOSE:
     case HOOKIT_EV_DLCLOSE:
     case HOOKIT_EV_EXEC_FAILED:
+    case HOOKIT_EV_SET_USER:
         return 1;
     default:
         return 0;
@@ -153,6 +155,7 @@ JP_NOINSTR static void handle_event(const struct hookit_event *ev)
         jp_thread_end();
         break;
     case HOOKIT_EV_FORK_PREPARE:
+        jp_output_fork_prepare();
         jp_thread_fork_prepare();
         break;
     case HOOKIT_EV_FORK_PARENT:
@@ -172,6 +175,7 @@ JP_NOINSTR static void handle_event(const struct hookit_event *ev)
         jp_sampler_fork_child();
         jp_metrics_fork_child();
         jp_names_fork_child();
+        jp_agent_fork_child();
         break;
     case HOOKIT_EV_WAIT:
         jp_wait_event(ev->wait);
@@ -209,6 +213,9 @@ JP_NOINSTR static void handle_event(const struct hookit_event *ev)
     case HOOKIT_EV_EXEC_FAILED:
         jp_arena_exec_failed();
         break;
+    case HOOKIT_EV_SET_USER:
+        jp_arena_user_change(ev->uid);
+        break;
     case HOOKIT_EV_RESET:
         jp_control_local(ARENA_CMD_RESET);
         break;
@@ -232,6 +239,7 @@ JP_NOINSTR static void handle_event(const struct hookit_event *ev)
 
 JP_EXPORT JP_NOINSTR void HookitFinish(int how)
 {
+    jp_agent_stop(how != HOOKIT_END_SIGNAL);
     if (exited && how == HOOKIT_END_EXIT && !changed_since_exiting()) {
         jp_arena_unregister(how);
         return;

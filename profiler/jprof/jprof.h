@@ -31,6 +31,9 @@ struct arena_header *jp_arena_header(void);
  * failed exec; the maps copy refreshed after a dlopen. */
 void jp_arena_unregister(int how);
 void jp_arena_exec_failed(void);
+/* The effective user is about to change (HOOKIT_EV_SET_USER): the registry
+ * files move where the new user can remove them. */
+void jp_arena_user_change(uid_t euid);
 void jp_arena_maps_changed(void);
 
 /* ---- threads (thread.c) -------------------------------------------------- */
@@ -282,6 +285,18 @@ void jp_sampler_fork_child(void);
  * Called at a hook exit, outside the busy section, when rec->request is set
  * (ARENA_REQ_* in profile/arena.h), and for HOOKIT_EV_CONTROL. */
 void jp_attend(struct jp_thread *t);
+/* Claim the command waiting in the arena header, if any, carry it out and
+ * acknowledge it; t is the calling thread's state, NULL for the control
+ * thread (control.c). */
+void jp_control_take(struct jp_thread *t);
+/* The control thread (agent.c): serves commands while every program thread
+ * is blocked.  Started with the process, again in a fork child that has a
+ * live view; stopped before the final profile. */
+void jp_agent_start(void);
+void jp_agent_fork_child(void);
+void jp_agent_stop(int wait);
+/* Whether the arena is a registry file a reader can open. */
+int jp_arena_live(void);
 /* An ARENA_CMD_* carried out by the calling thread (HOOKIT_EV_RESET/ZEROBASE). */
 void jp_control_local(uint32_t cmd);
 
@@ -290,6 +305,7 @@ struct jp_options {
     int use_tsc;                /* clock=tsc|monotonic */
     int lines;                  /* resolve file:line */
     int start_on;               /* nostart */
+    int control_thread;         /* nocontrol: no control thread (agent.c) */
     int sample;                 /* timer=sample */
     uint32_t sample_us;         /* sample_us=N: sampling period */
     int compensate;             /* subtract the measured overhead */
@@ -335,7 +351,8 @@ void jp_names_post_dlclose(void);
 void jp_names_fork_child(void);
 int jp_resolve_names(struct profile *p);
 
-/* The profile's file name across fork (output.c). */
+/* The profile's file name across fork, and one writer at a time (output.c). */
+void jp_output_fork_prepare(void);
 void jp_output_fork_child(void);
 void jp_output_forked(void);
 

@@ -13,6 +13,7 @@ struct jp_options jp_opt = {
     .use_tsc = 1,
     .lines = 0,
     .start_on = 1,
+    .control_thread = 1,
     .sample = 0,
     .sample_us = 1000,
     .death_timeout_ms = 10000,
@@ -66,6 +67,7 @@ JP_NOINSTR static int set_compensate(const char *v) { (void)v; jp_opt.compensate
 JP_NOINSTR static int set_lines(const char *v) { (void)v; jp_opt.lines = 1; return 0; }
 JP_NOINSTR static int set_nolines(const char *v) { (void)v; jp_opt.lines = 0; return 0; }
 JP_NOINSTR static int set_nostart(const char *v) { (void)v; jp_opt.start_on = 0; return 0; }
+JP_NOINSTR static int set_nocontrol(const char *v) { (void)v; jp_opt.control_thread = 0; return 0; }
 
 static const struct optlist_entry options[] = {
     { "clock=", "clock=tsc|monotonic  time source (default tsc when invariant)", set_clock },
@@ -81,6 +83,8 @@ static const struct optlist_entry options[] = {
     { "nolines", "nolines              do not read debug line info at exit (default)", set_nolines },
     { "nostart", "nostart              start with collection off (hookit_start() turns it on)",
       set_nostart },
+    { "nocontrol", "nocontrol            no control thread: `hookit ctl` is then carried out only by "
+                   "the program's threads at their hooks (docs/live.md)", set_nocontrol },
     { "io", "io                   I/O per calling context, per file, per interval (default)",
       jp_opt_io },
     { "noio", "noio                 no I/O metrics: the I/O wrappers only pass calls through",

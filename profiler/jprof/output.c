@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <poll.h>
+#include <pthread.h>
 #include <signal.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -32,8 +33,22 @@ static char exiting_dir[4096], exiting_name[600];
  * may have run the instrumented code even when it did not. */
 static int made_children;
 
+/* One profile written at a time: the control thread's flush (control.c)
+ * may run while a program thread writes its own (hookit_flush, exec,
+ * exit).  Recursive: a handler interrupting a write on the same thread
+ * goes on as it always did.  Held across fork, so that the child's copy
+ * of the writer's state is whole. */
+static pthread_mutex_t write_lock = PTHREAD_RECURSIVE_MUTEX_INITIALIZER_NP;
+
+JP_NOINSTR void jp_output_fork_prepare(void)
+{
+    pthread_mutex_lock(&write_lock);
+}
+
 JP_NOINSTR void jp_output_fork_child(void)
 {
+    pthread_mutex_t fresh = PTHREAD_RECURSIVE_MUTEX_INITIALIZER_NP;
+    write_lock = fresh;
     profiles_written = 0;
     exiting_name[0] = 0;
     made_children = 0;
@@ -42,6 +57,7 @@ JP_NOINSTR void jp_output_fork_child(void)
 JP_NOINSTR void jp_output_forked(void)
 {
     made_children = 1;
+    pthread_mutex_unlock(&write_lock);
 }
 
 /* Whether any instrumented function ran in this process (inherited frames
@@ -85,7 +101,9 @@ JP_NOINSTR int jp_write_profile(int how)
 {
     if (jp_host->io_quiet)
         jp_host->io_quiet(1);
+    pthread_mutex_lock(&write_lock);
     int rc = write_profile(how);
+    pthread_mutex_unlock(&write_lock);
     if (jp_host->io_quiet)
         jp_host->io_quiet(0);
     return rc;
@@ -255,6 +273,8 @@ JP_NOINSTR int jp_write_profile_isolated(int how)
          * process group (Open MPI's mpirun: SIGTERM, then SIGKILL as soon as
          * any rank is gone), which must not take the writer with it. */
         syscall(SYS_setpgid, 0, 0);
+        pthread_mutex_t fresh = PTHREAD_RECURSIVE_MUTEX_INITIALIZER_NP;
+        write_lock = fresh;     /* the control thread may have held it: it is not here */
         jp_profiled_pid = self;
         jp_profiled_ppid = parent;
         /* The raw system call: no exit wrapper may take this copy for the process. */

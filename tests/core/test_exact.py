@@ -229,8 +229,9 @@ def test_program_with_its_own_malloc(tmp):
         assert p.stdout == "own_malloc: 5\n", p
         docs = profiles_by_pid(tmp, f"own_malloc_{compiler}")
         assert len(docs) == 2, sorted(docs)
-        parent = min(docs.values(), key=lambda d: d["process"]["pid"])
-        child = max(docs.values(), key=lambda d: d["process"]["pid"])
+        # the child is the one whose parent is the other (pids wrap around)
+        child = [d for d in docs.values() if d["process"]["ppid"] in docs][0]
+        parent = docs[child["process"]["ppid"]]
         main = hk.thread_of(parent, 0)
         assert hk.node(main, "main", "work")["calls"] == 1
         # hookit's own set-up (threads, names, files) ran the program's

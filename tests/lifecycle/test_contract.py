@@ -147,6 +147,30 @@ def test_sampler_under_blocked_mask(tmp):
     assert not lcscen.check_order(events), lcscen.check_order(events)
 
 
+def test_sampler_during_waits_with_a_blocking_mask(tmp):
+    """The client's SIGPROF stays deliverable while the application waits in
+    ppoll, pselect, epoll_pwait and sigsuspend with masks that block it
+    (libmonitor leaves these waits alone: the signal stays pending until
+    the wait ends).  The timed waits end by their timeout after their full
+    time, with no EINTR from the samples; the application's output is the
+    native run's, and it reads back the mask it set."""
+    run, events, text, exe = hpc_run(tmp, "hpc_waits.c", {"HPC_SAMPLE": "1"}, ["-pthread"])
+    nat = lcscen.execute(tmp, [exe], hk.test_env())
+    assert run.rc == 0 == nat.rc, run.err
+    assert nat.out == ("ppoll 0 errno=- full=1\npselect 0 errno=- full=1\nepoll_pwait 0 errno=- full=1\n"
+                       "sigsuspend woken\nview same=1\n"), nat.out
+    assert run.out == nat.out, f"--- native\n{nat.out}--- monitored\n{run.out}"
+    got = lines(events, "^samples taken=")
+    assert len(got) == 1, text
+    # about 160 sent (every 5 ms for 0.8 s, fewer on a loaded machine); a
+    # SIGPROF blocked by each wait's mask would give one per wait
+    assert int(got[0][2]["taken"]) >= 40, text
+    # sigsuspend returned once, for SIGUSR1 (whose handler the layer routes
+    # through its own during the wait, to tell it from the samples)
+    assert "sigsuspend returns=1" in nat.err, nat.err
+    assert "sigsuspend returns=1" in run.err, run.err
+
+
 def test_helper_launched_with_real_fork_from_init_process(tmp):
     """hpcrun launches its helper from init_process with monitor_real_fork +
     monitor_real_execve: no pre_fork/post_fork, no init_process in the child,

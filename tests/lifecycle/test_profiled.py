@@ -110,3 +110,50 @@ def test_preload_dlclose_then_same_address(tmp):
     assert ("dep_value", "libdldep.so") in top, top
     # The closed library's functions keep their names (named at pre_dlclose).
     assert ("lib_value", "libdltest.so") in top, top
+
+
+def test_sampling_signal_kept_deliverable_when_the_program_blocks_it(tmp):
+    """JPROFOPTS=timer=sample takes time from a per-thread SIGPROF timer: a
+    program that blocks every signal (and waits in ppoll with a mask that
+    blocks them too) still has its CPU time sampled as when it blocks
+    nothing, and reads back the mask it set.  Before, its samples stayed
+    pending: no time at all."""
+    src = os.path.join(tmp, "blockall.c")
+    with open(src, "w") as f:
+        f.write("""
+#define _GNU_SOURCE
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
+static volatile unsigned long sink;
+static double cpu(void) { struct timespec t; clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+                          return t.tv_sec + t.tv_nsec / 1e9; }
+__attribute__((noinline)) void spin(double s) { double end = cpu() + s; while (cpu() < end) sink++; }
+int main(void) {
+    sigset_t all, now;
+    sigfillset(&all);
+    if (atoi(getenv("BLOCK_ALL") ? getenv("BLOCK_ALL") : "0"))
+        sigprocmask(SIG_SETMASK, &all, NULL);
+    spin(0.3);
+    struct timespec t = { 0, 50000000 };
+    int r = ppoll(NULL, 0, &t, &all);
+    sigprocmask(SIG_BLOCK, NULL, &now);
+    printf("ppoll %d prof blocked %d\\n", r, sigismember(&now, SIGPROF));
+    return 0;
+}
+""")
+    exe = hk.cc(tmp, [src], "blockall")
+    sampled = {}
+    for block in ("0", "1"):
+        out = os.path.join(tmp, "b" + block)
+        os.mkdir(out)
+        r = subprocess.run([exe], cwd=tmp, capture_output=True, text=True, timeout=60,
+                           env=hk.test_env(HOOKIT_OUTPUT=out, JPROFOPTS="timer=sample", BLOCK_ALL=block))
+        assert r.returncode == 0 and r.stdout == f"ppoll 0 prof blocked {block}\n", r
+        doc = hk.export_json(tmp, hk.one_profile(out, "blockall"))
+        spin = hk.node(hk.thread_of(doc, 0), "main", "spin")
+        assert spin["calls"] == 1, spin
+        sampled[block] = spin["incl_ns"]
+    assert sampled["0"] > 0 and sampled["1"] >= sampled["0"] * 0.3, sampled

@@ -286,8 +286,9 @@ def test_ctl_zerobase_keeps_trees_reset_discards(tmp):
 
 
 def test_ctl_refused_and_timeout(tmp):
-    # no instrumented function runs: main sleeps, no worker
-    p, rt = start(tmp, 0, 60, "pause")
+    # no instrumented function runs (main sleeps, no worker) and no control
+    # thread (tests/live/test_control.py has the process that has one)
+    p, rt = start(tmp, 0, 60, "pause", env={"JPROFOPTS": "nocontrol"})
     try:
         t0 = time.monotonic()
         r = hookit(tmp, rt, "ctl", "--timeout", "0.5", str(p.pid), "flush", check=False)
@@ -647,13 +648,19 @@ def test_threads_share_no_cache_line(tmp):
 
 def test_live_commands_follow_a_process_that_dropped_root(tmp):
     """Started by root, the process drops to nobody (an nginx worker): its
-    arena stays in root's registry.  Root finds it by PID (snapshot, top,
-    ctl); the process's new user (nobody) is refused.  Before, the readers
-    looked in nobody's registry and failed."""
+    registry files move, before the drop, to nobody's registry beside
+    root's (hookit-65534), still root's files.  Root finds it by PID
+    (snapshot, top, ctl); the process's new user (nobody) is refused.  At
+    its end the process, as nobody, removes them: nothing is left for
+    `hookit recover`.  Before, the readers looked in nobody's registry and
+    failed, and the files stayed in root's registry for recover to write a
+    second profile, marked killed."""
     if os.geteuid() != 0:
         hk.skip("needs root to change user")
     exe = hk.cc(tmp, [os.path.join(hk.ROOT, "tests", "live", "setuid.c")], "setuid")
     rt = runtime(tmp)
+    moved = os.path.join(tmp, "hookit-65534")
+    os.chmod(tmp, 0o711)        # nobody may pass through to its registry
     out = os.path.join(tmp, "out")
     os.mkdir(out)
     os.chmod(out, 0o755)        # root's: nobody cannot write there
@@ -662,6 +669,11 @@ def test_live_commands_follow_a_process_that_dropped_root(tmp):
     try:
         assert p.stdout.readline() == "dropped 65534\n"
         assert os.stat(f"/proc/{p.pid}").st_uid == 65534
+        assert not os.path.exists(os.path.join(rt, f"{p.pid}.arena")), os.listdir(rt)
+        st = os.stat(moved)
+        assert st.st_uid == 65534 and st.st_mode & 0o777 == 0o700, oct(st.st_mode)
+        st = os.stat(os.path.join(moved, f"{p.pid}.arena"))
+        assert st.st_uid == 0 and st.st_mode & 0o777 == 0o600, oct(st.st_mode)
         time.sleep(0.2)
         doc = snapshot(tmp, rt, p.pid, "s.prof")
         assert hk.node(hk.thread_of(doc, 0), "main", "work", "leaf")["calls"] > 0
@@ -698,10 +710,62 @@ def test_live_commands_follow_a_process_that_dropped_root(tmp):
         finally:
             os.unlink(path)
         assert os.listdir(out) == []
+        # the registry files are gone from both directories
+        assert os.listdir(moved) == [] and not any(str(p.pid) in f for f in os.listdir(rt)), \
+            (os.listdir(moved), os.listdir(rt))
+        r = hookit(tmp, rt, "recover", "--all", "-o", out)
+        assert str(p.pid) not in r.stdout and os.listdir(out) == [], r.stdout
     finally:
         if p.poll() is None:
             p.kill()
             p.communicate()
+
+
+def test_a_change_of_user_libhookit_did_not_see(tmp):
+    """The process drops root by the raw system call (no wrapper sees it):
+    its files stay in root's registry, which it cannot remove them from at
+    its end; it marks the arena ended instead.  `hookit recover` lists it as
+    ended normally and removes it, writing no second profile."""
+    if os.geteuid() != 0:
+        hk.skip("needs root to change user")
+    src = os.path.join(tmp, "rawsetuid.c")
+    with open(src, "w") as f:
+        f.write("""
+#include <stdio.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+__attribute__((noinline)) void leaf(void) { }
+int main(void) {
+    leaf();
+    if (syscall(SYS_setresgid, 65534, 65534, 65534) || syscall(SYS_setresuid, 65534, 65534, 65534))
+        return 2;
+    leaf();
+    printf("%d\\n", (int)getuid());
+    return 0;
+}
+""")
+    exe = hk.cc(tmp, [src], "rawsetuid")
+    rt = runtime(tmp)
+    os.chmod(tmp, 0o711)
+    out = os.path.join(tmp, "out")
+    os.mkdir(out)
+    os.chmod(out, 0o777)
+    r = subprocess.run([exe], cwd=tmp, capture_output=True, text=True, timeout=30,
+                       env=hk.test_env(HOOKIT_OUTPUT=out, HOOKIT_RUNTIME_DIR=rt))
+    assert r.returncode == 0 and r.stdout == "65534\n", r
+    profiles = hk.profiles(out, "rawsetuid")
+    assert len(profiles) == 1, os.listdir(out)
+    pid = int(profiles[0].split(".")[-2])
+    left = sorted(os.listdir(rt))
+    assert left == [f"{pid}.arena", f"{pid}.maps"], left
+    with open(os.path.join(rt, f"{pid}.arena"), "rb") as f:
+        assert f.read(8) == b"HKENDED1"
+    r = hookit(tmp, rt, "recover")
+    assert f"process {pid}: ended normally (its profile was written)" in r.stdout, r.stdout
+    assert "would be removed" in r.stdout and sorted(os.listdir(rt)) == left, r.stdout
+    r = hookit(tmp, rt, "recover", "--all", "-o", out)
+    assert f"process {pid}: ended normally" in r.stdout and "removed" in r.stdout, r.stdout
+    assert os.listdir(rt) == [] and hk.profiles(out, "rawsetuid") == profiles, os.listdir(out)
 
 
 def sigblk(pid):
