@@ -219,9 +219,22 @@ LC_API int LC_WRAPPER(pthread_create)(pthread_t *thread, const pthread_attr_t *a
     }
     if (monitored) {
         e = errno;
-        lc_new_thread_info = &info;
-        monitor_thread_post_create(pre_data);
-        lc_new_thread_info = NULL;
+        /* Not after the process's end began in another thread: the
+         * shoot-down signal is held while the callback runs, so an exit's
+         * shoot-down waits for it (post_create never follows fini_thread or
+         * fini_process), and a thread it already finalized makes none. */
+        sigset_t shoot, old;
+        sigemptyset(&shoot);
+        sigaddset(&shoot, lc_shootdown_signo);
+        REAL(pthread_sigmask)(SIG_BLOCK, &shoot, &old);
+        struct lc_thread *me = lc_thread_self();
+        if (atomic_load(&lc_proc_state) == LC_PROC_RUNNING
+            && (!me || atomic_load(&me->state) < LC_T_FINISHING)) {
+            lc_new_thread_info = &info;
+            monitor_thread_post_create(pre_data);
+            lc_new_thread_info = NULL;
+        }
+        REAL(pthread_sigmask)(SIG_SETMASK, &old, NULL);
         errno = e;
     }
     return rc;
