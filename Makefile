@@ -35,6 +35,9 @@ LDFLAGS ?=
 ALL_LDFLAGS = $(LDFLAGS) $(SAN_LDFLAGS)
 
 # ---- components ------------------------------------------------------------
+# common/: the low-level primitives (clock, spinlock, pages) every library
+# links or includes, one home each (docs/design.md, "Shared primitives").
+COMMON_SRC    := $(wildcard common/*.c)
 LIFECYCLE_SRC := $(wildcard lifecycle/*.c)
 HOOKIT_SRC    := $(wildcard hookit/*.c)
 A2N_SRC       := $(wildcard a2n/*.c)
@@ -53,7 +56,7 @@ obj = $(patsubst %.c,$(O)/%.o,$(1))
 # change).  The plugins, the profile library, a2n and the tools are
 # instrumented.
 ifneq ($(filter thread,$(subst $(comma), ,$(SANITIZE))),)
-TSAN_EARLY_SRC := $(LIFECYCLE_SRC) $(filter hookit/alloc.c hookit/io_% hookit/mpi_% hookit/rebind.c hookit/hooks.c hookit/init.c,$(HOOKIT_SRC))
+TSAN_EARLY_SRC := $(COMMON_SRC) $(LIFECYCLE_SRC) $(filter hookit/alloc.c hookit/io_% hookit/mpi_% hookit/rebind.c hookit/hooks.c hookit/init.c,$(HOOKIT_SRC))
 $(patsubst %.c,$(O)/%.o,$(TSAN_EARLY_SRC)): ALL_CFLAGS += -fno-sanitize=thread
 endif
 
@@ -88,12 +91,12 @@ $(O)/static/%.o: %.c
 -include $(shell find $(O) -name '*.d' 2>/dev/null)
 
 # libhookit: hooks + lifecycle.  Never links libbfd (see design.md).
-$(LIBHOOKIT_SO): $(call obj,$(HOOKIT_SRC) $(LIFECYCLE_SRC))
+$(LIBHOOKIT_SO): $(call obj,$(HOOKIT_SRC) $(LIFECYCLE_SRC) $(COMMON_SRC))
 	@mkdir -p $(dir $@)
 	$(CC) -shared -Wl,-soname,libhookit.so -Wl,-z,nodelete $(ALL_LDFLAGS) -o $@ $^ -ldl -lpthread
 
 sobj = $(patsubst %.c,$(O)/static/%.o,$(1))
-$(LIBHOOKIT_A): $(call sobj,$(HOOKIT_SRC) $(LIFECYCLE_SRC))
+$(LIBHOOKIT_A): $(call sobj,$(HOOKIT_SRC) $(LIFECYCLE_SRC) $(COMMON_SRC))
 	@mkdir -p $(dir $@)
 	rm -f $@ && ar rcs $@ $^
 
@@ -110,11 +113,11 @@ $(LIBPROFILE_A): $(call obj,$(PROFILE_SRC))
 # intermediate: kept, so that a second make rebuilds nothing.
 .SECONDARY:
 .SECONDEXPANSION:
-$(B)/lib/hookit/lib%.so: $$(call obj,$$(wildcard profiler/%/*.c)) $(LIBA2N_A) $(LIBPROFILE_A)
+$(B)/lib/hookit/lib%.so: $$(call obj,$$(wildcard profiler/%/*.c) $(COMMON_SRC)) $(LIBA2N_A) $(LIBPROFILE_A)
 	@mkdir -p $(dir $@)
 	$(CC) -shared $(ALL_LDFLAGS) -o $@ $(filter %.o,$^) $(LIBPROFILE_A) $(LIBA2N_A) -lbfd -lz -ldl -lpthread
 
-$(B)/lib/hookit/lib%.a: $$(call obj,$$(wildcard profiler/%/*.c)) $(LIBA2N_A) $(LIBPROFILE_A)
+$(B)/lib/hookit/lib%.a: $$(call obj,$$(wildcard profiler/%/*.c) $(COMMON_SRC)) $(LIBA2N_A) $(LIBPROFILE_A)
 	@mkdir -p $(dir $@)
 	rm -f $@ && ar rcs $@ $(filter %.o,$^) $(call obj,$(PROFILE_SRC))
 

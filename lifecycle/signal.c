@@ -482,7 +482,7 @@ static void lc_signal_entry(int sig, siginfo_t *info, void *context)
 /* Another thread may have held the lock when the process forked. */
 void lc_signal_after_fork_child(void)
 {
-    atomic_flag_clear(&lc_sig_lock.flag);
+    lc_lock_reset(&lc_sig_lock);
 }
 
 /* ---- exec ------------------------------------------------------------------------------ */

@@ -3,6 +3,7 @@
  * futex waits with deadlines, a signal-safe spinlock.
  */
 #include "lifecycle/internal.h"
+#include "common/spin.h"
 
 #include <limits.h>
 #include <linux/futex.h>
@@ -131,25 +132,17 @@ void lc_futex_wake_all(atomic_int *addr)
     errno = saved;
 }
 
-static inline void lc_cpu_relax(void)
-{
-#if defined(__x86_64__) || defined(__i386__)
-    __builtin_ia32_pause();
-#endif
-}
-
 void lc_lock(lc_spinlock *lock, sigset_t *saved)
 {
     sigset_t all;
     sigfillset(&all);
     lc_raw_sigmask(SIG_BLOCK, &all, saved);
-    while (atomic_flag_test_and_set_explicit(&lock->flag, memory_order_acquire))
-        lc_cpu_relax();
+    hk_spin_lock(&lock->word);
 }
 
 void lc_unlock(lc_spinlock *lock, const sigset_t *saved)
 {
-    atomic_flag_clear_explicit(&lock->flag, memory_order_release);
+    hk_spin_unlock(&lock->word);
     lc_raw_sigmask(SIG_SETMASK, saved, NULL);
 }
 

@@ -10,7 +10,7 @@ for tool in cppcheck clang-tidy; do
     command -v "$tool" >/dev/null 2>&1 || { echo "make lint: $tool is not installed (make deps)" >&2; exit 1; }
 done
 
-SOURCES=$(git ls-files 'a2n/*.c' 'hookit/*.c' 'lifecycle/*.c' 'profile/*.c' 'profiler/*.c' \
+SOURCES=$(git ls-files 'common/*.c' 'a2n/*.c' 'hookit/*.c' 'lifecycle/*.c' 'profile/*.c' 'profiler/*.c' \
                        'tools/*.c' 'examples/*.c' 'tests/fuzz/*.c' 'tests/stress/progs/*.c' \
                        'tests/reliability/progs/*.c')
 DEFS='-D_GNU_SOURCE -DHOOKIT_VERSION="lint" -DHOOKIT_PLUGIN_DIR="/usr/local/lib/hookit"' 

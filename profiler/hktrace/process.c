@@ -24,7 +24,7 @@ HT_NOINSTR void ht_process_start(void)
     struct timespec ts;
     clock_gettime(CLOCK_REALTIME, &ts);
     ht_start_wall_ns = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-    ht_start_mono_ns = ht_now_mono();
+    ht_start_mono_ns = hk_mono_ns();
     ht_tick0 = ht_now();
 }
 
@@ -57,14 +57,14 @@ HT_NOINSTR static int fill_process(struct profile *p, int how)
     p->process.size = ht_size;
     p->process.exe = profile_intern(p, exe);
     p->process.start_ns = ht_start_wall_ns;
-    p->process.duration_ns = ht_now_mono() - ht_start_mono_ns;
+    p->process.duration_ns = hk_mono_ns() - ht_start_mono_ns;
     int rc = p->process.exe ? procinfo_fill_argv(p) : -1;
     struct utsname u;
     if (rc == 0 && uname(&u) == 0)
         rc = profile_set_meta(p, "hostname", u.nodename);
     rc |= profile_set_meta(p, "hookit_version", HOOKIT_VERSION);
     rc |= profile_set_meta(p, "profiler", "hktrace");
-    rc |= profile_set_meta(p, "clock", ht_clock_is_tsc() ? "tsc" : "monotonic");
+    rc |= profile_set_meta(p, "clock", ht_clock_is_tsc() ? HK_COUNTER_NAME : "monotonic");
     snprintf(buf, sizeof buf, "%.6f", ht_ticks_per_ns());
     rc |= profile_set_meta(p, "ticks_per_ns", buf);
     rc |= profile_set_meta(p, "end", procinfo_end_name(how));

@@ -26,7 +26,7 @@ JP_NOINSTR void jp_process_start(void)
     struct timespec ts;
     clock_gettime(CLOCK_REALTIME, &ts);
     jp_start_wall_ns = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-    start_mono_ns = jp_now_mono();
+    start_mono_ns = hk_mono_ns();
     jp_profiled_pid = 0;
 }
 
@@ -56,7 +56,7 @@ JP_NOINSTR int jp_fill_process(struct profile *p, int how)
     p->process.size = jp_size;
     p->process.exe = profile_intern(p, exe);
     p->process.start_ns = jp_start_wall_ns;
-    p->process.duration_ns = jp_now_mono() - start_mono_ns;
+    p->process.duration_ns = hk_mono_ns() - start_mono_ns;
     int rc = p->process.exe ? procinfo_fill_argv(p) : -1;
     struct utsname u;
     if (rc == 0 && uname(&u) == 0)
@@ -64,7 +64,7 @@ JP_NOINSTR int jp_fill_process(struct profile *p, int how)
     snprintf(buf, sizeof buf, "%.6f", jp_ticks_per_ns());
     rc |= profile_set_meta(p, "hookit_version", HOOKIT_VERSION);
     rc |= profile_set_meta(p, "profiler", "jprof");
-    rc |= profile_set_meta(p, "clock", jp_clock_is_tsc() ? "tsc" : "monotonic");
+    rc |= profile_set_meta(p, "clock", jp_clock_is_tsc() ? HK_COUNTER_NAME : "monotonic");
     rc |= profile_set_meta(p, "timer", jp_sampling() ? "sample" : "exact");
     if (!jp_sampling()) {
         rc |= set_meta_u64(p, "overhead_ns_per_call", jp_ticks_to_ns(jp_overhead_full_ticks()));
