@@ -5,6 +5,7 @@
 
 #include <hookit/profiler.h>
 #include "common/clock.h"
+#include "common/pages.h"
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>

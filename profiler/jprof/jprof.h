@@ -4,6 +4,7 @@
 
 #include <hookit/profiler.h>
 #include "common/clock.h"
+#include "common/pages.h"
 #include "common/spin.h"
 #include "profile/arena.h"
 #include <stddef.h>
