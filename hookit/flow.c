@@ -112,7 +112,7 @@ HK_NOINSTR void *hk_flow_next(void **slot, const char *name)
 HK_NOINSTR void hk_flow_resolve(void)
 {
 #define HK_FLOW_RESOLVE(name) hk_flow_next((void **)&hk_flow_real.name, #name);
-    HK_FLOW_REALS(HK_FLOW_RESOLVE)
+    HK_FLOW_WRAPPED(HK_FLOW_RESOLVE)
 #undef HK_FLOW_RESOLVE
 }
 #else

@@ -5,6 +5,7 @@
 
 #include "hookit/internal.h"
 #include "lifecycle/real.h"
+#include "lifecycle/wrapped.h"
 
 #include <setjmp.h>
 #include <stdarg.h>
@@ -31,14 +32,11 @@ void hk_flow_forget_mark(const void *buf);
  * Static (`hookit link`, ld --wrap): __real_NAME, a strong reference.  Each
  * interposer file is only linked in when the program calls one of its
  * functions (its reference is then redirected to __wrap_NAME), and --wrap
- * is then in force for every name below, so __real_NAME is libc's (or
- * libstdc++'s) own.  (A weak reference would not pull libc.a's member in,
- * and the plain name would be the wrapper itself.)
+ * is then in force for every name of HK_FLOW_WRAPPED (lifecycle/
+ * wrapped.h), so __real_NAME is libc's (or libstdc++'s) own.  (A weak
+ * reference would not pull libc.a's member in, and the plain name would be
+ * the wrapper itself.)
  */
-#define HK_FLOW_REALS(X) \
-    X(setjmp) X(_setjmp) X(__sigsetjmp) X(getcontext) \
-    X(longjmp) X(_longjmp) X(siglongjmp) X(__longjmp_chk) \
-    X(__cxa_begin_catch) X(setcontext) X(swapcontext) X(makecontext)
 
 typedef void (*hk_flow_longjmp_fn)(struct __jmp_buf_tag *, int);
 void __longjmp_chk(struct __jmp_buf_tag __env[1], int __val) __attribute__((noreturn));
@@ -48,7 +46,7 @@ void *__cxa_begin_catch(void *);
 #define HK_FLOW_NAME(name) __wrap_##name
 #define HK_FLOW_SYM(name) "__wrap_" #name
 #define HK_FLOW_DECLARE_REAL(name) extern __typeof__(name) __real_##name;
-HK_FLOW_REALS(HK_FLOW_DECLARE_REAL)
+HK_FLOW_WRAPPED(HK_FLOW_DECLARE_REAL)
 #undef HK_FLOW_DECLARE_REAL
 #define HK_FLOW_REAL(name) (__real_##name)
 #else
@@ -56,7 +54,7 @@ HK_FLOW_REALS(HK_FLOW_DECLARE_REAL)
 #define HK_FLOW_SYM(name) #name
 #define HK_FLOW_MEMBER(name) __typeof__(name) *name;
 struct hk_flow_reals {
-    HK_FLOW_REALS(HK_FLOW_MEMBER)
+    HK_FLOW_WRAPPED(HK_FLOW_MEMBER)
 };
 #undef HK_FLOW_MEMBER
 extern struct hk_flow_reals hk_flow_real;

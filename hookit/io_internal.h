@@ -31,7 +31,7 @@
 #include "common/clock.h"
 #include "hookit/internal.h"
 #include "hookit/io_api.h"
-#include "hookit/io_wrapped.h"
+#include "lifecycle/wrapped.h"
 #include "lifecycle/real.h"
 
 #include <errno.h>

@@ -26,6 +26,7 @@ typedef long aint;              /* MPI_Aint */
 
 #define HK_MPI_C(NAME, PARAMS, ARGS, BYTES)                                           \
     typedef int hk_c_##NAME##_fn PARAMS;                                              \
+    HK_EXPORT hk_c_##NAME##_fn MPI_##NAME;                                            \
     HK_EXPORT HK_NOINSTR int MPI_##NAME PARAMS                                        \
     {                                                                                 \
         static hk_c_##NAME##_fn *resolved;                                            \

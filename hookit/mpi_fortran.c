@@ -40,6 +40,7 @@
 
 #define HK_MPI_F1(NAME, SYM, M, N, IERR, BYTES)                                       \
     typedef void hk_f_##SYM##_fn(FP##N);                                              \
+    HK_EXPORT hk_f_##SYM##_fn SYM;                                                    \
     HK_EXPORT HK_NOINSTR void SYM(FP##N)                                              \
     {                                                                                 \
         static hk_f_##SYM##_fn *resolved;                                             \

@@ -177,6 +177,10 @@ LC_MPI_UNWRAPPED(lc_mpi_comm_fn, lc_mpi_size_, PMPI_Comm_size)
     LC_MPI_REAL(lc_mpi_init_thread_fn, P##_Init_thread)                             \
     LC_MPI_REAL(lc_mpi_finalize_fn, P##_Finalize)                                   \
     LC_MPI_REAL(lc_mpi_comm_fn, P##_Comm_rank)                                      \
+    LC_API lc_mpi_init_fn LC_WRAPPER(P##_Init);                                     \
+    LC_API lc_mpi_init_thread_fn LC_WRAPPER(P##_Init_thread);                       \
+    LC_API lc_mpi_finalize_fn LC_WRAPPER(P##_Finalize);                             \
+    LC_API lc_mpi_comm_fn LC_WRAPPER(P##_Comm_rank);                                \
                                                                                     \
     LC_API int LC_WRAPPER(P##_Init)(int *argc, char ***argv)                        \
     {                                                                               \
@@ -255,6 +259,10 @@ LC_MPI_C_WRAPPERS(PMPI)
     LC_MPI_REAL(lc_fmpi_init_thread_fn, init_thread)                                \
     LC_MPI_REAL(lc_fmpi_init_fn, finalize)                                          \
     LC_MPI_REAL(lc_fmpi_comm_fn, comm_rank)                                         \
+    LC_API lc_fmpi_init_fn LC_WRAPPER(init);                                        \
+    LC_API lc_fmpi_init_thread_fn LC_WRAPPER(init_thread);                          \
+    LC_API lc_fmpi_init_fn LC_WRAPPER(finalize);                                    \
+    LC_API lc_fmpi_comm_fn LC_WRAPPER(comm_rank);                                   \
                                                                                     \
     LC_API void LC_WRAPPER(init)(int *ierr)                                         \
     {                                                                               \

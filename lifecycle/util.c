@@ -3,6 +3,7 @@
  * futex waits with deadlines, a signal-safe spinlock.
  */
 #include "lifecycle/internal.h"
+#include "common/log.h"
 #include "common/pages.h"
 #include "common/spin.h"
 
@@ -64,28 +65,13 @@ void lc_read_config(void)
                                       "milliseconds, 1..3600000");
 }
 
-/* One line on stderr, written with a single write(2); keeps errno. */
+/* One line on stderr (common/log.h). */
 void lc_diag(const char *fmt, ...)
 {
-    int saved = errno;
-    char buf[512];
-    int n = snprintf(buf, sizeof buf, "hookit[%d]: ", (int)getpid());
-    int prefix = n;
     va_list ap;
     va_start(ap, fmt);
-    n += vsnprintf(buf + n, sizeof buf - n - 1, fmt, ap);
+    hk_log_vwrite(fmt, ap);
     va_end(ap);
-    if (n > (int)sizeof buf - 2)
-        n = sizeof buf - 2;
-    /* An environment value quoted in the message may hold a newline: one
-     * line stays one line and cannot forge another "hookit[PID]:" line. */
-    for (int i = prefix; i < n; i++)
-        if ((unsigned char)buf[i] < 0x20 || buf[i] == 0x7f)
-            buf[i] = '?';
-    buf[n++] = '\n';
-    ssize_t w = write(2, buf, n);
-    (void)w;
-    errno = saved;
 }
 
 pid_t lc_gettid(void)

@@ -78,11 +78,11 @@ void iostats_account(struct iostats *s, uint32_t op, int failed, uint64_t bytes,
         s->slowest_bytes = bytes;
     }
     switch (op) {
-    case IOSTATS_READ:
+    case HOOKIT_IO_READ:
         s->read_time += dt;
         break;
-    case IOSTATS_WRITE:
-    case IOSTATS_SYNC:
+    case HOOKIT_IO_WRITE:
+    case HOOKIT_IO_SYNC:
         s->write_time += dt;
         break;
     default:
@@ -94,11 +94,11 @@ void iostats_account(struct iostats *s, uint32_t op, int failed, uint64_t bytes,
         return;
     }
     switch (op) {
-    case IOSTATS_OPEN: s->opens++; break;
-    case IOSTATS_READ: transfer(s, 0, bytes, offset); break;
-    case IOSTATS_WRITE: transfer(s, 1, bytes, offset); break;
-    case IOSTATS_SEEK: s->seeks++; break;
-    case IOSTATS_SYNC: s->syncs++; break;
+    case HOOKIT_IO_OPEN: s->opens++; break;
+    case HOOKIT_IO_READ: transfer(s, 0, bytes, offset); break;
+    case HOOKIT_IO_WRITE: transfer(s, 1, bytes, offset); break;
+    case HOOKIT_IO_SEEK: s->seeks++; break;
+    case HOOKIT_IO_SYNC: s->syncs++; break;
     default: s->metas++; break;
     }
 }

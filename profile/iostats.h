@@ -27,17 +27,12 @@
 #ifndef HOOKIT_IOSTATS_H
 #define HOOKIT_IOSTATS_H
 
+#include <hookit/profiler.h>     /* enum hookit_io_op: the kinds of call */
+
 #include <stddef.h>
 #include <stdint.h>
 
 #define IOSTATS_BUCKETS 10
-
-/* The kinds of call, the values of enum hookit_io_op (include/hookit/
- * profiler.h; profile/ does not depend on the plugin ABI header). */
-enum {
-    IOSTATS_OPEN = 1, IOSTATS_CLOSE, IOSTATS_READ, IOSTATS_WRITE, IOSTATS_SEEK,
-    IOSTATS_SYNC, IOSTATS_META, IOSTATS_DUP, IOSTATS_MMAP,
-};
 
 struct iostats {
     uint64_t opens, reads, writes, seeks, syncs, metas, errors;
@@ -64,7 +59,7 @@ void iostats_init(struct iostats *s);
 /* The bucket of an access of n bytes. */
 int iostats_bucket(uint64_t n);
 extern const char *const iostats_bucket_names[IOSTATS_BUCKETS];
-/* One call: op is an IOSTATS_* (= HOOKIT_IO_*) value; t0/t1
+/* One call: op is a HOOKIT_IO_* value; t0/t1
  * in the caller's units, relative to the process start. */
 void iostats_account(struct iostats *s, uint32_t op, int failed, uint64_t bytes, int64_t offset,
                      uint64_t t0, uint64_t t1);

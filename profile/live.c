@@ -7,6 +7,7 @@
 #include "profile/live.h"
 #include "common/clock.h"
 #include "profile/arena_walk.h"
+#include "profile/procinfo.h"
 #include "profile/registry.h"
 
 #include <dirent.h>
@@ -22,13 +23,8 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
-#include <sys/utsname.h>
 #include <time.h>
 #include <unistd.h>
-
-#ifndef HOOKIT_VERSION
-#define HOOKIT_VERSION "unknown"
-#endif
 
 #define SEQ_TRIES 64                    /* torn copies before asking the thread */
 #define SELF_COPY_WAIT_NS 1000000000ull /* how long to wait for a thread's own copy */
@@ -789,17 +785,9 @@ void live_snapshot_free(struct live_snapshot *s)
 
 /* ---- a snapshot as a profile ----------------------------------------------------------- */
 
-static int set_meta_u64(struct profile *p, const char *key, uint64_t v)
-{
-    char buf[32];
-    snprintf(buf, sizeof buf, "%llu", (unsigned long long)v);
-    return profile_set_meta(p, key, buf);
-}
-
 static int fill_process(struct live *l, const struct live_snapshot *s, struct profile *p, const char *end)
 {
     const struct arena_process *pr = process_block(l);
-    char buf[64];
     p->process.pid = l->pid;
     p->process.ppid = 0;
     if (!l->dead) {
@@ -834,23 +822,22 @@ static int fill_process(struct live *l, const struct live_snapshot *s, struct pr
     p->process.start_ns = pr->start_wall_ns;
     uint64_t start_ticks = header(l)->clock ? pr->start_mono_ns : pr->start_tsc;
     p->process.duration_ns = s->now > start_ticks ? arena_ticks_to_ns(s->now - start_ticks, s->ticks_per_ns) : 0;
-    struct utsname u;
-    int rc = uname(&u) == 0 ? profile_set_meta(p, "hostname", u.nodename) : 0;
-    snprintf(buf, sizeof buf, "%.6f", s->ticks_per_ns);
-    rc |= profile_set_meta(p, "hookit_version", HOOKIT_VERSION);
-    rc |= profile_set_meta(p, "profiler", "jprof");
-    rc |= profile_set_meta(p, "clock", header(l)->clock ? "monotonic" : HK_COUNTER_NAME);
-    rc |= profile_set_meta(p, "ticks_per_ns", buf);
-    rc |= profile_set_meta(p, "end", end);
+    struct procinfo_meta m = {
+        .profiler = "jprof",
+        .clock = header(l)->clock ? "monotonic" : HK_COUNTER_NAME,
+        .ticks_per_ns = s->ticks_per_ns,
+        .end = end,
+    };
+    int rc = procinfo_set_meta(p, &m);
     rc |= profile_set_meta(p, "live_consistency", l->dead ? "dead" :
                            s->consistency == LIVE_PROCESS ? "process" : "thread");
     if (s->consistency == LIVE_PROCESS && !l->dead) {
-        rc |= set_meta_u64(p, "live_pause_ns", s->pause_ns);
-        rc |= set_meta_u64(p, "live_gather_ns", s->gather_ns);
-        rc |= set_meta_u64(p, "live_threads_parked", s->parked);
-        rc |= set_meta_u64(p, "live_threads_quiet", s->quiet);
-        rc |= set_meta_u64(p, "live_copy_ns", s->copy_ns);
-        rc |= set_meta_u64(p, "live_threads_recopied", s->recopied);
+        rc |= procinfo_set_meta_u64(p, "live_pause_ns", s->pause_ns);
+        rc |= procinfo_set_meta_u64(p, "live_gather_ns", s->gather_ns);
+        rc |= procinfo_set_meta_u64(p, "live_threads_parked", s->parked);
+        rc |= procinfo_set_meta_u64(p, "live_threads_quiet", s->quiet);
+        rc |= procinfo_set_meta_u64(p, "live_copy_ns", s->copy_ns);
+        rc |= procinfo_set_meta_u64(p, "live_threads_recopied", s->recopied);
     }
     uint64_t dropped = 0, unmatched = 0, self = 0;
     for (uint32_t i = 0; i < s->nthreads; i++) {
@@ -858,9 +845,9 @@ static int fill_process(struct live *l, const struct live_snapshot *s, struct pr
         unmatched += s->threads[i].unmatched;
         self += s->threads[i].how == LIVE_COPY_SELF;
     }
-    rc |= set_meta_u64(p, "live_threads_self_copied", self);
-    rc |= set_meta_u64(p, "dropped_events", dropped);
-    rc |= set_meta_u64(p, "unmatched_exits", unmatched);
+    rc |= procinfo_set_meta_u64(p, "live_threads_self_copied", self);
+    rc |= procinfo_set_meta_u64(p, "dropped_events", dropped);
+    rc |= procinfo_set_meta_u64(p, "unmatched_exits", unmatched);
     return rc ? -1 : 0;
 }
 

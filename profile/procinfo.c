@@ -1,6 +1,7 @@
-/* What every profiler plugin writes about the process it runs in: its
- * arguments, the executable's base name (safe inside a file name), and the
- * name of a profile file.  Shared by libjprof and libhktrace. */
+/* What every profile says about its process and how it was taken: its
+ * identity and arguments, the metadata every profile carries, the
+ * executable's base name (safe inside a file name), and the name of a
+ * profile file.  Shared by libjprof, libhktrace and the live reader. */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE             /* program_invocation_short_name (also built alone, by tests) */
 #endif
@@ -9,11 +10,55 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/utsname.h>
 #include <unistd.h>
 
 #define NOINSTR __attribute__((no_instrument_function))
+
+#ifndef HOOKIT_VERSION
+#define HOOKIT_VERSION "unknown"        /* built alone, by tests */
+#endif
+
+NOINSTR int procinfo_set_meta_u64(struct profile *p, const char *key, uint64_t v)
+{
+    char buf[32];
+    snprintf(buf, sizeof buf, "%llu", (unsigned long long)v);
+    return profile_set_meta(p, key, buf);
+}
+
+NOINSTR int procinfo_set_meta(struct profile *p, const struct procinfo_meta *m)
+{
+    char buf[256];
+    struct utsname u;
+    int rc = uname(&u) == 0 ? profile_set_meta(p, "hostname", u.nodename) : 0;
+    rc |= profile_set_meta(p, "hookit_version", HOOKIT_VERSION);
+    rc |= profile_set_meta(p, "profiler", m->profiler);
+    rc |= profile_set_meta(p, "clock", m->clock);
+    snprintf(buf, sizeof buf, "%.6f", m->ticks_per_ns);
+    rc |= profile_set_meta(p, "ticks_per_ns", buf);
+    rc |= profile_set_meta(p, "end", m->end);
+    if (m->signal > 0) {
+        snprintf(buf, sizeof buf, "%d (%s)", m->signal, strsignal(m->signal));
+        rc |= profile_set_meta(p, "signal", buf);
+    }
+    return rc ? -1 : 0;
+}
+
+NOINSTR int procinfo_fill_self(struct profile *p, pid_t pid, pid_t ppid, int rank, int size)
+{
+    char exe[4096];
+    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    exe[n > 0 ? n : 0] = 0;
+    p->process.pid = pid;
+    p->process.ppid = ppid;
+    p->process.rank = rank;
+    p->process.size = size;
+    p->process.exe = profile_intern(p, exe);
+    return p->process.exe ? procinfo_fill_argv(p) : -1;
+}
 
 NOINSTR int procinfo_fill_argv(struct profile *p)
 {

@@ -1,10 +1,31 @@
-/* The profiled process's identity, for profiler plugins (profile/procinfo.c). */
+/* The profiled process: its identity and the metadata every profile carries, for the
+ * profiler plugins and the live reader (profile/procinfo.c). */
 #ifndef HOOKIT_PROCINFO_H
 #define HOOKIT_PROCINFO_H
 
 #include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
 
 struct profile;
+
+/* What every profile says about how it was taken (docs/profile-format.md). */
+struct procinfo_meta {
+    const char *profiler;       /* "jprof", "hktrace" */
+    const char *clock;          /* what times were read from: "tsc", "monotonic", ... */
+    double ticks_per_ns;
+    const char *end;            /* "exit", "signal", ... (procinfo_end_name) */
+    int signal;                 /* the signal the process died of, 0 if none */
+};
+/* hostname, hookit_version, profiler, clock, ticks_per_ns, end and (a
+ * death by a signal) signal, into p's metadata.  0 or -1 (no memory). */
+int procinfo_set_meta(struct profile *p, const struct procinfo_meta *m);
+/* One metadata value that is a number.  0 or -1. */
+int procinfo_set_meta_u64(struct profile *p, const char *key, uint64_t v);
+/* The process this code runs in, as pid and ppid say (a helper process
+ * writes for the one it was forked from): p->process's pid, ppid, rank,
+ * size, exe (/proc/self/exe) and arguments.  0 or -1 (no memory). */
+int procinfo_fill_self(struct profile *p, pid_t pid, pid_t ppid, int rank, int size);
 
 /* p->process.argv and argc from /proc/self/cmdline.  0 or -1 (no memory). */
 int procinfo_fill_argv(struct profile *p);

@@ -44,25 +44,46 @@ struct reader {
     uint32_t nthreads, cap_threads;
 };
 
-__attribute__((format(printf, 3, 4)))
-static void fail(struct reader *r, size_t off, const char *fmt, ...)
+/* The first refusal stands; err gets "NAME: " and the message. */
+static void verror(struct reader *r, const char *prefix, const char *fmt, va_list ap)
 {
     if (r->failed)
         return;
     r->failed = 1;
     if (!r->err || r->errlen == 0)
         return;
-    int n = snprintf(r->err, r->errlen, "%s: ", r->name);
+    int n = snprintf(r->err, r->errlen, "%s: %s", r->name, prefix);
     if (n < 0 || (size_t)n >= r->errlen)
         return;
-    va_list ap;
-    va_start(ap, fmt);
     vsnprintf(r->err + n, r->errlen - (size_t)n, fmt, ap);
-    va_end(ap);
-    (void)off;
 }
 
-#define CORRUPT(r, off, ...) fail((r), (off), "corrupt at offset " __VA_ARGS__)
+/* "NAME: KIND at offset OFF: DETAIL": the offset is written here, from
+ * off, so a message cannot name another place than the one it reports. */
+__attribute__((format(printf, 4, 5)))
+static void fail(struct reader *r, const char *kind, size_t off, const char *fmt, ...)
+{
+    char prefix[64];
+    snprintf(prefix, sizeof prefix, "%s at offset %zu: ", kind, off);
+    va_list ap;
+    va_start(ap, fmt);
+    verror(r, prefix, fmt, ap);
+    va_end(ap);
+}
+
+/* What concerns the input as a whole (not a profile at all): no offset. */
+__attribute__((format(printf, 2, 3)))
+static void refuse(struct reader *r, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    verror(r, "", fmt, ap);
+    va_end(ap);
+}
+
+#define TRUNCATED(r, off, ...) fail((r), "truncated", (off), __VA_ARGS__)
+#define CORRUPT(r, off, ...) fail((r), "corrupt", (off), __VA_ARGS__)
+#define NO_MEMORY(r, off, ...) fail((r), "out of memory", (off), __VA_ARGS__)
 
 static size_t left(const struct reader *r, size_t end)
 {
@@ -75,8 +96,8 @@ static int need(struct reader *r, size_t end, uint64_t n, const char *what)
     if (r->failed)
         return -1;
     if (n > left(r, end)) {
-        fail(r, r->pos, "truncated at offset %zu: %s needs %llu bytes, %zu left",
-             r->pos, what, (unsigned long long)n, left(r, end));
+        TRUNCATED(r, r->pos, "%s needs %llu bytes, %zu left", what, (unsigned long long)n,
+                  left(r, end));
         return -1;
     }
     return 0;
@@ -90,13 +111,12 @@ static int get_varint(struct reader *r, size_t end, const char *what, uint64_t *
         return -1;
     for (int shift = 0; ; shift += 7) {
         if (r->pos >= end) {
-            fail(r, r->pos, "truncated at offset %zu: %s needs 1 more byte, 0 left in its section",
-                 r->pos, what);
+            TRUNCATED(r, r->pos, "%s needs 1 more byte, 0 left in its section", what);
             return -1;
         }
         unsigned char b = r->buf[r->pos++];
         if (shift == 63 && b > 1) {
-            CORRUPT(r, start, "%zu: %s is not a valid varint (over 64 bits)", start, what);
+            CORRUPT(r, start, "%s is not a valid varint (over 64 bits)", what);
             return -1;
         }
         v |= (uint64_t)(b & 0x7f) << shift;
@@ -114,7 +134,7 @@ static int get_u32(struct reader *r, size_t end, const char *what, uint32_t *out
     if (get_varint(r, end, what, &v) < 0)
         return -1;
     if (v > UINT32_MAX) {
-        CORRUPT(r, start, "%zu: %s is %llu, more than 32 bits", start, what, (unsigned long long)v);
+        CORRUPT(r, start, "%s is %llu, more than 32 bits", what, (unsigned long long)v);
         return -1;
     }
     *out = (uint32_t)v;
@@ -129,7 +149,7 @@ static int get_i32(struct reader *r, size_t end, const char *what, int32_t *out)
         return -1;
     int64_t s = pf_unzigzag(v);
     if (s < INT32_MIN || s > INT32_MAX) {
-        CORRUPT(r, start, "%zu: %s is %lld, more than 32 bits", start, what, (long long)s);
+        CORRUPT(r, start, "%s is %lld, more than 32 bits", what, (long long)s);
         return -1;
     }
     *out = (int32_t)s;
@@ -145,8 +165,8 @@ static int get_count(struct reader *r, size_t end, const char *what, uint64_t mi
     if (get_u32(r, end, what, out) < 0)
         return -1;
     if (min_size && *out > left(r, end) / min_size) {
-        fail(r, start, "truncated at offset %zu: %u %s need at least %llu bytes, %zu left",
-             start, *out, what, (unsigned long long)*out * min_size, left(r, end));
+        TRUNCATED(r, start, "%u %s need at least %llu bytes, %zu left", *out, what,
+                  (unsigned long long)*out * min_size, left(r, end));
         return -1;
     }
     return 0;
@@ -165,13 +185,12 @@ static int get_str(struct reader *r, size_t end, const char *what, int allow_nul
         return 0;
     }
     if (!r->strings) {
-        CORRUPT(r, start, "%zu: %s refers to a string but no string table precedes it",
-                start, what);
+        CORRUPT(r, start, "%s refers to a string but no string table precedes it", what);
         return -1;
     }
     if (ref - 1 >= r->nstrings_bytes) {
-        CORRUPT(r, start, "%zu: %s refers to string offset %llu, the string table has %zu bytes",
-                start, what, (unsigned long long)(ref - 1), r->nstrings_bytes);
+        CORRUPT(r, start, "%s refers to string offset %llu, the string table has %zu bytes", what,
+                (unsigned long long)(ref - 1), r->nstrings_bytes);
         return -1;
     }
     *out = r->strings + (ref - 1);
@@ -184,8 +203,7 @@ static void *alloc_array(struct reader *r, size_t n, size_t size)
         return NULL;
     void *a = n > SIZE_MAX / size ? NULL : profile_alloc(r->p, n * size);
     if (!a)
-        fail(r, r->pos, "out of memory reading offset %zu (%zu items of %zu bytes)",
-             r->pos, n, size);
+        NO_MEMORY(r, r->pos, "%zu items of %zu bytes", n, size);
     return a;
 }
 
@@ -195,16 +213,16 @@ static int read_strings(struct reader *r, size_t end)
 {
     size_t n = end - r->pos;
     if (r->strings) {
-        CORRUPT(r, r->pos, "%zu: a second string table", r->pos);
+        CORRUPT(r, r->pos, "a second string table");
         return -1;
     }
     if (n > 0 && r->buf[end - 1] != '\0') {
-        CORRUPT(r, end - 1, "%zu: the string table does not end with a NUL byte", end - 1);
+        CORRUPT(r, end - 1, "the string table does not end with a NUL byte");
         return -1;
     }
     char *s = profile_alloc(r->p, n ? n : 1);
     if (!s) {
-        fail(r, r->pos, "out of memory reading the string table at offset %zu", r->pos);
+        NO_MEMORY(r, r->pos, "the string table");
         return -1;
     }
     memcpy(s, r->buf + r->pos, n);
@@ -218,7 +236,7 @@ static int read_process(struct reader *r, size_t end)
 {
     struct prof_process *pr = &r->p->process;
     if (r->have_process) {
-        CORRUPT(r, r->pos, "%zu: a second process section", r->pos);
+        CORRUPT(r, r->pos, "a second process section");
         return -1;
     }
     r->have_process = 1;
@@ -251,7 +269,7 @@ static int read_funcs(struct reader *r, size_t end)
 {
     struct profile *p = r->p;
     if (r->have_funcs) {
-        CORRUPT(r, r->pos, "%zu: a second function table", r->pos);
+        CORRUPT(r, r->pos, "a second function table");
         return -1;
     }
     r->have_funcs = 1;
@@ -282,16 +300,15 @@ static int read_nodes(struct reader *r, size_t end, struct prof_thread *t)
         if (get_u32(r, end, "node function", &n->func) < 0)
             return -1;
         if (n->func >= nfuncs) {
-            CORRUPT(r, at, "%zu: node %u's function %u is not below the %u functions",
-                    at, i, n->func, nfuncs);
+            CORRUPT(r, at, "node %u's function %u is not below the %u functions", i, n->func, nfuncs);
             return -1;
         }
         at = r->pos;
         if (get_varint(r, end, "node parent", &back) < 0)
             return -1;
         if (back > i) {
-            CORRUPT(r, at, "%zu: node %u's parent is %llu nodes back, before the first node",
-                    at, i, (unsigned long long)back);
+            CORRUPT(r, at, "node %u's parent is %llu nodes back, before the first node", i,
+                    (unsigned long long)back);
             return -1;
         }
         n->parent = back == 0 ? PROF_NONE : i - (uint32_t)back;
@@ -321,7 +338,7 @@ static int read_metrics(struct reader *r, size_t end, struct prof_thread *t)
 static int read_thread(struct reader *r, size_t end)
 {
     if (!r->have_funcs) {
-        CORRUPT(r, r->pos, "%zu: a thread section before the function table", r->pos);
+        CORRUPT(r, r->pos, "a thread section before the function table");
         return -1;
     }
     if (r->nthreads == r->cap_threads) {
@@ -329,7 +346,7 @@ static int read_thread(struct reader *r, size_t end)
         struct prof_thread *t = ncap < r->cap_threads ? NULL
                               : realloc(r->threads, ncap * sizeof *t);
         if (!t) {
-            fail(r, r->pos, "out of memory reading offset %zu", r->pos);
+            NO_MEMORY(r, r->pos, "a thread section");
             return -1;
         }
         r->threads = t;
@@ -360,7 +377,7 @@ static int read_section(struct reader *r)
         return -1;
     size_t end = r->pos + (size_t)len;
     if (type > PF_SEC_STRINGS && type <= PF_SEC_THREAD && !r->strings) {
-        CORRUPT(r, at, "%zu: %s before the string table", at, what);
+        CORRUPT(r, at, "%s before the string table", what);
         return -1;
     }
     int rc;
@@ -378,8 +395,8 @@ static int read_section(struct reader *r)
         return -1;
     /* A newer minor version may append fields to a known section. */
     if (r->pos != end && r->minor <= PF_MINOR) {
-        CORRUPT(r, r->pos, "%zu: %llu unexpected bytes at the end of the %s that started at offset %zu",
-                r->pos, (unsigned long long)(end - r->pos), what, at);
+        CORRUPT(r, r->pos, "%llu unexpected bytes at the end of the %s that started at offset %zu",
+                (unsigned long long)(end - r->pos), what, at);
         return -1;
     }
     r->pos = end;
@@ -393,50 +410,47 @@ static int read_header(struct reader *r, size_t avail, int check_crc)
     const unsigned char *b = r->buf;
     size_t magic_n = avail < PF_MAGIC_LEN ? avail : PF_MAGIC_LEN;
     if (avail == 0) {
-        fail(r, 0, "truncated at offset 0: empty file, a hookit profile header needs %d bytes",
-             PF_HEADER_SIZE);
+        TRUNCATED(r, 0, "empty file, a hookit profile header needs %d bytes", PF_HEADER_SIZE);
         return -1;
     }
     if (memcmp(b, PF_MAGIC, magic_n) != 0) {
-        fail(r, 0, "not a hookit profile (bad magic)");
+        refuse(r, "not a hookit profile (bad magic)");
         return -1;
     }
     if (avail < PF_HEADER_SIZE) {
-        fail(r, avail, "truncated at offset %zu: header needs %d bytes, %zu left",
-             avail, PF_HEADER_SIZE, avail);
+        TRUNCATED(r, avail, "header needs %d bytes, %zu left", PF_HEADER_SIZE, avail);
         return -1;
     }
     uint16_t major = pf_get_u16(b + PF_OFF_MAJOR), minor = pf_get_u16(b + PF_OFF_MINOR);
     if (major > PF_MAJOR) {
-        fail(r, PF_OFF_MAJOR, "format version %u.%u is newer than this hookit reads (%d.%d): "
-             "upgrade hookit (offset %d)", major, minor, PF_MAJOR, PF_MINOR, PF_OFF_MAJOR);
+        fail(r, "unsupported", PF_OFF_MAJOR, "format version %u.%u is newer than this hookit reads "
+             "(%d.%d): upgrade hookit", major, minor, PF_MAJOR, PF_MINOR);
         return -1;
     }
     if (major < 1) {
-        CORRUPT(r, PF_OFF_MAJOR, "%d: format version %u.%u is not a released version",
-                PF_OFF_MAJOR, major, minor);
+        CORRUPT(r, PF_OFF_MAJOR, "format version %u.%u is not a released version", major, minor);
         return -1;
     }
     r->minor = minor;
     uint32_t hsize = pf_get_u32(b + PF_OFF_HDRSIZE);
     uint64_t fsize = pf_get_u64(b + PF_OFF_FILESIZE);
     if (hsize < PF_HEADER_SIZE || hsize > fsize) {
-        CORRUPT(r, PF_OFF_HDRSIZE, "%d: header size %u (expected at least %d and at most the file size %llu)",
-                PF_OFF_HDRSIZE, hsize, PF_HEADER_SIZE, (unsigned long long)fsize);
+        CORRUPT(r, PF_OFF_HDRSIZE, "header size %u (expected at least %d and at most the file size %llu)",
+                hsize, PF_HEADER_SIZE, (unsigned long long)fsize);
         return -1;
     }
     if (fsize > avail) {
-        fail(r, avail, "truncated at offset %zu: the header says the file has %llu bytes, %zu present",
-             avail, (unsigned long long)fsize, avail);
+        TRUNCATED(r, avail, "the header says the file has %llu bytes, %zu present",
+                  (unsigned long long)fsize, avail);
         return -1;
     }
     if (fsize < avail) {
-        CORRUPT(r, (size_t)fsize, "%llu: %zu bytes of trailing data after the end the header gives",
-                (unsigned long long)fsize, avail - (size_t)fsize);
+        CORRUPT(r, (size_t)fsize, "%zu bytes of trailing data after the end the header gives",
+                avail - (size_t)fsize);
         return -1;
     }
     if (hsize > avail) {
-        fail(r, avail, "truncated at offset %zu: header needs %u bytes", avail, hsize);
+        TRUNCATED(r, avail, "header needs %u bytes", hsize);
         return -1;
     }
     r->len = (size_t)fsize;
@@ -452,8 +466,8 @@ static int read_header(struct reader *r, size_t avail, int check_crc)
             rest -= k;
         }
         if ((uint32_t)crc != stored) {
-            CORRUPT(r, PF_OFF_CRC, "%d: checksum mismatch (stored 0x%08x, computed 0x%08x over bytes 0..%zu): "
-                    "the file is damaged", PF_OFF_CRC, stored, (uint32_t)crc, r->len);
+            CORRUPT(r, PF_OFF_CRC, "checksum mismatch (stored 0x%08x, computed 0x%08x over bytes 0..%zu): "
+                    "the file is damaged", stored, (uint32_t)crc, r->len);
             return -1;
         }
     }
@@ -472,7 +486,7 @@ PUBLIC struct profile *profile_read_mem_flags(const void *buf, size_t len, const
         err[0] = '\0';
     r.p = profile_new();
     if (!r.p) {
-        fail(&r, 0, "out of memory");
+        refuse(&r, "out of memory");
         return NULL;
     }
     if (read_header(&r, len, !(flags & PROFILE_READ_NO_CRC)) < 0)
@@ -481,7 +495,7 @@ PUBLIC struct profile *profile_read_mem_flags(const void *buf, size_t len, const
         if (read_section(&r) < 0)
             goto bad;
     if (!r.strings || !r.have_process || !r.have_funcs) {
-        CORRUPT(&r, r.len, "%zu: the file ends without its %s", r.len,
+        CORRUPT(&r, r.len, "the file ends without its %s",
                 !r.strings ? "string table" : !r.have_process ? "process section"
                                                               : "function table");
         goto bad;

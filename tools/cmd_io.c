@@ -10,9 +10,9 @@
 #include "tools/names.h"
 #include "tools/report_io.h"
 #include "tools/units.h"
+#include "profile/ioplog.h"
 #include "profile/iostats.h"
 
-#include <hookit/profiler.h>
 
 #include <errno.h>
 #include <getopt.h>
@@ -45,11 +45,6 @@ static const char *const io_usage =
 
 enum io_sort { BY_BYTES, BY_TIME, BY_CALLS };
 
-struct func_row {
-    char *name;
-    uint64_t calls, bytes, time_ns;
-};
-
 /* Bytes read and written in one interval of the time series. */
 struct io_point {
     size_t idx;
@@ -69,8 +64,7 @@ struct io_input {
     size_t nint;                /* intervals covered: the last point's + 1 */
     uint64_t events;
     struct profile *prof;
-    struct func_row *funcs;
-    size_t nfuncs;
+    struct ioplog *log;
 };
 
 /* ---- series ---------------------------------------------------------------------- */
@@ -137,272 +131,30 @@ static int load_profile(struct io_input *in, char *err, size_t errlen)
 }
 
 /* ---- logs ----------------------------------------------------------------------------- */
-static void unescape(char *s)
-{
-    char *o = s;
-    if (!strcmp(s, "-")) {
-        *s = 0;
-        return;
-    }
-    for (; *s; s++) {
-        if (*s == '%' && s[1] && s[2]) {
-            char hex[3] = { s[1], s[2], 0 };
-            *o++ = (char)strtol(hex, NULL, 16);
-            s += 2;
-        } else {
-            *o++ = *s;
-        }
-    }
-    *o = 0;
-}
-
-static int op_of(const char *name)
-{
-    static const char *const ops[] = { "?", "open", "close", "read", "write", "seek", "sync", "meta",
-                                       "dup", "mmap" };
-    for (int i = 1; i < (int)(sizeof ops / sizeof *ops); i++)
-        if (!strcmp(name, ops[i]))
-            return i;
-    return HOOKIT_IO_META;
-}
-
-struct log_file {
-    int used;
-    char *path;
-    struct iostats s;
-};
-
-static struct func_row *func_row(struct io_input *in, const char *name)
-{
-    for (size_t i = 0; i < in->nfuncs; i++)
-        if (!strcmp(in->funcs[i].name, name))
-            return &in->funcs[i];
-    struct func_row *f = realloc(in->funcs, (in->nfuncs + 1) * sizeof *f);
-    if (!f)
-        return NULL;
-    in->funcs = f;
-    f = &f[in->nfuncs++];
-    memset(f, 0, sizeof *f);
-    f->name = strdup(name);
-    return f->name ? f : NULL;
-}
-
-static char *slurp(const char *path, size_t *len)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return NULL;
-    size_t cap = 1 << 16, n = 0;
-    char *buf = malloc(cap + 1);
-    while (buf) {
-        size_t got = fread(buf + n, 1, cap - n, f);
-        n += got;
-        if (n < cap)
-            break;
-        char *b = realloc(buf, cap * 2 + 1);
-        if (!b) {
-            free(buf);
-            buf = NULL;
-            break;
-        }
-        buf = b;
-        cap *= 2;
-    }
-    fclose(f);
-    if (buf)
-        buf[n] = 0;
-    *len = n;
-    return buf;
-}
-
-/* A double (a time scaled from ticks) as u64, saturating: a damaged log's
- * tick values or clock rate must not make the conversion undefined. */
-static uint64_t sat_u64(double x)
-{
-    if (!(x > 0))
-        return 0;
-    if (x >= 18446744073709549568.0)
-        return UINT64_MAX;
-    return (uint64_t)x;
-}
-
-static void scale_times(struct iostats *s, double tpn)
-{
-    uint64_t *t[] = { &s->first, &s->last, &s->read_time, &s->write_time, &s->meta_time,
-                      &s->slowest_time };
-    if (s->first == UINT64_MAX)
-        s->first = 0;
-    for (size_t i = 0; i < sizeof t / sizeof *t; i++)
-        *t[i] = sat_u64((double)*t[i] / tpn + 0.5);
-}
-
+/* The log's numbers (profile/ioplog_read.c); the functions stay in the log. */
 static int load_log(struct io_input *in, uint64_t interval_ns, char *err, size_t errlen)
 {
-    size_t len;
-    char *text = slurp(in->path, &len);
-    if (!text) {
-        snprintf(err, errlen, "%s: %s", in->path, strerror(errno));
-        return -1;
-    }
     in->is_log = 1;
     in->interval_ns = interval_ns;
-    uint64_t start = 0;
-    double tps = 1e9;
-    int in_header = 1;
-    struct log_file *files = NULL;
-    size_t nfiles = 0;
-    int rc = 0;
-    size_t lineno = 0;
-    /* A log still being written may end in the middle of a line: ignored. */
-    char *last_nl = strrchr(text, '\n');
-    if (last_nl)
-        last_nl[1] = 0;
-    else
-        text[0] = 0;
-    char *save = NULL;
-    for (char *line = strtok_r(text, "\n", &save); line && rc == 0; line = strtok_r(NULL, "\n", &save)) {
-        lineno++;
-        if (lineno == 1 && strncmp(line, "# ioprof log", 12) != 0) {
-            snprintf(err, errlen, "%s: not an ioprof log (line 1)", in->path);
-            rc = -1;
-            break;
+    in->log = ioplog_read_file(in->path, interval_ns, err, errlen);
+    if (!in->log)
+        return -1;
+    struct ioplog *log = in->log;
+    in->pid = log->pid;
+    in->exe = log->exe;
+    in->complete = log->complete;
+    in->events = log->events;
+    in->files = log->files;
+    in->nfiles = log->nfiles;
+    log->exe = NULL;
+    log->files = NULL;
+    log->nfiles = 0;
+    for (size_t i = 0; i < log->npoints; i++)
+        if (series_add(in, log->points[i].idx, log->points[i].rd, log->points[i].wr) < 0) {
+            snprintf(err, errlen, "%s: out of memory", in->path);
+            return -1;
         }
-        if (in_header) {
-            if (!strncmp(line, "start_ticks ", 12))
-                start = strtoull(line + 12, NULL, 10);
-            else if (!strncmp(line, "ticks_per_sec ", 14)) {
-                double r = strtod(line + 14, NULL);
-                if (r >= 1e3 && r <= 1e13)      /* else damaged: keep ns */
-                    tps = r;
-            }
-            else if (!strncmp(line, "pid ", 4))
-                in->pid = strtol(line + 4, NULL, 10);
-            else if (!strncmp(line, "exe ", 4)) {
-                free(in->exe);
-                in->exe = strdup(line + 4);
-                if (in->exe)
-                    unescape(in->exe);
-            } else if (!strncmp(line, "columns ", 8))
-                in_header = 0;
-            continue;
-        }
-        if (line[0] == '#') {
-            char how[32];
-            unsigned long long end_ticks;
-            double r;
-            if (sscanf(line, "# end %31s %llu ticks_per_sec %lf", how, &end_ticks, &r) == 3) {
-                in->complete = 1;
-                if (r >= 1e3 && r <= 1e13)
-                    tps = r;
-            }
-            continue;
-        }
-        char op[16], func[64], path[8192];
-        long tid, fd;
-        unsigned long long t0, t1, bytes;
-        long long result, offset;
-        unsigned file;
-        int e;
-        if (sscanf(line, "%15s %63s %ld %llu %llu %lld %ld %u %llu %lld %d %8191s", op, func, &tid,
-                   &t0, &t1, &result, &fd, &file, &bytes, &offset, &e, path) != 12) {
-            snprintf(err, errlen, "%s: line %zu is not an ioprof event", in->path, lineno);
-            rc = -1;
-            break;
-        }
-        unescape(path);
-        in->events++;
-        int o = op_of(op), failed = e != 0 || result < 0;
-        double tpn = tps / 1e9;
-        struct func_row *fr = func_row(in, func);
-        if (!fr) {
-            rc = -1;
-            break;
-        }
-        fr->calls++;
-        fr->bytes += failed ? 0 : (o == HOOKIT_IO_READ || o == HOOKIT_IO_WRITE) ? bytes : 0;
-        fr->time_ns += sat_u64((double)(t1 - t0) / tpn + 0.5);
-        if (!failed && (o == HOOKIT_IO_READ || o == HOOKIT_IO_WRITE) && bytes) {
-            uint64_t iv = sat_u64((double)interval_ns * tpn);
-            size_t idx = t1 > start && iv ? (size_t)((t1 - start) / iv) : 0;
-            if (series_add(in, idx, o == HOOKIT_IO_READ ? bytes : 0, o == HOOKIT_IO_WRITE ? bytes : 0))
-                rc = -1;
-        }
-        if (!file)
-            continue;
-        /* ioprof numbers files from 1 as it meets them, so an id far beyond
-         * the events read so far is damage, not a reason to allocate
-         * gigabytes. */
-        if (file > in->events + 65536) {
-            snprintf(err, errlen, "%s: line %zu: file id %u out of range", in->path, lineno, file);
-            rc = -1;
-            break;
-        }
-        if (file >= nfiles) {
-            size_t n = (size_t)file + 64;
-            struct log_file *f = realloc(files, n * sizeof *f);
-            if (!f) {
-                rc = -1;
-                break;
-            }
-            memset(f + nfiles, 0, (n - nfiles) * sizeof *f);
-            files = f;
-            nfiles = n;
-        }
-        struct log_file *lf = &files[file];
-        if (!lf->used) {
-            iostats_init(&lf->s);
-            lf->used = 1;
-        }
-        if (!lf->path && path[0])
-            lf->path = strdup(path);
-        iostats_account(&lf->s, (uint32_t)o, failed, bytes, offset, t0 > start ? t0 - start : 0,
-                        t1 > start ? t1 - start : 0);
-    }
-    free(text);
-    for (size_t i = 0; i < nfiles && rc == 0; i++) {
-        if (!files[i].used)
-            continue;
-        struct iostats_row *r = realloc(in->files, (in->nfiles + 1) * sizeof *r);
-        if (!r) {
-            rc = -1;
-            break;
-        }
-        in->files = r;
-        r = &r[in->nfiles++];
-        r->id = (uint32_t)i;
-        r->path = files[i].path ? files[i].path : strdup("?");
-        files[i].path = NULL;
-        r->s = files[i].s;
-        scale_times(&r->s, tps / 1e9);
-    }
-    for (size_t i = 0; i < nfiles; i++)
-        free(files[i].path);
-    free(files);
-    if (rc && !*err)
-        snprintf(err, errlen, "%s: out of memory", in->path);
-    return rc;
-}
-
-/* A log by its content, or by its name: a log just created may not have
- * its first line yet. */
-static int ends_with(const char *s, const char *suffix)
-{
-    size_t n = strlen(s), m = strlen(suffix);
-    return n >= m && !strcmp(s + n - m, suffix);
-}
-
-static int is_log(const char *path)
-{
-    if (ends_with(path, ".log") || ends_with(path, ".log.part"))
-        return 1;
-    FILE *f = fopen(path, "rb");
-    char head[16] = "";
-    if (!f)
-        return 0;
-    size_t n = fread(head, 1, sizeof head - 1, f);
-    fclose(f);
-    head[n] = 0;
-    return !strncmp(head, "# ioprof log", 12);
+    return 0;
 }
 
 static void free_input(struct io_input *in)
@@ -410,9 +162,7 @@ static void free_input(struct io_input *in)
     iostats_free_rows(in->files, in->nfiles);
     free(in->pts);
     free(in->exe);
-    for (size_t i = 0; i < in->nfuncs; i++)
-        free(in->funcs[i].name);
-    free(in->funcs);
+    ioplog_free(in->log);
     if (in->prof)
         profile_free(in->prof);
 }
@@ -566,7 +316,7 @@ static int print_contexts(FILE *out, const struct io_input *in, enum io_sort sor
 
 static int func_cmp(const void *a, const void *b, void *ctx)
 {
-    const struct func_row *x = a, *y = b;
+    const struct ioplog_func *x = a, *y = b;
     enum io_sort k = *(enum io_sort *)ctx;
     uint64_t ka = k == BY_TIME ? x->time_ns : k == BY_CALLS ? x->calls : x->bytes;
     uint64_t kb = k == BY_TIME ? y->time_ns : k == BY_CALLS ? y->calls : y->bytes;
@@ -577,14 +327,15 @@ static int func_cmp(const void *a, const void *b, void *ctx)
 
 static void print_funcs(FILE *out, struct io_input *in, enum io_sort sort)
 {
-    if (in->nfuncs > 1)
-        qsort_r(in->funcs, in->nfuncs, sizeof *in->funcs, func_cmp, &sort);
-    fprintf(out, "\nfunctions (%zu):\n%14s %8s %10s  %s\n", in->nfuncs, "BYTES", "CALLS", "TIME",
+    struct ioplog *log = in->log;
+    if (log->nfuncs > 1)
+        qsort_r(log->funcs, log->nfuncs, sizeof *log->funcs, func_cmp, &sort);
+    fprintf(out, "\nfunctions (%zu):\n%14s %8s %10s  %s\n", log->nfuncs, "BYTES", "CALLS", "TIME",
             "FUNCTION");
-    for (size_t i = 0; i < in->nfuncs; i++) {
+    for (size_t i = 0; i < log->nfuncs; i++) {
         char a[UNITS_BUF];
-        fprintf(out, "%14" PRIu64 " %8" PRIu64 " %10s  %s\n", in->funcs[i].bytes, in->funcs[i].calls,
-                units_ns(in->funcs[i].time_ns, a), in->funcs[i].name);
+        fprintf(out, "%14" PRIu64 " %8" PRIu64 " %10s  %s\n", log->funcs[i].bytes, log->funcs[i].calls,
+                units_ns(log->funcs[i].time_ns, a), log->funcs[i].name);
     }
 }
 
@@ -810,7 +561,7 @@ int cmd_io(int argc, char **argv)
     for (size_t i = 0; i < n && rc == EXIT_OK; i++) {
         char err[512] = "";
         ins[i].path = argv[optind + i];
-        int r = is_log(ins[i].path) ? load_log(&ins[i], interval, err, sizeof err)
+        int r = ioplog_is_log(ins[i].path) ? load_log(&ins[i], interval, err, sizeof err)
                                     : load_profile(&ins[i], err, sizeof err);
         if (r != 0)
             rc = cli_fail("%s", err[0] ? err : "out of memory");

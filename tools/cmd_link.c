@@ -5,7 +5,7 @@
  * __real_exit...) and libhookit.a is added to the link.
  */
 #include "tools/cli.h"
-#include "hookit/io_wrapped.h"
+#include "lifecycle/wrapped.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -38,43 +38,16 @@ static const char *const link_usage =
     "Example:\n"
     "  hookit link -- gcc -static -finstrument-functions -o app app.c\n";
 
-/* Functions of libc the layer wraps (each has __wrap_NAME in libhookit.a). */
-static const char *const wrapped_libc[] = {
-    "exit", "_exit", "_Exit", "quick_exit",
-    "fork", "vfork", "daemon",
-    "execve", "execv", "execvp", "execvpe", "execl", "execlp", "execle", "fexecve",
-    "posix_spawn", "posix_spawnp", "system",
-    "pthread_create", "pthread_exit",
-    "sigaction", "signal", "bsd_signal", "ssignal", "sysv_signal", "__sysv_signal", "sigset",
-    "sigignore", "siginterrupt", "sigprocmask", "pthread_sigmask",
-    "sigwait", "sigwaitinfo", "sigtimedwait",
-    NULL,
+/* What libhookit.a wraps, by how it is linked: the one list,
+ * lifecycle/wrapped.h (names only). */
+#define WRAP_NAME(name) #name,
+static const char *const wrapped_main[] = { LC_WRAPPED_MAIN(WRAP_NAME) NULL };
+static const char *const wrapped_forced[] = {
+    LC_WRAPPED_PROCESS(WRAP_NAME) HK_IO_WRAPPED(WRAP_NAME) HK_ALLOC_WRAPPED(WRAP_NAME) NULL
 };
-/* libhookit's I/O and malloc wrappers: the one list, hookit/io_wrapped.h. */
-#define IO_WRAP_NAME(name) #name,
-static const char *const wrapped_io[] = { HK_IO_WRAPPED(IO_WRAP_NAME) HK_ALLOC_WRAPPED(IO_WRAP_NAME) NULL };
-#undef IO_WRAP_NAME
-/* Wrapped only when the program links dynamically (static dlopen is
- * libc's own special case, and linking it in warns). */
-static const char *const wrapped_dynamic_only[] = { "dlopen", "dlclose", NULL };
-/* MPI: wrapped where the program calls them; never forced in. */
-static const char *const wrapped_mpi[] = {
-    "MPI_Init", "MPI_Init_thread", "MPI_Finalize", "MPI_Comm_rank",
-    "PMPI_Init", "PMPI_Init_thread", "PMPI_Finalize", "PMPI_Comm_rank",
-    "mpi_init", "mpi_init_", "mpi_init__", "MPI_INIT",
-    "mpi_init_thread", "mpi_init_thread_", "mpi_init_thread__", "MPI_INIT_THREAD",
-    "mpi_finalize", "mpi_finalize_", "mpi_finalize__", "MPI_FINALIZE",
-    "mpi_comm_rank", "mpi_comm_rank_", "mpi_comm_rank__", "MPI_COMM_RANK",
-    NULL,
-};
-/* Control flow that leaves frames without their hooks (hookit/flow.c):
- * wrapped where the program calls them; never forced in. */
-static const char *const wrapped_flow[] = {
-    "setjmp", "_setjmp", "__sigsetjmp", "getcontext",
-    "longjmp", "_longjmp", "siglongjmp", "__longjmp_chk",
-    "setcontext", "swapcontext", "makecontext", "__cxa_begin_catch",
-    NULL,
-};
+static const char *const wrapped_dynamic_only[] = { LC_WRAPPED_DYNAMIC(WRAP_NAME) NULL };
+static const char *const wrapped_where_called[] = { LC_WRAPPED_MPI(WRAP_NAME) HK_FLOW_WRAPPED(WRAP_NAME) NULL };
+#undef WRAP_NAME
 /* Libraries libhookit.a needs after it. */
 static const char *const link_libs[] = { "-ldl", "-lpthread", NULL };
 /* What a profiler archive (its A2N uses libbfd) needs after it. */
@@ -211,10 +184,8 @@ int cmd_link(int argc, char **argv)
         char *lib = find_lib("libhookit.a");
         if (!lib)
             return EXIT_FAIL;
-        static const char *const main_only[] = { "main", NULL };
-        int rc = push_wraps(&a, main_only, 0) | push_wraps(&a, wrapped_libc, 1) |
-                 push_wraps(&a, wrapped_mpi, 0) | push_wraps(&a, wrapped_io, 1) |
-                 push_wraps(&a, wrapped_flow, 0);
+        int rc = push_wraps(&a, wrapped_main, 0) | push_wraps(&a, wrapped_forced, 1) |
+                 push_wraps(&a, wrapped_where_called, 0);
         if (!fully_static)
             rc |= push_wraps(&a, wrapped_dynamic_only, 1);
         for (int k = 0; k < extra_u.n; k++)

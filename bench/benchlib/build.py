@@ -9,25 +9,26 @@ INSTRUMENT = ["-finstrument-functions"]
 LINK_HOOKIT = ["-L" + config.LIB, "-lhookit", "-Wl,-rpath," + config.LIB]
 
 
-def compile_exe(name, sources, flags, libs=()):
-    """gcc -O2 -g ... -o OUT/name, rebuilt only when a source is newer."""
+def compile_exe(name, sources, flags, libs=(), cc=None):
+    """gcc -O2 -g ... -o OUT/name (cc: another compiler, g++ for C++),
+    rebuilt only when a source is newer."""
     exe = os.path.join(config.OUT, name)
     deps = [s for s in sources if os.path.exists(s)] + [os.path.join(config.LIB, "libhookit.so")]
     if os.path.exists(exe) and all(os.path.getmtime(d) <= os.path.getmtime(exe)
                                    for d in deps if os.path.exists(d)):
         return exe
-    cmd = [config.CC, "-O2", "-g", "-o", exe] + list(sources) + list(flags) + list(libs)
+    cmd = [cc or config.CC, "-O2", "-g", "-o", exe] + list(sources) + list(flags) + list(libs)
     subprocess.run(cmd, check=True)
     return exe
 
 
-def three_builds(stem, sources, libs=(), extra_flags=()):
+def three_builds(stem, sources, libs=(), extra_flags=(), cc=None):
     """(plain, noop, hooked) executables of the same sources."""
     os.makedirs(config.OUT, exist_ok=True)
     flags = list(extra_flags)
-    plain = compile_exe(stem + "-plain", sources, flags, libs)
-    noop = compile_exe(stem + "-noop", sources, flags + INSTRUMENT, libs)
-    hooked = compile_exe(stem + "-hookit", sources, flags + INSTRUMENT + LINK_HOOKIT, libs)
+    plain = compile_exe(stem + "-plain", sources, flags, libs, cc)
+    noop = compile_exe(stem + "-noop", sources, flags + INSTRUMENT, libs, cc)
+    hooked = compile_exe(stem + "-hookit", sources, flags + INSTRUMENT + LINK_HOOKIT, libs, cc)
     return plain, noop, hooked
 
 

@@ -33,9 +33,21 @@ LOADED_EXTRA_REPS = _int("BENCH_LOADED_EXTRA_REPS", 2, 0)
 SQLITE_ORDERS = _int("BENCH_SQLITE_ORDERS", 32000, 3000)
 SQLITE_REPS = _int("BENCH_SQLITE_REPS", 5, 1)
 SQLITE_PACKAGE = os.environ.get("BENCH_SQLITE_PACKAGE") or "better-sqlite3@12"
-# Workloads to run (comma separated): micro, threads, sqlite.
+# The Lua workload's loop count (bench/lua/work.lua) and the fmt workload's
+# rows (bench/fmt_driver.cc): about 20 million instrumented calls each.
+LUA_N = _int("BENCH_LUA_N", 400, 40)
+FMT_N = _int("BENCH_FMT_N", 10000, 1000)
+REAL_REPS = _int("BENCH_REAL_REPS", 5, 1)
+# The scale workload (bench/contexts.c): WIDTH^3 leaf contexts over THREADS
+# threads, 1 and PASSES passes.
+SCALE_WIDTH = _int("BENCH_SCALE_WIDTH", 100, 40)
+SCALE_THREADS = _int("BENCH_SCALE_THREADS", 8, 4)
+SCALE_PASSES = _int("BENCH_SCALE_PASSES", 4, 3)
+SCALE_REPS = _int("BENCH_SCALE_REPS", 3, 1)
+# Workloads to run (comma separated): micro, threads, sqlite, lua, fmt, scale.
 WORKLOADS = [w for w in (os.environ.get("BENCH_WORKLOADS") or
-                         ("micro,threads" if QUICK else "micro,sqlite,threads")).split(",") if w]
+                         ("micro,threads" if QUICK else "micro,sqlite,lua,fmt,scale,threads")).split(",")
+             if w]
 # Comparison rows (uftrace, callgrind): off in the quick mode.
 WITH_OTHERS = os.environ.get("BENCH_OTHERS", "0" if QUICK else "1") not in ("", "0")
 # Write every number as JSON here too (tests read it).

@@ -1,7 +1,9 @@
 """One measured run of one row: the process's wall and CPU time, peak RSS,
 the program's own numbers, what it wrote, and how long it took to end."""
+import glob
 import json
 import os
+import shutil
 import subprocess
 import time
 
@@ -161,4 +163,21 @@ def read_profile(work):
         "meta": meta,
         "main_incl_ns": main_incl,
         "profile_calls": sum(n["calls"] for t in doc["threads"] for n in t["nodes"]),
+        "profile_nodes": sum(len(t["nodes"]) for t in doc["threads"]),
     }
+
+
+def count_calls(hooked, args, work):
+    """Instrumented calls of one run, from the example count plugin."""
+    os.makedirs(work, exist_ok=True)
+    env = clean_env({"HOOKIT_PROFILER": config.COUNT_PLUGIN, "HOOKIT_OUTPUT": work})
+    subprocess.run([hooked] + [str(a) for a in args], env=env, cwd=work, check=True,
+                   capture_output=True)
+    total = 0
+    for f in glob.glob(os.path.join(work, "count.*.txt")):
+        for line in open(f):
+            first = line.split(None, 1)[0] if line.strip() else ""
+            if first.isdigit():
+                total += int(first)
+    shutil.rmtree(work, ignore_errors=True)
+    return total

@@ -1,7 +1,7 @@
 """Workload 1: the recursive microbenchmark (bench/recurse.c, fib(N))."""
 import os
 
-from . import config, machine
+from . import config, exact, machine
 from .alternate import run_alternating
 from .build import clock_floor_lib, node_size, three_builds
 from .rows import Row, standard_rows
@@ -40,6 +40,10 @@ def run(reps):
     print()
     machine.print_cores(before, after)
     targets = check_targets(summary, calls)
+    gate = exact.check("micro", noop, [config.N])
+    targets.append({"target": "exact_tree", "value": gate["paths"], "ok": gate["ok"],
+                    "note": gate["summary"]})
+    print()
     return {"calls": calls, "n": config.N, "reps": reps, "rows": summary, "targets": targets,
             "cores_check": {"before": before, "after": after}}
 

@@ -18,10 +18,12 @@ class Row:
         self.kind = kind
         self.env = env or {}
         self.copies = 1         # processes of it run at once (the thread table's "2 proc")
+        self.tool_args = []     # options of the tool (uftrace record's)
 
     def command(self, work):
         if self.kind == "uftrace":
-            return ["uftrace", "record", "-d", os.path.join(work, "uftrace.data")] + self.argv
+            return (["uftrace", "record", "-d", os.path.join(work, "uftrace.data")]
+                    + self.tool_args + self.argv)
         if self.kind == "callgrind":
             return ["valgrind", "--tool=callgrind", "-q",
                     "--callgrind-out-file=" + os.path.join(work, "callgrind.out")] + self.argv
@@ -53,9 +55,10 @@ def missing_tool_notes(want_others):
 
 
 def standard_rows(plain, noop, hooked, want_others, extra=(), with_compensate=True,
-                  with_off=False, floor_lib=None):
+                  with_off=False, floor_lib=None, uftrace_args=()):
     """The rows of issue 5, in table order.  plain, noop, hooked: the three builds;
-    floor_lib: bench/clock_floor.c built, for a "TSC floor" row."""
+    floor_lib: bench/clock_floor.c built, for a "TSC floor" row; uftrace_args:
+    options uftrace record needs on this workload (in the row's label)."""
     rows = [Row("uninstrumented", "uninstrumented", [plain]),
             Row("noop", "glibc no-op hooks", [noop])]
     if floor_lib:
@@ -74,7 +77,9 @@ def standard_rows(plain, noop, hooked, want_others, extra=(), with_compensate=Tr
                     {"JPROFOPTS": "alloc"}))
     rows += list(extra)
     if want_others and shutil.which("uftrace"):
-        rows.append(Row("uftrace", "uftrace record (no-op build)", [noop], "uftrace"))
+        label = " ".join(["uftrace record"] + list(uftrace_args)) + " (no-op build)"
+        rows.append(Row("uftrace", label, [noop], "uftrace"))
+        rows[-1].tool_args = list(uftrace_args)
     if want_others and shutil.which("valgrind"):
         rows.append(Row("callgrind", "callgrind (uninstrumented)", [plain], "callgrind"))
     return rows

@@ -11,7 +11,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/utsname.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -39,42 +38,23 @@ HT_NOINSTR void ht_names_reload(void)
         a2n_reload(a2n);
 }
 
-HT_NOINSTR static int set_u64(struct profile *p, const char *key, uint64_t v)
-{
-    char buf[32];
-    snprintf(buf, sizeof buf, "%llu", (unsigned long long)v);
-    return profile_set_meta(p, key, buf);
-}
-
 HT_NOINSTR static int fill_process(struct profile *p, int how)
 {
-    char exe[4096], buf[256];
-    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
-    exe[n > 0 ? n : 0] = 0;
-    p->process.pid = getpid();
-    p->process.ppid = getppid();
-    p->process.rank = ht_rank;
-    p->process.size = ht_size;
-    p->process.exe = profile_intern(p, exe);
+    int rc = procinfo_fill_self(p, getpid(), getppid(), ht_rank, ht_size);
     p->process.start_ns = ht_start_wall_ns;
     p->process.duration_ns = hk_mono_ns() - ht_start_mono_ns;
-    int rc = p->process.exe ? procinfo_fill_argv(p) : -1;
-    struct utsname u;
-    if (rc == 0 && uname(&u) == 0)
-        rc = profile_set_meta(p, "hostname", u.nodename);
-    rc |= profile_set_meta(p, "hookit_version", HOOKIT_VERSION);
-    rc |= profile_set_meta(p, "profiler", "hktrace");
-    rc |= profile_set_meta(p, "clock", ht_clock_is_tsc() ? HK_COUNTER_NAME : "monotonic");
-    snprintf(buf, sizeof buf, "%.6f", ht_ticks_per_ns());
-    rc |= profile_set_meta(p, "ticks_per_ns", buf);
-    rc |= profile_set_meta(p, "end", procinfo_end_name(how));
-    if (how == HOOKIT_END_SIGNAL && ht_death_signal > 0) {
-        snprintf(buf, sizeof buf, "%d (%s)", ht_death_signal, strsignal(ht_death_signal));
-        rc |= profile_set_meta(p, "signal", buf);
-    }
-    rc |= set_u64(p, "trace_threshold_ns", ht_opt.threshold_ns);
-    rc |= set_u64(p, "trace_depth", ht_opt.max_depth);
-    rc |= set_u64(p, "trace_size_cap_bytes", ht_opt.size_bytes);
+    struct procinfo_meta m = {
+        .profiler = "hktrace",
+        .clock = ht_clock_is_tsc() ? HK_COUNTER_NAME : "monotonic",
+        .ticks_per_ns = ht_ticks_per_ns(),
+        .end = procinfo_end_name(how),
+        .signal = how == HOOKIT_END_SIGNAL ? ht_death_signal : 0,
+    };
+    if (rc == 0)
+        rc = procinfo_set_meta(p, &m);
+    rc |= procinfo_set_meta_u64(p, "trace_threshold_ns", ht_opt.threshold_ns);
+    rc |= procinfo_set_meta_u64(p, "trace_depth", ht_opt.max_depth);
+    rc |= procinfo_set_meta_u64(p, "trace_size_cap_bytes", ht_opt.size_bytes);
     return rc ? -1 : 0;
 }
 

@@ -14,10 +14,10 @@
 #endif
 #include <hookit/profiler.h>
 #include "common/spin.h"
+#include "profile/ioplog.h"
 
 #include <errno.h>
 #include <fcntl.h>
-#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -31,7 +31,6 @@
 HOOKIT_PLUGIN_ABI;
 
 #define BUF_SIZE (64 * 1024)
-#define LINE_MAX_BYTES (16 * 1024)
 #define MAX_SEEN (1u << 20)
 
 static const struct hookit_host *host;
@@ -71,31 +70,6 @@ NOINSTR static void put(const char *s, size_t n)
     used += n;
 }
 
-/* s with space, %, and control bytes as %XX: one token per field. */
-NOINSTR static size_t escape(char *out, size_t size, const char *s)
-{
-    static const char hex[] = "0123456789ABCDEF";
-    size_t n = 0;
-    for (; s && *s && n + 4 < size; s++) {
-        unsigned char c = (unsigned char)*s;
-        if (c <= ' ' || c == '%' || c == 127) {
-            out[n++] = '%';
-            out[n++] = hex[c >> 4];
-            out[n++] = hex[c & 15];
-        } else {
-            out[n++] = (char)c;
-        }
-    }
-    if (n == 0 && n + 1 < size)
-        out[n++] = '-';
-    out[n] = 0;
-    return n;
-}
-
-static const char *const op_names[] = {
-    "?", "open", "close", "read", "write", "seek", "sync", "meta", "dup", "mmap",
-};
-
 /* ---- the file ----------------------------------------------------------------------- */
 NOINSTR static void exe_name(char *exe, size_t size, char *base, size_t bsize)
 {
@@ -107,39 +81,29 @@ NOINSTR static void exe_name(char *exe, size_t size, char *base, size_t bsize)
 
 NOINSTR static void header(const char *exe)
 {
-    char line[LINE_MAX_BYTES];
     struct timespec ts;
     clock_gettime(CLOCK_REALTIME, &ts);
     uint64_t ticks = host->io_now();
-    uint64_t wall = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
     ticks_per_ns = host->io_ticks_per_ns();
     flush_every = (uint64_t)(100e6 * ticks_per_ns);
     last_flush = ticks;
-    int n = snprintf(line, sizeof line,
-                     "# ioprof log 1\n"
-                     "start_wall_ns %" PRIu64 "\n"
-                     "start_ticks %" PRIu64 "\n"
-                     "ticks_per_sec %.1f\n"
-                     "exe ",
-                     wall, ticks, ticks_per_ns * 1e9);
-    put(line, (size_t)n);
-    put(line, escape(line, sizeof line, exe));
-    put("\nargs", 5);
     char args[8192];
     int fd = open("/proc/self/cmdline", O_RDONLY | O_CLOEXEC);
     ssize_t len = fd >= 0 ? read(fd, args, sizeof args - 1) : -1;
     if (fd >= 0)
         close(fd);
-    for (ssize_t i = 0; i < len; i += (ssize_t)strlen(args + i) + 1) {
-        args[len] = 0;
-        put(" ", 1);
-        put(line, escape(line, sizeof line, args + i));
-    }
-    n = snprintf(line, sizeof line,
-                 "\npid %d\nppid %d\n"
-                 "columns op func tid t0 t1 result fd file bytes offset errno path\n",
-                 (int)getpid(), (int)getppid());
-    put(line, (size_t)n);
+    args[len > 0 ? len : 0] = 0;
+    struct ioplog_start start = {
+        .wall_ns = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec,
+        .ticks = ticks,
+        .ticks_per_sec = ticks_per_ns * 1e9,
+        .exe = exe,
+        .args = args,
+        .args_len = len > 0 ? (size_t)len : 0,
+        .pid = (int)getpid(),
+        .ppid = (int)getppid(),
+    };
+    ioplog_write_header(put, &start);
     flush_locked();
 }
 
@@ -149,11 +113,7 @@ NOINSTR static void open_log(void)
     exe_name(exe, sizeof exe, base, sizeof base);
     const char *dir = host->output_dir ? host->output_dir : ".";
     for (int tries = 0; tries < 100; tries++, generation++) {
-        if (generation == 0)
-            snprintf(final_path, sizeof final_path, "%s/ioprof.%s.%d.log", dir, base, (int)getpid());
-        else
-            snprintf(final_path, sizeof final_path, "%s/ioprof.%s.%d.%u.log", dir, base,
-                     (int)getpid(), generation);
+        ioplog_file_name(final_path, sizeof final_path, dir, base, (int)getpid(), generation);
         snprintf(part_path, sizeof part_path, "%s.part", final_path);
         if (access(final_path, F_OK) == 0)
             continue;
@@ -177,8 +137,7 @@ NOINSTR static void close_log(const char *how)
         return;
     char line[256];
     double rate = host->io_ticks_per_ns();
-    int n = snprintf(line, sizeof line, "# end %s %" PRIu64 " ticks_per_sec %.1f\n", how,
-                     host->io_now(), rate * 1e9);
+    int n = ioplog_end_line(line, sizeof line, how, host->io_now(), rate * 1e9);
     put(line, (size_t)n);
     flush_locked();
     close(log_fd);
@@ -192,26 +151,19 @@ NOINSTR static void close_log(const char *how)
 /* ---- events ------------------------------------------------------------------------- */
 NOINSTR static void on_io(const struct hookit_io *io)
 {
-    char line[LINE_MAX_BYTES], path[LINE_MAX_BYTES / 2];
+    char line[IOPLOG_LINE_MAX];
     const char *p = NULL;
     if (io->path && (io->op == HOOKIT_IO_OPEN || !io->file ||
                      (io->file < MAX_SEEN && !(seen[io->file / 8] & (1u << (io->file % 8))))))
         p = io->path;
     if (p && io->file && io->file < MAX_SEEN)
         seen[io->file / 8] |= (unsigned char)(1u << (io->file % 8));
-    escape(path, sizeof path, p);
-    int n = snprintf(line, sizeof line,
-                     "%s %s %ld %" PRIu64 " %" PRIu64 " %" PRId64 " %d %u %" PRIu64 " %" PRId64 " %d %s\n",
-                     io->op < sizeof op_names / sizeof *op_names ? op_names[io->op] : "?",
-                     io->func ? io->func : "?", (long)syscall(SYS_gettid), io->t0, io->t1,
-                     io->result, io->fd, io->file, io->bytes, io->offset, io->err, path);
+    int n = ioplog_event_line(line, sizeof line, io, (long)syscall(SYS_gettid), p);
     if (n < 0)
         return;
-    if ((size_t)n >= sizeof line)
-        n = sizeof line - 1;
     hk_spin_lock(&lock);
     put(line, (size_t)n);
-    if (io->t1 - last_flush >= flush_every || used > BUF_SIZE - LINE_MAX_BYTES) {
+    if (io->t1 - last_flush >= flush_every || used > BUF_SIZE - IOPLOG_LINE_MAX) {
         flush_locked();
         last_flush = io->t1;
     }
@@ -248,7 +200,7 @@ EXPORT NOINSTR void HookitEvent(const struct hookit_event *ev)
     case HOOKIT_EV_FORK_PARENT: {
         /* A marker where the child's log begins (its header names us). */
         char line[64];
-        int n = snprintf(line, sizeof line, "# fork %" PRIu64 "\n", host->io_now());
+        int n = ioplog_fork_line(line, sizeof line, host->io_now());
         hk_spin_lock(&lock);
         put(line, (size_t)n);
         hk_spin_unlock(&lock);

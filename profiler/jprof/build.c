@@ -78,11 +78,6 @@ JP_NOINSTR static int add_threads(struct builder *b)
     return rc;
 }
 
-/* Defined in process.c: pid, exe, argv, times, metadata. */
-int jp_fill_process(struct profile *p, int how);
-/* Defined in names.c. */
-int jp_resolve_names(struct profile *p);
-
 JP_NOINSTR struct profile *jp_build_profile(int how)
 {
     struct builder b = { .p = profile_new() };

@@ -10,15 +10,6 @@ HOOKIT_PLUGIN_ABI;
 
 const struct hookit_host *jp_host;
 static hookit_fast_fn fast_enter, fast_exit;
-extern int jp_death_signal;
-void jp_process_start(void);
-void jp_names_start(void);
-void jp_names_reload(void);
-void jp_names_pre_dlclose(void *handle);
-void jp_names_post_dlclose(void);
-void jp_names_fork_child(void);
-void jp_output_fork_child(void);
-void jp_output_forked(void);
 
 /* The hook pair's own cost (calibrate.c): at start, and again before the
  * final profile (the lower figure is kept); sampling times no call. */
@@ -32,8 +23,8 @@ JP_EXPORT JP_NOINSTR int HookitStart(const struct hookit_host *host, struct hook
 {
     if (host->abi_version != HOOKIT_ABI_VERSION)
         return -1;
-    if (jp_host)                /* started by the JVMTI agent, now by libhookit */
-        return jp_agent_adopt(host, plugin);
+    if (jp_host)                /* one jprof per process: a second libhookit is refused */
+        return -1;
     jp_host = host;
     jp_options_parse(getenv("JPROFOPTS"), host->log);
     if (jp_arena_init() != 0) {

@@ -42,6 +42,21 @@ void jp_arena_maps_changed(void);
  * the hot path stores each once.  The current node is kept here as well as
  * in the top frame: an entry's look-up then starts one load earlier (the
  * chain from one hook to the next is what the sampling mode waits on). */
+/* The entry path's memory of where each call went: a direct-mapped table
+ * from (parent node, function) to the child node, per thread.  An entry
+ * is only a hint: the entry path takes it when the node it names has that
+ * function and that parent, which makes it that parent's one child for the
+ * function, whatever was stored before.  An interpreter's dispatch loop,
+ * which calls a different function each time, then stays on the fast path
+ * (one parent's last child alone served half of Lua's calls).  Cleared
+ * when a thread's tree starts (thread.c), so its entries only ever name
+ * nodes of this thread's tree. */
+#define JP_EDGE_BITS 12
+static inline uint32_t jp_edge_slot(arena_ref parent, uint64_t fn)
+{
+    return ((uint32_t)fn ^ (parent << 16) ^ parent) * 0x9e3779b1u >> (32 - JP_EDGE_BITS);
+}
+
 struct jp_thread {
     struct arena_frame *stack;  /* shadow stack (in the arena); stack[0] is the root frame */
     struct arena_thread *rec;   /* its depth: frames in use above the root */
@@ -60,6 +75,7 @@ struct jp_thread {
     struct jp_thread *next_free;/* the free list's link while recycled (thread.c) */
     int rec_reused;             /* rec was a retired thread's (retire.c) */
     uint32_t named;             /* rec->name was given (a Java thread's name): kept at the end */
+    arena_ref edges[1u << JP_EDGE_BITS]; /* see jp_edge_slot */
 };
 
 extern __thread struct jp_thread *jp_self __attribute__((tls_model("initial-exec")));
@@ -277,13 +293,29 @@ int jp_write_profile(int how);
 /* Death by a signal: write from a helper process, bounded in time. */
 int jp_write_profile_isolated(int how);
 
-/* The JVMTI agent (jvmti.c): when it started jprof itself and libhookit
- * then starts it again, the second HookitStart adopts libhookit's host. */
-int jp_agent_adopt(const struct hookit_host *host, struct hookit_plugin *plugin);
-
 extern const struct hookit_host *jp_host;
 extern pid_t jp_profiled_pid, jp_profiled_ppid;
 extern int jp_rank, jp_size;
 extern uint64_t jp_start_wall_ns;
+
+/* The process (process.c): its start, the signal it died of, and the
+ * profile's pid, exe, argv, times and metadata. */
+struct profile;
+void jp_process_start(void);
+extern int jp_death_signal;
+int jp_fill_process(struct profile *p, int how);
+
+/* Names (names.c): the modules and symbols the profile's addresses are
+ * resolved against, kept up to date across dlopen, dlclose and fork. */
+void jp_names_start(void);
+void jp_names_reload(void);
+void jp_names_pre_dlclose(void *handle);
+void jp_names_post_dlclose(void);
+void jp_names_fork_child(void);
+int jp_resolve_names(struct profile *p);
+
+/* The profile's file name across fork (output.c). */
+void jp_output_fork_child(void);
+void jp_output_forked(void);
 
 #endif

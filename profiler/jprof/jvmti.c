@@ -6,13 +6,16 @@
  * module = the class's package) pushed into jprof's trees, so a tree reads
  * J:Main.main -> J:Worker.run -> F:libNative.so.Java_Worker_compute.
  *
- * One instance: when libhookit is already there (preloaded, `hookit run`)
- * it has loaded this very file as its profiler (same path, same dlopen
- * handle), and the agent only adds Java frames.  Otherwise the agent starts
- * jprof itself with a host of its own and writes the profile at VM death;
- * if a JNI library linked with -lhookit brings libhookit in later,
- * libhookit's HookitStart finds jprof running and hands it its host
- * (jp_agent_adopt), and libhookit writes the profile at exit.
+ * One instance, one start path: jprof is always started by libhookit, as
+ * at every other start (HOOKIT_* read and checked once by hookit/config.c,
+ * the plugin filled in once by HookitStart).  When libhookit is already
+ * there (preloaded, `hookit run`) it has loaded this very file as its
+ * profiler (same path, same dlopen handle), and the agent only adds Java
+ * frames.  Otherwise the agent loads the libhookit of its own installation
+ * (<prefix>/lib/libhookit.so next to <prefix>/lib/hookit/), whose start-up
+ * loads this file as its profiler in turn; a JNI library linked with
+ * -lhookit later finds that libhookit loaded, and libhookit writes the
+ * profile at exit.
  *
  * Options (comma separated after '='; `help` lists them):
  *   include=PAT, exclude=PAT   class filters ("com.acme.*", "Main", "*.Worker");
@@ -28,11 +31,9 @@
  * /tmp/perf-<pid>.map (perf's format) so A2N, perf and the live reader can
  * name addresses in them.
  *
- * Without the JDK's jvmti.h this file compiles to the adoption stub only. */
+ * Without the JDK's jvmti.h this file compiles to nothing. */
 #include "jprof.h"
-#include "metrics.h"
-
-void jp_names_reload(void);
+#include "common/log.h"
 
 #if __has_include(<jvmti.h>)
 #pragma GCC diagnostic push
@@ -47,7 +48,6 @@ void jp_names_reload(void);
 #include <fnmatch.h>
 #include <link.h>
 #include <pthread.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -64,52 +64,10 @@ static struct {
 } opt = { .perfmap = 1 };
 
 static jvmtiEnv *jvmti;
-static volatile int agent_collecting = 1;   /* the switch while the agent is the host */
-static struct hookit_host agent_host;
-static int agent_is_host;                   /* jprof was started by us, not by libhookit */
-static int finished;
-static char output_dir[4096] = ".";
-static char plugin_dir[4096] = ".";
 
-JP_NOINSTR static void agent_vlog(const char *fmt, va_list ap)
-{
-    int saved = errno;
-    char line[1024];
-    int n = snprintf(line, sizeof line, "hookit[%d]: ", (int)getpid());
-    int m = vsnprintf(line + n, sizeof line - (size_t)n - 1, fmt, ap);
-    size_t len = m < 0 ? (size_t)n : (size_t)n + (size_t)m;
-    if (len > sizeof line - 2)
-        len = sizeof line - 2;
-    for (size_t i = (size_t)n; i < len; i++)
-        if ((unsigned char)line[i] < 0x20 || line[i] == 0x7f)
-            line[i] = '?';
-    line[len++] = '\n';
-    ssize_t w = write(STDERR_FILENO, line, len);
-    (void)w;
-    errno = saved;
-}
-
-__attribute__((format(printf, 1, 2))) JP_NOINSTR static void agent_log(const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    agent_vlog(fmt, ap);
-    va_end(ap);
-}
-
-static int agent_debug;
-__attribute__((format(printf, 1, 2))) JP_NOINSTR static void agent_debug_log(const char *fmt, ...)
-{
-    if (!agent_debug)
-        return;
-    va_list ap;
-    va_start(ap, fmt);
-    agent_vlog(fmt, ap);
-    va_end(ap);
-}
-
-/* The agent's logging goes through whichever host jprof has now. */
-#define LOG(...) (jp_host ? jp_host->log(__VA_ARGS__) : agent_log(__VA_ARGS__))
+/* Before libhookit is there (options, a JVM without JVMTI) the one logger
+ * is called directly; after, through the host. */
+#define LOG(...) (jp_host ? jp_host->log(__VA_ARGS__) : hk_log_write(__VA_ARGS__))
 
 static const char *const option_help[] = {
     "include=PAT      record only classes matching PAT (com.acme.*, Main, *.Worker, Class.method); repeatable",
@@ -141,10 +99,10 @@ JP_NOINSTR static void parse_options(char *text)
             opt.perfmap = 1;
         else if (!strcmp(o, "help")) {
             for (size_t i = 0; i < sizeof option_help / sizeof *option_help; i++)
-                agent_log("jprof agent option %s", option_help[i]);
+                LOG("jprof agent option %s", option_help[i]);
         } else {
-            agent_log("jprof agent: unknown option '%.64s' ignored (options: include=PAT, exclude=PAT, "
-                      "mode=all|native, signature, noperfmap, help)", o);
+            LOG("jprof agent: unknown option '%.64s' ignored (options: include=PAT, exclude=PAT, "
+                "mode=all|native, signature, noperfmap, help)", o);
         }
     }
 }
@@ -487,7 +445,7 @@ JP_NOINSTR static struct agent_thread *agent_thread(void)
 
 JP_NOINSTR static int collecting(void)
 {
-    return jp_host && *jp_host->collecting && !finished;
+    return jp_host && *jp_host->collecting;
 }
 
 /* The Java name into the thread's record, once it has one. */
@@ -722,15 +680,7 @@ JP_NOINSTR static void JNICALL on_dynamic_code(jvmtiEnv *env, const char *name, 
     perfmap_line(addr, size, name);
 }
 
-/* ---- start and end ----------------------------------------------------------------- */
-JP_NOINSTR static void agent_finish(void)
-{
-    if (__atomic_exchange_n(&finished, 1, __ATOMIC_ACQ_REL))
-        return;
-    agent_collecting = 0;
-    HookitFinish(HOOKIT_END_EXIT);
-}
-
+/* ---- start ----------------------------------------------------------------------- */
 JP_NOINSTR static void JNICALL on_vm_init(jvmtiEnv *env, JNIEnv *jni, jthread thread)
 {
     learn_thread_name(thread);
@@ -740,73 +690,48 @@ JP_NOINSTR static void JNICALL on_vm_init(jvmtiEnv *env, JNIEnv *jni, jthread th
     }
 }
 
-/* The JVM ends (return from main, System.exit, SIGTERM's shutdown): when
- * the agent is the host, the profile is written now; under libhookit it is
- * written by libhookit at exit. */
-JP_NOINSTR static void JNICALL on_vm_death(jvmtiEnv *env, JNIEnv *jni)
+/* libhookit is in the process but started another profiler, or another
+ * copy of libjprof (another file): two profiles would fight over one name. */
+JP_NOINSTR static int libhookit_loaded(void)
 {
-    if (jp_host == &agent_host)
-        agent_finish();
+    return dlsym(RTLD_DEFAULT, "hookit_collecting") != NULL;
 }
 
-/* A native exit() without VM death (a JNI library calling exit). */
-JP_NOINSTR static void at_process_exit(void)
-{
-    if (jp_host == &agent_host)
-        agent_finish();
-}
-
-JP_NOINSTR static void find_plugin_dir(void)
+/* The libhookit of this agent's installation: <dir>/../libhookit.so, or
+ * the loader's search when there is none (an agent copied elsewhere). */
+JP_NOINSTR static void *load_libhookit(char *path, size_t size)
 {
     Dl_info info;
-    if (dladdr((void *)&find_plugin_dir, &info) && info.dli_fname) {
-        const char *slash = strrchr(info.dli_fname, '/');
-        if (slash && (size_t)(slash - info.dli_fname) < sizeof plugin_dir)
-            snprintf(plugin_dir, sizeof plugin_dir, "%.*s", (int)(slash - info.dli_fname), info.dli_fname);
+    char self[4096];
+    snprintf(path, size, "libhookit.so");
+    if (dladdr((void *)&load_libhookit, &info) && info.dli_fname && realpath(info.dli_fname, self)) {
+        char *slash = strrchr(self, '/');
+        if (slash)
+            *slash = 0;
+        slash = strrchr(self, '/');
+        if (slash) {
+            snprintf(slash, sizeof self - (size_t)(slash - self), "/libhookit.so");
+            if (access(self, F_OK) == 0)
+                snprintf(path, size, "%s", self);
+        }
     }
+    return dlopen(path, RTLD_NOW | RTLD_GLOBAL);
 }
 
-/* No libhookit in the process: jprof is started here, with a host the
- * agent provides. */
-JP_NOINSTR static int bootstrap(void)
+/* No libhookit in the process: load it.  Its start-up is the one every
+ * start takes, and it starts jprof from this very file (its plugin
+ * directory is this file's) unless HOOKIT_PROFILER names another.  -1 when
+ * it cannot be loaded (said so). */
+JP_NOINSTR static int start_through_libhookit(void)
 {
-    const char *out = getenv("HOOKIT_OUTPUT");
-    if (out && *out && strlen(out) < sizeof output_dir)
-        snprintf(output_dir, sizeof output_dir, "%s", out);
-    const char *dbg = getenv("HOOKIT_DEBUG");
-    agent_debug = dbg && !strcmp(dbg, "1");
-    const char *on = getenv("HOOKIT_PROFILING");
-    agent_collecting = !(on && !strcmp(on, "0"));
-    find_plugin_dir();
-    agent_host = (struct hookit_host){
-        .abi_version = HOOKIT_ABI_VERSION,
-        .size = sizeof agent_host,
-        .collecting = &agent_collecting,
-        .output_dir = output_dir,
-        .plugin_dir = plugin_dir,
-        .debug = agent_debug,
-        .log = agent_log,
-        .debug_log = agent_debug_log,
-        .io_clock = 1,
-        .io_now = NULL,             /* no I/O wrappers without libhookit */
-        .io_ticks_per_ns = NULL,
-    };
-    struct hookit_plugin plugin = { 0 };
-    if (HookitStart(&agent_host, &plugin) != 0)
+    char path[4096];
+    if (!load_libhookit(path, sizeof path)) {
+        hk_log_write("jprof agent: cannot load %s (%s); Java methods are not recorded", path, dlerror());
         return -1;
-    agent_is_host = 1;
-    atexit(at_process_exit);
-    agent_debug_log("jprof agent: started jprof itself (no libhookit in the process)");
+    }
+    if (jp_host)
+        jp_host->debug_log("jprof agent: no libhookit in the process: loaded %s, which started jprof", path);
     return 0;
-}
-
-/* libhookit is in the process but started another copy of jprof (another
- * file, or HOOKIT_PROFILER chose another profiler): two profiles would
- * fight over one name. */
-JP_NOINSTR static int other_instance_running(void)
-{
-    void *start = dlsym(RTLD_DEFAULT, "hookit_collecting");
-    return start != NULL;
 }
 
 JP_NOINSTR static int enable(jvmtiEvent ev)
@@ -820,25 +745,22 @@ JP_EXPORT JP_NOINSTR jint JNICALL Agent_OnLoad(JavaVM *vm, char *options, void *
     snprintf(optcopy, sizeof optcopy, "%s", options ? options : "");
     parse_options(optcopy);
     if ((*vm)->GetEnv(vm, (void **)&jvmti, JVMTI_VERSION_1_2) != JNI_OK) {
-        agent_log("jprof agent: this JVM offers no JVMTI 1.2; Java methods are not recorded");
+        LOG("jprof agent: this JVM offers no JVMTI 1.2; Java methods are not recorded");
         return JNI_OK;
     }
+    int joined = jp_host != NULL;
+    if (!jp_host && !libhookit_loaded() && start_through_libhookit() != 0)
+        return JNI_OK;
     if (!jp_host) {
-        if (other_instance_running()) {
-            Dl_info info;
-            const char *self = dladdr((void *)&Agent_OnLoad, &info) && info.dli_fname ? info.dli_fname : "?";
-            agent_log("jprof agent: libhookit is loaded but did not start this libjprof (%s) as its "
-                      "profiler; use the libjprof.so of libhookit's plugin directory (and "
-                      "HOOKIT_PROFILER unset); Java methods are not recorded", self);
-            return JNI_OK;
-        }
-        if (bootstrap() != 0) {
-            agent_log("jprof agent: jprof did not start; Java methods are not recorded");
-            return JNI_OK;
-        }
-    } else {
-        jp_host->debug_log("jprof agent: joined the jprof libhookit started");
+        Dl_info info;
+        const char *self = dladdr((void *)&Agent_OnLoad, &info) && info.dli_fname ? info.dli_fname : "?";
+        hk_log_write("jprof agent: libhookit is loaded but did not start this libjprof (%s) as its "
+                     "profiler; use the libjprof.so of libhookit's plugin directory (and "
+                     "HOOKIT_PROFILER unset); Java methods are not recorded", self);
+        return JNI_OK;
     }
+    if (joined)
+        jp_host->debug_log("jprof agent: joined the jprof libhookit started");
 
     jvmtiCapabilities caps = { 0 };
     caps.can_generate_method_entry_events = 1;
@@ -852,7 +774,6 @@ JP_EXPORT JP_NOINSTR jint JNICALL Agent_OnLoad(JavaVM *vm, char *options, void *
     }
     jvmtiEventCallbacks cb = { 0 };
     cb.VMInit = on_vm_init;
-    cb.VMDeath = on_vm_death;
     cb.ThreadStart = on_thread_start;
     cb.ThreadEnd = on_thread_end;
     cb.MethodEntry = on_method_entry;
@@ -861,7 +782,7 @@ JP_EXPORT JP_NOINSTR jint JNICALL Agent_OnLoad(JavaVM *vm, char *options, void *
     cb.CompiledMethodLoad = on_compiled_load;
     cb.DynamicCodeGenerated = on_dynamic_code;
     (*jvmti)->SetEventCallbacks(jvmti, &cb, (jint)sizeof cb);
-    int ok = enable(JVMTI_EVENT_VM_INIT) && enable(JVMTI_EVENT_VM_DEATH) &&
+    int ok = enable(JVMTI_EVENT_VM_INIT) &&
              enable(JVMTI_EVENT_THREAD_START) && enable(JVMTI_EVENT_THREAD_END) &&
              enable(JVMTI_EVENT_METHOD_ENTRY) && enable(JVMTI_EVENT_METHOD_EXIT) &&
              enable(JVMTI_EVENT_NATIVE_METHOD_BIND);
@@ -872,39 +793,6 @@ JP_EXPORT JP_NOINSTR jint JNICALL Agent_OnLoad(JavaVM *vm, char *options, void *
     if (!ok)
         LOG("jprof agent: the JVM refused some events; the profile may lack Java frames");
     return JNI_OK;
-}
-
-/* libhookit starts jprof after the agent did: keep the trees, take the
- * host (its switch, its output directory, its I/O clock), and give
- * libhookit the entry points. */
-JP_NOINSTR int jp_agent_adopt(const struct hookit_host *host, struct hookit_plugin *plugin)
-{
-    if (jp_host != &agent_host)
-        return -1;                  /* started twice by libhookit itself: refuse */
-    int was_on = agent_collecting;
-    jp_host = host;
-    if (!was_on)
-        *host->collecting = 0;
-    agent_is_host = 0;
-    jp_names_reload();              /* libraries loaded since the agent started */
-    plugin->abi_version = HOOKIT_ABI_VERSION;
-    plugin->caps = HOOKIT_CAP_CALLS | HOOKIT_CAP_THREADS | HOOKIT_CAP_FORK |
-                   HOOKIT_CAP_DLOPEN | HOOKIT_CAP_CONTROL | jp_metrics_start(host);
-    plugin->name = "jprof";
-    plugin->enter = jp_opt.sample ? jp_enter_counted : jp_clock_is_tsc() ? jp_enter_tsc : jp_enter_mono;
-    plugin->exit = jp_opt.sample ? jp_exit_counted : jp_clock_is_tsc() ? jp_exit_tsc : jp_exit_mono;
-    plugin->attention = &jp_arena_header()->attention;
-    host->debug_log("jprof: libhookit joined the jprof the JVMTI agent started");
-    return 0;
-}
-
-#else /* no jvmti.h: no agent; a second HookitStart is refused */
-
-JP_NOINSTR int jp_agent_adopt(const struct hookit_host *host, struct hookit_plugin *plugin)
-{
-    (void)host;
-    (void)plugin;
-    return -1;
 }
 
 #endif

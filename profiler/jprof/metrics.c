@@ -31,10 +31,6 @@
 #include <sys/mman.h>
 #include <time.h>
 
-_Static_assert((int)IOSTATS_READ == (int)HOOKIT_IO_READ && (int)IOSTATS_WRITE == (int)HOOKIT_IO_WRITE &&
-               (int)IOSTATS_MMAP == (int)HOOKIT_IO_MMAP && (int)IOSTATS_OPEN == (int)HOOKIT_IO_OPEN,
-               "profile/iostats.h follows enum hookit_io_op");
-
 /* ---- options ----------------------------------------------------------------------- */
 static struct {
     int io, alloc;

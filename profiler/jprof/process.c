@@ -4,12 +4,7 @@
 #include "profile/procinfo.h"
 #include "profile/profile.h"
 
-#include <fcntl.h>
-#include <signal.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <sys/utsname.h>
+#include <stddef.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -38,48 +33,31 @@ JP_NOINSTR static uint64_t sum_over_threads(size_t field_offset)
     return sum;
 }
 
-JP_NOINSTR static int set_meta_u64(struct profile *p, const char *key, uint64_t v)
-{
-    char buf[32];
-    snprintf(buf, sizeof buf, "%llu", (unsigned long long)v);
-    return profile_set_meta(p, key, buf);
-}
-
 JP_NOINSTR int jp_fill_process(struct profile *p, int how)
 {
-    char exe[4096], buf[256];
-    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
-    exe[n > 0 ? n : 0] = 0;
-    p->process.pid = jp_profiled_pid ? jp_profiled_pid : getpid();
-    p->process.ppid = jp_profiled_pid ? jp_profiled_ppid : getppid();
-    p->process.rank = jp_rank;
-    p->process.size = jp_size;
-    p->process.exe = profile_intern(p, exe);
+    int rc = procinfo_fill_self(p, jp_profiled_pid ? jp_profiled_pid : getpid(),
+                                jp_profiled_pid ? jp_profiled_ppid : getppid(), jp_rank, jp_size);
     p->process.start_ns = jp_start_wall_ns;
     p->process.duration_ns = hk_mono_ns() - start_mono_ns;
-    int rc = p->process.exe ? procinfo_fill_argv(p) : -1;
-    struct utsname u;
-    if (rc == 0 && uname(&u) == 0)
-        rc = profile_set_meta(p, "hostname", u.nodename);
-    snprintf(buf, sizeof buf, "%.6f", jp_ticks_per_ns());
-    rc |= profile_set_meta(p, "hookit_version", HOOKIT_VERSION);
-    rc |= profile_set_meta(p, "profiler", "jprof");
-    rc |= profile_set_meta(p, "clock", jp_clock_is_tsc() ? HK_COUNTER_NAME : "monotonic");
+    struct procinfo_meta m = {
+        .profiler = "jprof",
+        .clock = jp_clock_is_tsc() ? HK_COUNTER_NAME : "monotonic",
+        .ticks_per_ns = jp_ticks_per_ns(),
+        .end = procinfo_end_name(how),
+        .signal = how == HOOKIT_END_SIGNAL ? jp_death_signal : 0,
+    };
+    if (rc == 0)
+        rc = procinfo_set_meta(p, &m);
     rc |= profile_set_meta(p, "timer", jp_sampling() ? "sample" : "exact");
     if (!jp_sampling()) {
-        rc |= set_meta_u64(p, "overhead_ns_per_call", jp_ticks_to_ns(jp_overhead_full_ticks()));
-        rc |= set_meta_u64(p, "overhead_inner_ns_per_call", jp_ticks_to_ns(jp_overhead_inner_ticks()));
+        rc |= procinfo_set_meta_u64(p, "overhead_ns_per_call", jp_ticks_to_ns(jp_overhead_full_ticks()));
+        rc |= procinfo_set_meta_u64(p, "overhead_inner_ns_per_call",
+                                    jp_ticks_to_ns(jp_overhead_inner_ticks()));
         rc |= profile_set_meta(p, "compensated", jp_opt.compensate ? "yes" : "no");
     }
     if (jp_sampling())
-        rc |= set_meta_u64(p, "sample_period_ns", jp_sample_period_ns());
-    rc |= profile_set_meta(p, "ticks_per_ns", buf);
-    rc |= profile_set_meta(p, "end", procinfo_end_name(how));
-    if (how == HOOKIT_END_SIGNAL && jp_death_signal > 0) {
-        snprintf(buf, sizeof buf, "%d (%s)", jp_death_signal, strsignal(jp_death_signal));
-        rc |= profile_set_meta(p, "signal", buf);
-    }
-    rc |= set_meta_u64(p, "dropped_events", sum_over_threads(offsetof(struct arena_thread, dropped)));
-    rc |= set_meta_u64(p, "unmatched_exits", sum_over_threads(offsetof(struct arena_thread, unmatched)));
+        rc |= procinfo_set_meta_u64(p, "sample_period_ns", jp_sample_period_ns());
+    rc |= procinfo_set_meta_u64(p, "dropped_events", sum_over_threads(offsetof(struct arena_thread, dropped)));
+    rc |= procinfo_set_meta_u64(p, "unmatched_exits", sum_over_threads(offsetof(struct arena_thread, unmatched)));
     return rc ? -1 : 0;
 }

@@ -224,6 +224,7 @@ JP_NOINSTR static int thread_begin(struct jp_thread *t, arena_ref stack_ref, uin
     t->floor = 0;
     t->ctx_serial = 0;
     t->native_ctx = NULL;
+    memset(t->edges, 0, sizeof t->edges);
     arena_ref root = jp_node_new(t, 0, 0);
     if (!root)
         return -1;

@@ -286,9 +286,10 @@ JP_NOINSTR __attribute__((noinline)) static void enter_slow(struct jp_thread *t,
         cut_back(t, sp, site, now);
     uint32_t depth = rec->depth;
     arena_ref cur = t->stack[depth].node;
-    arena_ref c = jp_node(cur)->last_child;
-    if (!c || fn_of(jp_node(c)) != fn)
-        c = find_child(t, cur, fn);
+    uint32_t slot = jp_edge_slot(cur, fn);
+    arena_ref c = t->edges[slot];
+    if (fn_of(jp_node(c)) != fn || jp_node(c)->parent != cur)
+        t->edges[slot] = c = find_child(t, cur, fn);
     if (c && (depth + 1 < t->capacity || jp_grow_stack(t) == 0)) {
         jp_node(c)->calls++;
         t->stack[++depth] = (struct arena_frame){ .t0 = now, .sp = sp, .site = site, .node = c };
@@ -347,10 +348,14 @@ JP_NOINSTR __attribute__((always_inline)) static inline void enter(int clock, vo
     uint32_t depth = rec->depth;
     struct arena_frame *top = &t->stack[depth];
     char *base = jp_arena_base;     /* not kept in t: the load would wait for t's */
-    arena_ref c = ((struct arena_node *)(base + (size_t)t->cur * ARENA_SLOT))->last_child;
+    arena_ref cur = t->cur;
+    /* The edge table's hint, taken when its node is cur's child for fn.
+     * Reference 0 needs no test: slot 0 starts with ARENA_MAGIC, which is
+     * no function's address. */
+    arena_ref c = t->edges[jp_edge_slot(cur, (uint64_t)fn)];
     struct arena_node *n = (struct arena_node *)(base + (size_t)c * ARENA_SLOT);
-    if (JP_UNLIKELY(top->sp < sp) || JP_UNLIKELY(!c) || JP_UNLIKELY(fn_of(n) != (uint64_t)fn) ||
-        JP_UNLIKELY(depth + 1 >= t->capacity)) {
+    if (JP_UNLIKELY(top->sp < sp) || JP_UNLIKELY(fn_of(n) != (uint64_t)fn) ||
+        JP_UNLIKELY(n->parent != cur) || JP_UNLIKELY(depth + 1 >= t->capacity)) {
         enter_slow(t, (uint64_t)fn, (uintptr_t)site, sp, now, synthetic);
         return;
     }

@@ -16,13 +16,14 @@ MICRO_ROWS = ("uninstrumented", "noop", "floor", "off", "hookit", "sample", "com
 HOOKIT_ROWS = ("hookit", "sample", "compensate", "alloc")
 
 
-def run_quick(tmp):
+def run_quick(tmp, **extra):
     out = os.path.join(tmp, "bench.json")
     env = hk.test_env(BENCH_QUICK="1", BENCH_OUT=os.path.join(tmp, "build"), BENCH_JSON=out,
                       HOOKIT_BUILD_DIR=hk.BUILD)
     for k in [k for k in env if k.startswith("BENCH_") and k not in
               ("BENCH_QUICK", "BENCH_OUT", "BENCH_JSON")]:
         del env[k]
+    env.update(extra)
     p = subprocess.run([os.path.join(hk.ROOT, "bench", "run")], cwd=tmp, env=env,
                        capture_output=True, text=True, timeout=300)
     assert p.returncode == 0, f"bench/run failed ({p.returncode}):\n{p.stdout}\n{p.stderr}"
@@ -128,3 +129,46 @@ def check_cores(table):
         c = table["cores_check"][when]
         assert c["rate"] > 0 and c["slices"] == 50, c
         assert 0 <= c["both_slow"] + c["one_slow"] <= c["slices"], c
+
+
+def test_quick_real_code(tmp):
+    """The C++ (fmt) and scale workloads in their quick sizes: issue 17's
+    targets are printed and kept, and each passes its exactness gate (the
+    tree against the reference hook library, or against the structure the
+    scale program guarantees).  Lua and SQLite need a download, so they
+    are left to make bench."""
+    if not os.path.exists("/usr/include/fmt/format.h"):
+        hk.skip("libfmt-dev is not installed (make deps installs it)")
+    # The builds are cached in the build directory: fmt compiles slowly.
+    text, doc = run_quick(tmp, BENCH_WORKLOADS="fmt,scale",
+                          BENCH_OUT=os.path.join(hk.BUILD, "bench-quick"))
+    assert "targets (issue 17):" in text and "targets (issue 17, scale):" in text, text
+    for name in ("fmt", "scale"):
+        gate = [t for t in doc[name]["targets"] if t["target"] == "exact_tree"]
+        assert len(gate) == 1 and gate[0]["ok"] is True, (name, gate, text)
+        assert f"exactness ({name}):" in text and "PASS" in text
+    fmt = doc["fmt"]
+    assert fmt["calls"] > 1000000, fmt["calls"]
+    keys = {t["target"] for t in fmt["targets"]}
+    assert {"exact_vs_noop", "sample_vs_noop", "rss_added", "write_ms"} <= keys, keys
+    scale = doc["scale"]
+    assert scale["contexts"] == 40 ** 3 + 40 ** 2 + 40
+    assert 64 <= scale["bytes_per_node"] < 1000, scale["bytes_per_node"]
+    linear = [t for t in scale["targets"] if t["target"] == "linear"][0]
+    assert linear["ok"], linear
+
+
+def test_scale_check_can_fail(tmp):
+    """The scale workload's tree check is a real comparison: the same
+    profile against the tree of another pass count, or of another thread
+    count, is refused, naming a path."""
+    import sys
+    sys.path.insert(0, os.path.join(hk.ROOT, "bench"))
+    from benchlib import scale
+    exe = hk.cc(tmp, [scale.SRC], "contexts", flags=["-O2", "-pthread"])
+    hk.run(tmp, [exe, "6", "2", "2"])
+    prof = hk.one_profile(tmp, "contexts")
+    assert scale.tree_problems(prof, 6, 2, 2) == []
+    wrong = scale.tree_problems(prof, 6, 2, 3)
+    assert wrong and "paths differ" in wrong[0] and "expected 3" in wrong[0], wrong
+    assert scale.tree_problems(prof, 6, 3, 2), "a missing worker thread was not noticed"

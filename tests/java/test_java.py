@@ -403,17 +403,41 @@ def test_agent_with_preloaded_libhookit_is_one_instance(tmp):
 
 
 def test_agent_bootstraps_and_hands_over(tmp):
-    """No libhookit at start: the agent starts jprof; libNative brings
-    libhookit in, which joins the same jprof (one profile, both kinds of
+    """No libhookit at start: the agent loads its installation's libhookit,
+    which starts jprof as every start does; libNative, linked with
+    -lhookit, gets that same libhookit (one profile, both kinds of
     frames)."""
     r = java(tmp, ["App", "run", "2"], agent="noperfmap", env={"HOOKIT_DEBUG": "1"})
     assert r.rc == 0, r.err
     text = "\n".join(r.lines())
-    assert "jprof agent: started jprof itself" in text, text
-    assert "jprof: libhookit joined the jprof the JVMTI agent started" in text, text
+    lib, agent = os.path.realpath(hk.LIBHOOKIT), os.path.realpath(AGENT)
+    assert "jprof agent: no libhookit in the process: loaded " + lib in text, text
+    assert "profiler " + agent + " loaded (jprof)" in text, text
     assert len(hk.profiles(tmp)) == 1, os.listdir(tmp)
     t = threads_named(profile(tmp), "main")[0]
     assert hk.node(t, "J:App.main", "J:Worker.run", "Java_Worker_compute")["calls"] == 2
+
+
+def test_agent_alone_reads_the_environment_as_libhookit_does(tmp):
+    """The agent's start is libhookit's: HOOKIT_PROFILING is checked by
+    hookit/config.c (one line naming the variable, the default kept) and an
+    HOOKIT_OUTPUT that cannot be used is reported, and the profile written
+    to the fallback directory ($TMPDIR) says where it went."""
+    blocker = os.path.join(tmp, "not-a-dir")
+    open(blocker, "w").close()
+    fallback = os.path.join(tmp, "fallback")
+    os.mkdir(fallback)
+    r = java(tmp, ["Pure"], agent="include=Pure,noperfmap",
+             env={"HOOKIT_PROFILING": "yes", "HOOKIT_OUTPUT": blocker, "TMPDIR": fallback})
+    assert r.rc == 0 and r.out == "pure 22\n", r.err
+    lines = r.lines()
+    assert len(lines) == 3, r.err
+    assert "HOOKIT_PROFILING='yes' is not valid: use 0 or 1 (using 1)" in lines[0], r.err
+    assert f"HOOKIT_OUTPUT='{blocker}' cannot be used" in lines[1] and fallback in lines[1], r.err
+    assert f"wrote {fallback}/hookit.java.{r.pid}.prof" in lines[2], r.err
+    t = threads_named(profile(fallback), "main")[0]
+    hk.assert_tree(t, {("J:Pure.main",): 1, ("J:Pure.main", "J:Pure.f"): 4,
+                       ("J:Pure.main", "J:Pure.f", "J:Pure.g"): 4})
 
 
 def test_agent_alone_pure_java_exit3(tmp):

@@ -55,6 +55,28 @@ def test_link_wraps_and_undefined(tmp):
     assert r.returncode == 3 and r.stdout == "leaving 3\n"
 
 
+def link_wraps(tmp, *cc_args):
+    """The names `hookit link -v` passes as -Wl,--wrap=NAME (the command is
+    `true`: only the printed command matters)."""
+    p = hk.hookit(tmp, "link", "-v", "-p", "none", "--", "true", *cc_args)
+    words = p.stderr.splitlines()[0].split()
+    return {w[len("-Wl,--wrap="):] for w in words if w.startswith("-Wl,--wrap=")}
+
+
+def test_link_wraps_exactly_what_libhookit_a_defines(tmp):
+    """hookit link's list (lifecycle/wrapped.h) against the archive it
+    links, read by nm: a --wrap=NAME for every __wrap_NAME libhookit.a
+    defines, and none without one (the list cannot drift from the
+    wrappers); a -static link leaves out dlopen and dlclose only."""
+    nm = subprocess.run(["nm", "--defined-only", os.path.join(hk.LIB, "libhookit.a")],
+                        capture_output=True, text=True, check=True).stdout
+    defined = {f[2][len("__wrap_"):] for f in (l.split() for l in nm.splitlines())
+               if len(f) == 3 and f[1] in "TW" and f[2].startswith("__wrap_")}
+    assert "exit" in defined and "setjmp" in defined and "MPI_Init" in defined, sorted(defined)
+    assert link_wraps(tmp, "-o", "x", "x.c") == defined
+    assert link_wraps(tmp, "-static", "-o", "x", "x.c") == defined - {"dlopen", "dlclose"}
+
+
 def test_link_fails_like_the_compiler(tmp):
     p = hk.hookit(tmp, "link", "-p", "none", "--", "gcc", "-o", os.path.join(tmp, "x"),
                   os.path.join(tmp, "missing.c"), check=False)

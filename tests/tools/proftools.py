@@ -20,7 +20,8 @@ def _build(name, sources, flags):
         os.makedirs(outdir, exist_ok=True)
         out = os.path.join(outdir, name)
         tmp = f"{out}.{os.getpid()}.tmp"
-        cmd = ["gcc", "-std=gnu11", "-g", "-O1", "-Wall", "-I" + hk.ROOT, "-o", tmp] + \
+        cmd = ["gcc", "-std=gnu11", "-g", "-O1", "-Wall", "-I" + hk.ROOT,
+               "-I" + hk.INCLUDE, "-o", tmp] + \
               [os.path.join(hk.ROOT, s) for s in sources] + list(flags)
         p = subprocess.run(cmd, capture_output=True, text=True)
         if p.returncode != 0:

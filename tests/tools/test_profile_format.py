@@ -218,6 +218,54 @@ def test_structural_errors_are_named(tmp):
     check(secs[:4] + [(4, bytes(t1))], r"corrupt at offset \d+: node 1's function 100 is not below the 8 functions")
 
 
+def test_damage_is_named_at_its_offset(tmp):
+    """The offset in a refusal is where the damage is, counted here from the
+    file's own layout (header, then sections of a 12-byte head and a body):
+    a node's bad function or parent, bytes left over at a section's end, a
+    string table without its final NUL, a header claiming the wrong size."""
+    data = open(pt.fixed(tmp), "rb").read()
+    secs = pt.sections(data)
+    path = os.path.join(tmp, "o.prof")
+
+    def body_at(new_secs, k):
+        """File offset of section k's body."""
+        return pt.HEADER + sum(12 + len(b) for _, b in new_secs[:k]) + 12
+
+    def offset_named(new_secs, kind):
+        open(path, "wb").write(pt.assemble(data, new_secs))
+        err = report_fails(tmp, path, kind + r" at offset \d+")
+        return int(re.search(kind + r" at offset (\d+)", err).group(1)), err
+
+    # thread 1 (section 4): node 1 starts after tid (3 bytes), index, name,
+    # nnodes, and node 0 (func, parent, calls, incl 3 bytes, excl 3 bytes)
+    node1 = 3 + 1 + 1 + 1 + (1 + 1 + 1 + 3 + 3)
+    t1 = bytearray(secs[4][1])
+    t1[node1] = 100
+    bad = secs[:4] + [(4, bytes(t1))]
+    off, err = offset_named(bad, "corrupt")
+    assert off == body_at(bad, 4) + node1 and "node 1's function 100" in err, err
+    t1[node1] = secs[4][1][node1]
+    t1[node1 + 1] = 2
+    bad = secs[:4] + [(4, bytes(t1))]
+    off, err = offset_named(bad, "corrupt")
+    assert off == body_at(bad, 4) + node1 + 1 and "node 1's parent" in err, err
+    # three bytes more in the last thread section: the first of them
+    bad = secs[:4] + [(4, secs[4][1] + b"\x00\x00\x00")]
+    off, err = offset_named(bad, "corrupt")
+    assert off == body_at(bad, 4) + len(secs[4][1]) and "3 unexpected bytes" in err, err
+    assert f"that started at offset {body_at(bad, 4) - 12}" in err, err
+    # the string table (section 0) without its last byte, the NUL
+    bad = [(1, secs[0][1][:-1])] + secs[1:]
+    off, err = offset_named(bad, "corrupt")
+    assert off == body_at(bad, 0) + len(secs[0][1]) - 2 and "does not end with a NUL" in err, err
+    # a header that says the file is 5 bytes longer than it is
+    whole = bytearray(pt.assemble(data, secs))
+    struct.pack_into("<Q", whole, 16, len(whole) + 5)
+    open(path, "wb").write(whole)
+    err = report_fails(tmp, path)
+    assert f"truncated at offset {len(whole)}: the header says the file has {len(whole) + 5} bytes" in err, err
+
+
 def test_long_file_name(tmp):
     """A name near NAME_MAX still works: the temporary name stays short."""
     name = "hookit." + "x" * 235 + ".1234.prof"

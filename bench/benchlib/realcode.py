@@ -1,0 +1,63 @@
+"""What every real-code workload (SQLite, Lua, fmt) is held to: the targets
+of issue 17, checked side by side in the same run, and the exactness gate.
+
+  timer=sample     CPU <= 1.3x the no-op-hook build's
+  default (exact)  CPU <= 2.0x the no-op-hook build's
+  uftrace record   >= 5x hookit's CPU time and >= 5x its wall time
+  peak RSS         <= the no-op build's + 10 MB
+  at exit          <= 20 ms CPU for names and writing, for up to 100,000
+                   nodes (more nodes: proportionally more)
+"""
+from . import exact
+from .table import Targets
+
+
+def check_targets(s):
+    targets = Targets("issue 17")
+    add = targets.add
+    hk, noop = s["hookit"], s["noop"]
+    x = hk["cpu_s"] / noop["cpu_s"]
+    floor = s.get("floor")
+    add("exact_vs_noop", "default (exact) CPU / no-op hooks' CPU <= 2.0", x, x <= 2.0, "x",
+        f"(+{hk['added_ns_per_call_over_noop']:.1f} ns per call"
+        + (f"; the TSC floor, two clock reads per call and nothing else: "
+           f"{floor['cpu_s'] / noop['cpu_s']:.2f}x, +{floor['added_ns_per_call_over_noop']:.1f} ns"
+           if floor else "") + ")")
+    sm = s.get("sample")
+    if sm:
+        x = sm["cpu_s"] / noop["cpu_s"]
+        add("sample_vs_noop", "timer=sample CPU / no-op hooks' CPU <= 1.3", x, x <= 1.3, "x",
+            f"(+{sm['added_ns_per_call_over_noop']:.1f} ns per call)")
+    uf = s.get("uftrace")
+    if uf:
+        cpu, wall = uf["cpu_s"] / hk["cpu_s"], uf["wall_s"] / hk["wall_s"]
+        lost = [line for line in uf["stderr"] if "not recorded" in line]
+        if lost:
+            # uftrace stopped recording (its depth limit, reached when it
+            # misses the longjmps of Lua's pcall): it did less work than a
+            # trace of the run, so the ratio compares nothing.
+            note = f"(not a comparison: uftrace said \"{lost[0][:60]}\")"
+            targets.show("uftrace_cpu", "uftrace record CPU / hookit's CPU", cpu, "x", note)
+            targets.show("uftrace_wall", "uftrace record wall / hookit's wall", wall, "x", note)
+        else:
+            add("uftrace_cpu", "uftrace record CPU / hookit's CPU >= 5", cpu, cpu >= 5, "x")
+            add("uftrace_wall", "uftrace record wall / hookit's wall >= 5", wall, wall >= 5, "x")
+    rss = hk["maxrss_mb"] - noop["maxrss_mb"]
+    add("rss_added", "peak RSS added over no-op hooks <= 10 MB", rss, rss <= 10, " MB")
+    nodes = hk.get("profile_nodes") or 0
+    if hk.get("exit_cpu_ms") is not None and noop.get("exit_cpu_ms") is not None:
+        # The CPU hookit's exit adds (names resolved, profile written) over
+        # the bare exit; 20 ms is the budget of a tree up to 100,000 nodes.
+        spent = hk["exit_cpu_ms"] - noop["exit_cpu_ms"]
+        budget = 20 * max(1.0, nodes / 100000)
+        add("write_ms", f"profile at exit (names + write), CPU ms <= {budget:.0f}", spent,
+            spent <= budget, " ms", f"({nodes:,.0f} nodes)")
+    return targets
+
+
+def gate(name, noop, args, targets):
+    """The exactness gate, recorded among the targets (a FAIL fails the bench)."""
+    result = exact.check(name, noop, args)
+    targets.results.append({"target": "exact_tree", "value": result["paths"],
+                            "ok": result["ok"], "note": result["summary"]})
+    return result
