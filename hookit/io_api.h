@@ -10,8 +10,9 @@
 extern __thread int hk_io_guard __attribute__((tls_model("initial-exec")));
 /* Find the real functions (dynamic variant); idempotent. */
 void hk_io_resolve(void);
+/* The clock of I/O timestamps (common/clock.h). */
 void hk_io_clock_init(void);
-extern int hk_io_clock_tsc;
+int hk_io_clock_is_counter(void);
 uint64_t hk_io_now(void);
 double hk_io_ticks_per_ns(void);
 /* hookit_host.io_quiet: the guard, for plugin code outside its events. */

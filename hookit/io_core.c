@@ -6,14 +6,9 @@
 #include <dlfcn.h>
 #include <fcntl.h>
 #include <string.h>
-#include <time.h>
-#if defined(__x86_64__) || defined(__i386__)
-#include <cpuid.h>
-#endif
 
 volatile int hk_io_want, hk_alloc_want;
 HK_TLS int hk_io_guard;
-int hk_io_clock_tsc;
 
 /* ---- real functions (dynamic variant) ------------------------------------------ */
 #ifndef HOOKIT_STATIC
@@ -42,47 +37,28 @@ HK_NOINSTR void hk_io_resolve(void) {}
 #endif
 
 /* ---- the clock ----------------------------------------------------------------- */
-static uint64_t tsc0, mono0;
+/* The shared clock (common/clock.h): the CPU counter when it is usable, the
+ * same test libjprof makes. */
+struct hk_clock hk_io_clk = { .ticks_per_ns = 1.0 };
 
-HK_NOINSTR static uint64_t mono_ns(void)
+HK_NOINSTR void hk_io_clock_init(void)
 {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+    hk_clock_start(&hk_io_clk, 1);
+}
+
+HK_NOINSTR int hk_io_clock_is_counter(void)
+{
+    return hk_io_clk.counter;
 }
 
 HK_NOINSTR uint64_t hk_io_now(void)
 {
-#if defined(__x86_64__) || defined(__i386__)
-    if (hk_io_clock_tsc)
-        return __builtin_ia32_rdtsc();
-#endif
-    return mono_ns();
-}
-
-/* The TSC when it ticks at a constant rate in every power state
- * (invariant TSC), the same test libjprof makes. */
-HK_NOINSTR void hk_io_clock_init(void)
-{
-#if defined(__x86_64__) || defined(__i386__)
-    unsigned a, b, c, d;
-    hk_io_clock_tsc = __get_cpuid(0x80000007, &a, &b, &c, &d) && (d & (1u << 8));
-#endif
-    mono0 = mono_ns();
-    tsc0 = hk_io_now();
+    return hk_clock_now(&hk_io_clk);
 }
 
 HK_NOINSTR double hk_io_ticks_per_ns(void)
 {
-    if (!hk_io_clock_tsc)
-        return 1.0;
-    uint64_t mono, tsc;
-    do {
-        mono = mono_ns();
-        tsc = hk_io_now();
-    } while (mono - mono0 < 2000000ull);
-    double rate = (double)(tsc - tsc0) / (double)(mono - mono0);
-    return rate > 0 ? rate : 1.0;
+    return hk_clock_rate(&hk_io_clk, HK_CLOCK_CALIBRATION_NS);
 }
 
 /* ---- switches ------------------------------------------------------------------------ */

@@ -11,6 +11,7 @@
  * doing I/O in the same thread passes through instead of spinning.  Reads
  * and writes look their descriptor up without a lock. */
 #include "hookit/io_internal.h"
+#include "common/spin.h"
 
 #include <arpa/inet.h>
 #include <fcntl.h>
@@ -42,18 +43,6 @@ static char *pool;
 static uint64_t pool_used;
 static int table_ok = -1;               /* -1 not tried, 0 no memory, 1 ready */
 static volatile int lock;
-
-HK_NOINSTR static void table_lock(void)
-{
-    while (__atomic_exchange_n(&lock, 1, __ATOMIC_ACQUIRE))
-        while (__atomic_load_n(&lock, __ATOMIC_RELAXED))
-            __builtin_ia32_pause();
-}
-
-HK_NOINSTR static void table_unlock(void)
-{
-    __atomic_store_n(&lock, 0, __ATOMIC_RELEASE);
-}
 
 HK_NOINSTR static void *reserve(size_t bytes)
 {
@@ -117,9 +106,9 @@ HK_NOINSTR static uint32_t file_id_locked(const char *key)
 
 HK_NOINSTR uint32_t io_file_id(const char *key)
 {
-    table_lock();
+    hk_spin_lock(&lock);
     uint32_t id = table_ready() ? file_id_locked(key) : 0;
-    table_unlock();
+    hk_spin_unlock(&lock);
     return id;
 }
 
@@ -169,7 +158,7 @@ HK_NOINSTR struct io_desc *io_fd_opened(int fd, const char *key, uint32_t flags)
 {
     if (fd < 0 || (unsigned)fd >= MAX_FDS)
         return NULL;
-    table_lock();
+    hk_spin_lock(&lock);
     struct io_desc *d = NULL;
     if (table_ready() && (d = desc_new())) {
         d->file = key ? file_id_locked(key) : 0;
@@ -179,7 +168,7 @@ HK_NOINSTR struct io_desc *io_fd_opened(int fd, const char *key, uint32_t flags)
         d->spos = d->pos;
         fd_assign(fd, d);
     }
-    table_unlock();
+    hk_spin_unlock(&lock);
     return d;
 }
 
@@ -189,23 +178,23 @@ HK_NOINSTR void io_fd_dup(int oldfd, int newfd)
         oldfd == newfd)
         return;
     struct io_desc *d = io_fd_desc(oldfd);
-    table_lock();
+    hk_spin_lock(&lock);
     if (table_ok == 1) {
         if (d)
             d->refs++;
         fd_assign(newfd, d);
     }
-    table_unlock();
+    hk_spin_unlock(&lock);
 }
 
 HK_NOINSTR void io_fd_closed(int fd)
 {
     if (fd < 0 || (unsigned)fd >= MAX_FDS)
         return;
-    table_lock();
+    hk_spin_lock(&lock);
     if (table_ok == 1)
         fd_assign(fd, NULL);
-    table_unlock();
+    hk_spin_unlock(&lock);
 }
 
 /* First sight of a descriptor opened behind our back (inherited, the

@@ -28,6 +28,7 @@
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
+#include "common/clock.h"
 #include "hookit/internal.h"
 #include "hookit/io_api.h"
 #include "lifecycle/wrapped.h"
@@ -121,13 +122,11 @@ static inline int io_tracking(void)
 
 /* ---- the clock ------------------------------------------------------------------ */
 
+extern struct hk_clock hk_io_clk;
+
 static inline uint64_t io_clock(void)
 {
-#if defined(__x86_64__) || defined(__i386__)
-    if (HK_LIKELY(hk_io_clock_tsc))
-        return __builtin_ia32_rdtsc();
-#endif
-    return hk_io_now();
+    return hk_clock_now(&hk_io_clk);
 }
 
 /* ---- the file table (io_files.c) ------------------------------------------------- */

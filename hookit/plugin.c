@@ -164,7 +164,7 @@ HK_NOINSTR int hk_plugin_load(void)
         .log = hk_log,
         .debug_log = hk_debug,
         .signal_first = signal_first,
-        .io_clock = hk_io_clock_tsc ? 0 : 1,
+        .io_clock = hk_io_clock_is_counter() ? 0 : 1,
         .io_now = hk_io_now,
         .io_ticks_per_ns = hk_io_ticks_per_ns,
         .io_quiet = hk_io_quiet,

@@ -40,16 +40,18 @@ void lc_deadline_after_ms(struct timespec *deadline, long ms);
 int lc_futex_wait(atomic_int *addr, int val, const struct timespec *deadline);
 void lc_futex_wake_all(atomic_int *addr);
 
-/* A spinlock that blocks every signal while held, so a handler on the same
- * thread can never spin on it. */
-typedef struct { atomic_flag flag; } lc_spinlock;
-#define LC_SPINLOCK_INIT { ATOMIC_FLAG_INIT }
+/* A spinlock (common/spin.h) that blocks every signal while held, so a
+ * handler on the same thread can never spin on it. */
+typedef struct { volatile int word; } lc_spinlock;
+#define LC_SPINLOCK_INIT { 0 }
 /* Zeroed memory that never comes from malloc (util.c): the program's own,
  * maybe instrumented, malloc must not run on the layer's behalf. */
 void *lc_alloc(size_t size);
 void lc_release(void *p);
 void lc_lock(lc_spinlock *lock, sigset_t *saved);
 void lc_unlock(lc_spinlock *lock, const sigset_t *saved);
+/* In a fork child: a lock another thread held at fork is free again. */
+static inline void lc_lock_reset(lc_spinlock *lock) { __atomic_store_n(&lock->word, 0, __ATOMIC_RELEASE); }
 
 /* ---- registered lc_clients (callbacks.c) ------------------------------------ */
 #define LC_MAX_CLIENTS 4

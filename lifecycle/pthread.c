@@ -414,7 +414,7 @@ void lc_threads_after_fork_child(void)
 {
     lc_threads = NULL;
     atomic_store(&lc_own_alive, 0);     /* ours is the parent's */
-    atomic_flag_clear(&lc_threads_lock.flag);
+    lc_lock_reset(&lc_threads_lock);
     atomic_store(&lc_shoot_pending, 0);
     lc_main_thread.tid = lc_gettid();
     atomic_store(&lc_main_thread.state, LC_T_RUNNING);

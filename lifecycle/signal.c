@@ -42,7 +42,9 @@ struct lc_sigstate {
 static struct lc_sigstate lc_sig[_NSIG];
 static lc_spinlock lc_sig_lock = LC_SPINLOCK_INIT;
 static sigset_t lc_sigintr;         /* siginterrupt(sig, 1) for signal() */
+#ifdef SA_RESTORER
 static void *lc_restorer;           /* libc's sa_restorer, for the app's view */
+#endif
 /* Signals kept deliverable whatever mask the application sets: the
  * shootdown signal and the client's monitor_sigaction signals. */
 static sigset_t lc_keep_open;
@@ -565,7 +567,7 @@ static void lc_signal_entry(int sig, siginfo_t *info, void *context)
 /* Another thread may have held the lock when the process forked. */
 void lc_signal_after_fork_child(void)
 {
-    atomic_flag_clear(&lc_sig_lock.flag);
+    lc_lock_reset(&lc_sig_lock);
 }
 
 /* ---- exec ------------------------------------------------------------------------------ */

@@ -4,6 +4,8 @@
  */
 #include "lifecycle/internal.h"
 #include "common/log.h"
+#include "common/pages.h"
+#include "common/spin.h"
 
 #include <limits.h>
 #include <linux/futex.h>
@@ -11,7 +13,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -117,25 +118,17 @@ void lc_futex_wake_all(atomic_int *addr)
     errno = saved;
 }
 
-static inline void lc_cpu_relax(void)
-{
-#if defined(__x86_64__) || defined(__i386__)
-    __builtin_ia32_pause();
-#endif
-}
-
 void lc_lock(lc_spinlock *lock, sigset_t *saved)
 {
     sigset_t all;
     sigfillset(&all);
     lc_raw_sigmask(SIG_BLOCK, &all, saved);
-    while (atomic_flag_test_and_set_explicit(&lock->flag, memory_order_acquire))
-        lc_cpu_relax();
+    hk_spin_lock(&lock->word);
 }
 
 void lc_unlock(lc_spinlock *lock, const sigset_t *saved)
 {
-    atomic_flag_clear_explicit(&lock->flag, memory_order_release);
+    hk_spin_unlock(&lock->word);
     lc_raw_sigmask(SIG_SETMASK, saved, NULL);
 }
 
@@ -160,8 +153,8 @@ static struct lc_block *lc_small_block(void)
     sigset_t saved;
     lc_lock(&lc_alloc_lock, &saved);
     if (!lc_free_blocks) {
-        char *chunk = mmap(NULL, LC_CHUNK, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-        if (chunk != MAP_FAILED)
+        char *chunk = hk_pages_map(LC_CHUNK, 0);
+        if (chunk)
             for (size_t at = 0; at + LC_BLOCK <= LC_CHUNK; at += LC_BLOCK) {
                 struct lc_block *b = (struct lc_block *)(chunk + at);
                 b->next = lc_free_blocks;
@@ -184,10 +177,7 @@ void *lc_alloc(size_t size)
             memset(b, 0, LC_BLOCK);
     } else {
         size_t total = (size + sizeof *b + 4095) & ~(size_t)4095;
-        b = mmap(NULL, total, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-        if (b == MAP_FAILED)
-            b = NULL;
-        else
+        if ((b = hk_pages_map(total, 0)))
             b->size = total;
     }
     errno = saved;
@@ -201,7 +191,7 @@ void lc_release(void *p)
     int saved = errno;
     struct lc_block *b = (struct lc_block *)p - 1;
     if (b->size) {
-        munmap(b, b->size);
+        hk_pages_unmap(b, b->size);
     } else {
         sigset_t mask;
         lc_lock(&lc_alloc_lock, &mask);

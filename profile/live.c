@@ -5,6 +5,7 @@
  * Every reference read from the arena is checked against the mapping, so
  * a torn or damaged arena gives a retry or an error, never a crash. */
 #include "profile/live.h"
+#include "common/clock.h"
 #include "profile/arena_walk.h"
 #include "profile/procinfo.h"
 #include "profile/registry.h"
@@ -29,7 +30,7 @@
 #define SELF_COPY_WAIT_NS 1000000000ull /* how long to wait for a thread's own copy */
 #define GATHER_MAX_NS 100000000ull      /* process pause: longest wait for threads to park */
 #define RECOPY_ROUNDS 64                /* process pause: copies retaken until no thread moved */
-#define MIN_RATE_NS 2000000ull          /* TSC rate measured over at least this */
+#define MIN_RATE_NS 2000000ull          /* counter rate measured over at least this */
 
 struct live {
     pid_t pid;
@@ -44,13 +45,6 @@ struct live {
     char exe[4096];
     uint32_t seq_tries;                 /* torn copies before asking the thread */
 };
-
-static uint64_t mono_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
 
 static void nap_us(long us)
 {
@@ -373,28 +367,19 @@ int live_leftover_ended(pid_t pid, char *path, size_t size)
 
 /* ---- time -------------------------------------------------------------------- */
 
-static uint64_t read_tsc(void)
-{
-#if defined(__x86_64__) || defined(__i386__)
-    return __builtin_ia32_rdtsc();
-#else
-    return mono_ns();
-#endif
-}
-
 /* The process's clock now, and its rate, measured from the start pair it
- * stored (TSC and CLOCK_MONOTONIC are machine-wide). */
+ * stored (the CPU counter and CLOCK_MONOTONIC are machine-wide). */
 static uint64_t process_now(const struct live *l, double *ticks_per_ns)
 {
     const struct arena_process *pr = process_block(l);
     if (header(l)->clock != 0) {
         *ticks_per_ns = 1.0;
-        return mono_ns();
+        return hk_mono_ns();
     }
     uint64_t mono, tsc;
     do {
-        mono = mono_ns();
-        tsc = read_tsc();
+        mono = hk_mono_ns();
+        tsc = hk_counter();
         if (mono - pr->start_mono_ns < MIN_RATE_NS)
             nap_us(200);
     } while (mono - pr->start_mono_ns < MIN_RATE_NS);
@@ -525,8 +510,8 @@ static int copy_thread(struct live *l, const struct arena_thread *rec, struct li
         if (make_writable(l, err, errlen) != 0)
             return -1;
         __atomic_fetch_or((uint32_t *)at_rw(l, &rec->request), ARENA_REQ_COPY, __ATOMIC_RELEASE);
-        uint64_t deadline = mono_ns() + SELF_COPY_WAIT_NS;
-        while (rc == 0 && mono_ns() < deadline) {
+        uint64_t deadline = hk_mono_ns() + SELF_COPY_WAIT_NS;
+        while (rc == 0 && hk_mono_ns() < deadline) {
             rc = copy_from_self(l, rec, seen, t, &cap, &fcap);
             if (rc == 1) {
                 t->how = LIVE_COPY_SELF;
@@ -556,7 +541,7 @@ oom:
 /* The clock of the process now (process_now gave the rate). */
 static uint64_t clock_now(const struct live *l)
 {
-    return header(l)->clock != 0 ? mono_ns() : read_tsc();
+    return header(l)->clock != 0 ? hk_mono_ns() : hk_counter();
 }
 
 /* A dead thread's last moment we can vouch for: its deepest open frame
@@ -604,7 +589,7 @@ static uint32_t thread_list(const struct live *l, const struct arena_thread **re
 static int pause_take(struct live *l, uint32_t *gen, char *err, size_t errlen)
 {
     struct arena_process *pr = at_rw(l, process_block(l));
-    uint64_t deadline = mono_ns() + 2 * SELF_COPY_WAIT_NS;
+    uint64_t deadline = hk_mono_ns() + 2 * SELF_COPY_WAIT_NS;
     for (;;) {
         uint32_t g = __atomic_load_n(&pr->pause_gen, __ATOMIC_ACQUIRE);
         if (!(g & 1)) {
@@ -618,7 +603,7 @@ static int pause_take(struct live *l, uint32_t *gen, char *err, size_t errlen)
         pid_t owner = pr->pause_owner;
         if (owner > 0 && kill(owner, 0) != 0 && errno == ESRCH)   /* a reader died holding it */
             __atomic_compare_exchange_n(&pr->pause_gen, &g, g + 1, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE);
-        if (mono_ns() > deadline) {
+        if (hk_mono_ns() > deadline) {
             snprintf(err, errlen, "another reader keeps process %d paused", (int)l->pid);
             return -1;
         }
@@ -645,7 +630,7 @@ static void gather(struct live *l, const struct arena_thread **recs, uint32_t n,
     for (uint32_t i = 0; i < n; i++)
         if (recs[i]->state == ARENA_THREAD_RUNNING)
             __atomic_fetch_or((uint32_t *)at_rw(l, &recs[i]->request), ARENA_REQ_PAUSE, __ATOMIC_RELEASE);
-    uint64_t t0 = mono_ns();
+    uint64_t t0 = hk_mono_ns();
     const struct arena_process *pr = process_block(l);
     for (;;) {
         uint32_t parked = 0, quiet = 0, busy = 0;
@@ -661,14 +646,14 @@ static void gather(struct live *l, const struct arena_thread **recs, uint32_t n,
         }
         s->parked = parked;
         s->quiet = quiet;
-        if (!busy || mono_ns() - t0 >= GATHER_MAX_NS)
+        if (!busy || hk_mono_ns() - t0 >= GATHER_MAX_NS)
             break;
         /* Until a thread parks (it wakes us), 50 us at most: a thread in a
          * hook is microseconds from its exit unless it lost its core. */
         struct timespec ts = { 0, 50000 };
         syscall(SYS_futex, &pr->parked, FUTEX_WAIT, parked_word, &ts, NULL, 0);
     }
-    s->gather_ns = mono_ns() - t0;
+    s->gather_ns = hk_mono_ns() - t0;
 }
 
 /* Copy every thread so that all copies hold at one moment: a thread's copy
@@ -746,12 +731,12 @@ int live_snapshot(struct live *l, enum live_consistency c, struct live_snapshot 
             return -1;
         }
         paused = 1;
-        t_post = mono_ns();
+        t_post = hk_mono_ns();
         gather(l, recs, n, s);
     }
     s->now = process_now(l, &s->ticks_per_ns);
     int rc = 0;
-    uint64_t t_copy = mono_ns();
+    uint64_t t_copy = hk_mono_ns();
     if (paused) {
         rc = pause_copy(l, recs, n, s, err, errlen);
         for (uint32_t i = 0; i < n && rc == 0; i++) {
@@ -783,10 +768,10 @@ int live_snapshot(struct live *l, enum live_consistency c, struct live_snapshot 
     }
     if (paused) {
         pause_release(l, gen);
-        s->pause_ns = mono_ns() - t_post;
-        s->copy_ns = mono_ns() - t_copy;
+        s->pause_ns = hk_mono_ns() - t_post;
+        s->copy_ns = hk_mono_ns() - t_copy;
     }
-    s->mono_ns = mono_ns();
+    s->mono_ns = hk_mono_ns();
     free(recs);
     if (rc != 0) {
         live_snapshot_free(s);
@@ -860,7 +845,7 @@ static int fill_process(struct live *l, const struct live_snapshot *s, struct pr
     p->process.duration_ns = s->now > start_ticks ? arena_ticks_to_ns(s->now - start_ticks, s->ticks_per_ns) : 0;
     struct procinfo_meta m = {
         .profiler = "jprof",
-        .clock = header(l)->clock ? "monotonic" : "tsc",
+        .clock = header(l)->clock ? "monotonic" : HK_COUNTER_NAME,
         .ticks_per_ns = s->ticks_per_ns,
         .end = end,
     };
@@ -935,11 +920,11 @@ int live_command(struct live *l, uint32_t cmd, int timeout_ms, uint32_t *result,
     if (make_writable(l, err, errlen) != 0)
         return -1;
     struct arena_header *h = at_rw(l, header(l));
-    uint64_t deadline = mono_ns() + (uint64_t)timeout_ms * 1000000ull;
+    uint64_t deadline = hk_mono_ns() + (uint64_t)timeout_ms * 1000000ull;
     uint32_t none = ARENA_CMD_NONE;
     while (!__atomic_compare_exchange_n(&h->control, &none, cmd, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
         none = ARENA_CMD_NONE;
-        if (mono_ns() > deadline) {
+        if (hk_mono_ns() > deadline) {
             snprintf(err, errlen, "process %d: an earlier command is still waiting for one of its "
                      "threads to run a hook", (int)l->pid);
             return -1;
@@ -966,7 +951,7 @@ int live_command(struct live *l, uint32_t cmd, int timeout_ms, uint32_t *result,
             snprintf(err, errlen, "process %d ended before carrying out the command", (int)l->pid);
             return -1;
         }
-        if (mono_ns() > deadline) {
+        if (hk_mono_ns() > deadline) {
             uint32_t one = 1;
             if (__atomic_compare_exchange_n(&h->attention, &one, 0, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
                 __atomic_store_n(&h->control, ARENA_CMD_NONE, __ATOMIC_RELEASE);

@@ -26,7 +26,20 @@ libfmt-dev          /usr/include/fmt/format.h
 npm                 /usr/bin/npm
 jq                  /usr/bin/jq
 golang-go           /usr/bin/go
+gcc-aarch64-linux-gnu /usr/bin/aarch64-linux-gnu-gcc
+g++-aarch64-linux-gnu /usr/bin/aarch64-linux-gnu-g++
+qemu-user           /usr/bin/qemu-aarch64
+libc6-dev:arm64     /usr/lib/aarch64-linux-gnu/libc.so
+libstdc++6:arm64    /usr/lib/aarch64-linux-gnu/libstdc++.so.6
+zlib1g-dev:arm64    /usr/lib/aarch64-linux-gnu/libz.so
+libzstd-dev:arm64   /usr/lib/aarch64-linux-gnu/libzstd.so
+libiberty-dev:arm64 /usr/lib/aarch64-linux-gnu/libiberty.a
+libbinutils:arm64   /usr/lib/aarch64-linux-gnu/libsframe.so.0
 "
+# make check-arm64 (docs/testing.md): the arm64 packages above come through
+# Debian multiarch.  binutils-dev:arm64 is not among them: it depends on
+# binutils:arm64, which would replace the host's binutils and compiler; the
+# Makefile links libbinutils:arm64's libbfd instead.
 # Extra packages asked for by later parts of the test suite are appended
 # here, one "package file" pair per line.
 NEEDED="$NEEDED${HOOKIT_EXTRA_DEPS:-}"
@@ -45,6 +58,10 @@ fi
 SUDO=
 [ "$(id -u)" = 0 ] || SUDO=sudo
 echo "make deps: installing $missing"
+case "$missing" in
+*:arm64*)
+    dpkg --print-foreign-architectures | grep -qx arm64 || $SUDO dpkg --add-architecture arm64 ;;
+esac
 $SUDO apt-get update -qq
 # shellcheck disable=SC2086
 DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends $missing

@@ -4,7 +4,6 @@
  * on stderr, and every thread stops writing (its lost events are counted). */
 #include "hktrace.h"
 
-#include <sys/mman.h>
 
 static char *base;
 static uint32_t nchunks;
@@ -17,9 +16,8 @@ HT_NOINSTR int ht_buffer_init(void)
     if (size < HT_CHUNK_BYTES)
         size = HT_CHUNK_BYTES;
     nchunks = (uint32_t)(size / HT_CHUNK_BYTES);
-    void *p = mmap(NULL, (size_t)nchunks * HT_CHUNK_BYTES, PROT_READ | PROT_WRITE,
-                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-    if (p == MAP_FAILED)
+    void *p = hk_pages_map((size_t)nchunks * HT_CHUNK_BYTES, HK_PAGES_RESERVE);
+    if (!p)
         return -1;
     base = p;
     return 0;

@@ -4,7 +4,6 @@
  * wait for each other.  The table is reserved, not touched, at start. */
 #include "hktrace.h"
 
-#include <sys/mman.h>
 
 static uint64_t *slots;
 static volatile uint32_t used;
@@ -14,9 +13,8 @@ static volatile uint32_t used;
 
 HT_NOINSTR int ht_funcs_init(void)
 {
-    void *p = mmap(NULL, HT_FUNC_SLOTS * sizeof *slots, PROT_READ | PROT_WRITE,
-                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-    if (p == MAP_FAILED)
+    void *p = hk_pages_map(HT_FUNC_SLOTS * sizeof *slots, HK_PAGES_RESERVE);
+    if (!p)
         return -1;
     slots = p;
     return 0;

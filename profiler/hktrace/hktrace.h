@@ -4,6 +4,8 @@
 #define HKTRACE_H
 
 #include <hookit/profiler.h>
+#include "common/clock.h"
+#include "common/pages.h"
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -26,19 +28,13 @@ struct ht_options {
 extern struct ht_options ht_opt;
 void ht_options_parse(const char *text, void (*log)(const char *, ...));
 
-/* ---- clock (clock.c) -------------------------------------------------------- */
+/* ---- clock (clock.c, over common/clock.h) -----------------------------------
+ * Ticks are hk_counter() when ht_clock_is_tsc(), else hk_mono_ns(). */
 void ht_clock_init(int want_tsc);
 int ht_clock_is_tsc(void);
-uint64_t ht_now_mono(void);
 void ht_clock_calibrate(void);
 double ht_ticks_per_ns(void);
 extern uint64_t ht_threshold_ticks;     /* threshold_ns in ticks (estimate until calibrated) */
-
-#if defined(__x86_64__) || defined(__i386__)
-static inline uint64_t ht_tsc(void) { return __builtin_ia32_rdtsc(); }
-#else
-static inline uint64_t ht_tsc(void) { return ht_now_mono(); }
-#endif
 uint64_t ht_now(void);
 
 /* ---- record buffers (buffer.c) ------------------------------------------------

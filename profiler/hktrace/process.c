@@ -23,7 +23,7 @@ HT_NOINSTR void ht_process_start(void)
     struct timespec ts;
     clock_gettime(CLOCK_REALTIME, &ts);
     ht_start_wall_ns = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-    ht_start_mono_ns = ht_now_mono();
+    ht_start_mono_ns = hk_mono_ns();
     ht_tick0 = ht_now();
 }
 
@@ -42,10 +42,10 @@ HT_NOINSTR static int fill_process(struct profile *p, int how)
 {
     int rc = procinfo_fill_self(p, getpid(), getppid(), ht_rank, ht_size);
     p->process.start_ns = ht_start_wall_ns;
-    p->process.duration_ns = ht_now_mono() - ht_start_mono_ns;
+    p->process.duration_ns = hk_mono_ns() - ht_start_mono_ns;
     struct procinfo_meta m = {
         .profiler = "hktrace",
-        .clock = ht_clock_is_tsc() ? "tsc" : "monotonic",
+        .clock = ht_clock_is_tsc() ? HK_COUNTER_NAME : "monotonic",
         .ticks_per_ns = ht_ticks_per_ns(),
         .end = procinfo_end_name(how),
         .signal = how == HOOKIT_END_SIGNAL ? ht_death_signal : 0,

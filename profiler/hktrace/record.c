@@ -197,25 +197,25 @@ HT_NOINSTR static inline void leave(uint64_t now, void *fn)
 HT_NOINSTR void ht_enter_tsc(void *fn, void *site)
 {
     (void)site;
-    enter(ht_tsc(), fn);
+    enter(hk_counter(), fn);
 }
 
 HT_NOINSTR void ht_exit_tsc(void *fn, void *site)
 {
     (void)site;
-    leave(ht_tsc(), fn);
+    leave(hk_counter(), fn);
 }
 
 HT_NOINSTR void ht_enter_mono(void *fn, void *site)
 {
     (void)site;
-    enter(ht_now_mono(), fn);
+    enter(hk_mono_ns(), fn);
 }
 
 HT_NOINSTR void ht_exit_mono(void *fn, void *site)
 {
     (void)site;
-    leave(ht_now_mono(), fn);
+    leave(hk_mono_ns(), fn);
 }
 
 /* Control flow the hooks do not show (include/hookit/profiler.h): a mark is

@@ -21,8 +21,7 @@ static pthread_key_t end_key;
 
 HT_NOINSTR static void *map_pages(size_t size)
 {
-    void *p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    return p == MAP_FAILED ? NULL : p;
+    return hk_pages_map(size, 0);
 }
 
 HT_NOINSTR int ht_grow_stack(struct ht_thread *t)

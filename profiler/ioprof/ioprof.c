@@ -13,6 +13,7 @@
 #define _GNU_SOURCE
 #endif
 #include <hookit/profiler.h>
+#include "common/spin.h"
 #include "profile/ioplog.h"
 
 #include <errno.h>
@@ -42,18 +43,6 @@ static uint64_t last_flush, flush_every;
 static double ticks_per_ns = 1.0;
 static unsigned generation;             /* logs this pid has written (exec failed) */
 static unsigned char seen[MAX_SEEN / 8]; /* file ids whose path was logged */
-
-NOINSTR static void spin_lock(void)
-{
-    while (__atomic_exchange_n(&lock, 1, __ATOMIC_ACQUIRE))
-        while (__atomic_load_n(&lock, __ATOMIC_RELAXED))
-            __builtin_ia32_pause();
-}
-
-NOINSTR static void spin_unlock(void)
-{
-    __atomic_store_n(&lock, 0, __ATOMIC_RELEASE);
-}
 
 /* Under the lock. */
 NOINSTR static void flush_locked(void)
@@ -172,13 +161,13 @@ NOINSTR static void on_io(const struct hookit_io *io)
     int n = ioplog_event_line(line, sizeof line, io, (long)syscall(SYS_gettid), p);
     if (n < 0)
         return;
-    spin_lock();
+    hk_spin_lock(&lock);
     put(line, (size_t)n);
     if (io->t1 - last_flush >= flush_every || used > BUF_SIZE - IOPLOG_LINE_MAX) {
         flush_locked();
         last_flush = io->t1;
     }
-    spin_unlock();
+    hk_spin_unlock(&lock);
 }
 
 EXPORT NOINSTR int HookitStart(const struct hookit_host *h, struct hookit_plugin *plugin)
@@ -186,9 +175,9 @@ EXPORT NOINSTR int HookitStart(const struct hookit_host *h, struct hookit_plugin
     if (h->abi_version != HOOKIT_ABI_VERSION || h->size < sizeof *h || !h->io_now)
         return -1;
     host = h;
-    spin_lock();
+    hk_spin_lock(&lock);
     open_log();
-    spin_unlock();
+    hk_spin_unlock(&lock);
     plugin->abi_version = HOOKIT_ABI_VERSION;
     plugin->caps = HOOKIT_CAP_IO | HOOKIT_CAP_FORK | HOOKIT_CAP_CONTROL;
     plugin->name = "ioprof";
@@ -204,17 +193,17 @@ EXPORT NOINSTR void HookitEvent(const struct hookit_event *ev)
         break;
     case HOOKIT_EV_FORK_PREPARE:
     case HOOKIT_EV_FLUSH:
-        spin_lock();
+        hk_spin_lock(&lock);
         flush_locked();
-        spin_unlock();
+        hk_spin_unlock(&lock);
         break;
     case HOOKIT_EV_FORK_PARENT: {
         /* A marker where the child's log begins (its header names us). */
         char line[64];
         int n = ioplog_fork_line(line, sizeof line, host->io_now());
-        spin_lock();
+        hk_spin_lock(&lock);
         put(line, (size_t)n);
-        spin_unlock();
+        hk_spin_unlock(&lock);
         break;
     }
     case HOOKIT_EV_FORK_CHILD:
@@ -225,19 +214,19 @@ EXPORT NOINSTR void HookitEvent(const struct hookit_event *ev)
             close(log_fd);
         log_fd = -1;
         generation = 0;
-        spin_lock();
+        hk_spin_lock(&lock);
         open_log();
-        spin_unlock();
+        hk_spin_unlock(&lock);
         break;
     case HOOKIT_EV_EXEC:
-        spin_lock();
+        hk_spin_lock(&lock);
         close_log("exec");
-        spin_unlock();
+        hk_spin_unlock(&lock);
         break;
     case HOOKIT_EV_EXEC_FAILED:
-        spin_lock();
+        hk_spin_lock(&lock);
         open_log();
-        spin_unlock();
+        hk_spin_unlock(&lock);
         break;
     default:
         break;
@@ -246,7 +235,7 @@ EXPORT NOINSTR void HookitEvent(const struct hookit_event *ev)
 
 EXPORT NOINSTR void HookitFinish(int how)
 {
-    spin_lock();
+    hk_spin_lock(&lock);
     close_log(how == HOOKIT_END_SIGNAL ? "signal" : how == HOOKIT_END_EXEC ? "exec" : "exit");
-    spin_unlock();
+    hk_spin_unlock(&lock);
 }

@@ -315,7 +315,7 @@ JP_NOINSTR static void fill_process_block(void)
     struct arena_process *pr = process_block();
     memset(pr, 0, sizeof *pr);
     pr->start_mono_ns = clock_ns(CLOCK_MONOTONIC);
-    pr->start_tsc = jp_tsc();
+    pr->start_tsc = hk_counter();
     pr->start_wall_ns = clock_ns(CLOCK_REALTIME);
     pr->proc_starttime = registry_starttime(getpid());
     pr->uid = (uint32_t)geteuid();

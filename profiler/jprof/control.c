@@ -160,7 +160,7 @@ JP_NOINSTR static void park(struct jp_thread *t)
     uint32_t gen = __atomic_load_n(&pr->pause_gen, __ATOMIC_ACQUIRE);
     if (!(gen & 1))
         return;                 /* already released */
-    uint64_t deadline = jp_now_mono() + PAUSE_MAX_NS;
+    uint64_t deadline = hk_mono_ns() + PAUSE_MAX_NS;
     /* Not busy while parked: the tree is whole (we are at a hook's exit),
      * and a reader copies it under an even seq at once instead of waiting
      * for the thread's own copy, which a parked thread cannot make. */
@@ -169,7 +169,7 @@ JP_NOINSTR static void park(struct jp_thread *t)
     __atomic_fetch_add(&pr->parked, 1, __ATOMIC_ACQ_REL);
     syscall(SYS_futex, &pr->parked, FUTEX_WAKE, 1, NULL, NULL, 0);     /* the reader counts us */
     for (;;) {
-        uint64_t now = jp_now_mono();
+        uint64_t now = hk_mono_ns();
         if (__atomic_load_n(&pr->pause_gen, __ATOMIC_ACQUIRE) != gen || now >= deadline)
             break;
         uint64_t left = deadline - now;

@@ -3,6 +3,9 @@
 #define JPROF_H
 
 #include <hookit/profiler.h>
+#include "common/clock.h"
+#include "common/pages.h"
+#include "common/spin.h"
 #include "profile/arena.h"
 #include <stddef.h>
 #include <stdint.h>
@@ -200,19 +203,13 @@ void jp_calibrate(hookit_fast_fn enter, hookit_fast_fn exit);
 uint64_t jp_overhead_full_ticks(void);
 uint64_t jp_overhead_inner_ticks(void);
 
-/* ---- clock (clock.c) ----------------------------------------------------- */
+/* ---- clock (clock.c, over common/clock.h) ------------------------------------
+ * Ticks are hk_counter() when jp_clock_is_tsc(), else hk_mono_ns(). */
 void jp_clock_init(int use_tsc);
 int jp_clock_is_tsc(void);
 uint64_t jp_ticks_to_ns(uint64_t ticks);
-uint64_t jp_now_mono(void);
 double jp_ticks_per_ns(void);
 void jp_clock_calibrate(void);
-
-#if defined(__x86_64__) || defined(__i386__)
-static inline uint64_t jp_tsc(void) { return __builtin_ia32_rdtsc(); }
-#else
-static inline uint64_t jp_tsc(void) { return jp_now_mono(); }
-#endif
 
 /* ---- the hot path (tree.c) ----------------------------------------------- */
 void jp_enter_tsc(void *fn, void *site);

@@ -190,18 +190,6 @@ JP_NOINSTR static void *reserve(size_t bytes)
     return p == MAP_FAILED ? NULL : p;
 }
 
-JP_NOINSTR static inline void spin_lock(volatile int *l)
-{
-    while (JP_UNLIKELY(__atomic_exchange_n(l, 1, __ATOMIC_ACQUIRE)))
-        while (__atomic_load_n(l, __ATOMIC_RELAXED))
-            __builtin_ia32_pause();
-}
-
-JP_NOINSTR static inline void spin_unlock(volatile int *l)
-{
-    __atomic_store_n(l, 0, __ATOMIC_RELEASE);
-}
-
 JP_NOINSTR static void atomic_max(uint64_t *at, uint64_t v)
 {
     uint64_t cur = __atomic_load_n(at, __ATOMIC_RELAXED);
@@ -351,7 +339,7 @@ JP_NOINSTR static void account_file(const struct hookit_io *io)
         return;
     struct jfile *f = &files[io->file];
     int failed = (io->flags & HOOKIT_IOF_FAILED) != 0;
-    spin_lock(&f->lock);
+    hk_spin_lock(&f->lock);
     if (!f->used) {
         iostats_init(&f->s);
         if (!f->path && io->path)
@@ -360,7 +348,7 @@ JP_NOINSTR static void account_file(const struct hookit_io *io)
     }
     iostats_account(&f->s, io->op, failed, io->bytes, io->offset,
                     io->t0 - start_tick, io->t1 - start_tick);
-    spin_unlock(&f->lock);
+    hk_spin_unlock(&f->lock);
     atomic_max32(&max_file, io->file);
 }
 
@@ -462,9 +450,9 @@ JP_NOINSTR static inline uint64_t block_insert(uintptr_t p, uint64_t size, arena
 {
     uint64_t h = hash_ptr(p), replaced = 0;
     struct stripe *s = stripe_of(h);
-    spin_lock(&s->lock);
+    hk_spin_lock(&s->lock);
     if (JP_UNLIKELY((s->count + 1) * 2 > s->mask + 1) && grow(s) != 0) {
-        spin_unlock(&s->lock);
+        hk_spin_unlock(&s->lock);
         return 0;
     }
     struct block *tab = s->tab;
@@ -476,7 +464,7 @@ JP_NOINSTR static inline uint64_t block_insert(uintptr_t p, uint64_t size, arena
     else if (tab[i].epoch == epoch)
         replaced = tab[i].size;
     tab[i] = (struct block){ .ptr = p, .size = size, .node = node, .epoch = epoch };
-    spin_unlock(&s->lock);
+    hk_spin_unlock(&s->lock);
     return replaced;
 }
 
@@ -485,10 +473,10 @@ JP_NOINSTR static inline int block_remove(uintptr_t p, struct block *out)
 {
     uint64_t h = hash_ptr(p);
     struct stripe *s = stripe_of(h);
-    spin_lock(&s->lock);
+    hk_spin_lock(&s->lock);
     struct block *tab = s->tab;
     if (JP_UNLIKELY(!tab)) {
-        spin_unlock(&s->lock);
+        hk_spin_unlock(&s->lock);
         return -1;
     }
     size_t mask = s->mask;
@@ -496,7 +484,7 @@ JP_NOINSTR static inline int block_remove(uintptr_t p, struct block *out)
     while (tab[i].ptr && tab[i].ptr != p)
         i = (i + 1) & mask;
     if (JP_UNLIKELY(!tab[i].ptr)) {
-        spin_unlock(&s->lock);
+        hk_spin_unlock(&s->lock);
         return -1;
     }
     *out = tab[i];
@@ -515,7 +503,7 @@ JP_NOINSTR static inline int block_remove(uintptr_t p, struct block *out)
     }
     tab[i].ptr = 0;
     s->count--;
-    spin_unlock(&s->lock);
+    hk_spin_unlock(&s->lock);
     return 0;
 }
 
@@ -834,7 +822,7 @@ JP_NOINSTR static int build_leaks(void)
     uint32_t epoch = __atomic_load_n(&heap.block_epoch, __ATOMIC_RELAXED);
     for (int i = 0; i < STRIPES; i++) {
         struct stripe *s = &stripes[i];
-        spin_lock(&s->lock);
+        hk_spin_lock(&s->lock);
         for (size_t k = 0; s->tab && k <= s->mask; k++) {
             if (!s->tab[k].ptr || s->tab[k].epoch != epoch)
                 continue;       /* free, or from before a reset */
@@ -847,7 +835,7 @@ JP_NOINSTR static int build_leaks(void)
             l->count++;
             l->bytes += s->tab[k].size;
         }
-        spin_unlock(&s->lock);
+        hk_spin_unlock(&s->lock);
     }
     return 0;
 }
@@ -969,11 +957,11 @@ JP_NOINSTR static int set_files(struct profile *p, double r)
         struct jfile *f = &files[id];
         if (!f->used)
             continue;
-        spin_lock(&f->lock);
+        hk_spin_lock(&f->lock);
         rows[k].id = id;
         rows[k].path = f->path ? f->path : "";
         rows[k].s = f->s;
-        spin_unlock(&f->lock);
+        hk_spin_unlock(&f->lock);
         k++;
     }
     char *text = iostats_format(rows, k, r);

@@ -140,13 +140,13 @@ JP_NOINSTR static int write_named(const struct profile *p, const char *dir, cons
 JP_NOINSTR static int write_profile(int how)
 {
     int saved = errno;
-    uint64_t t0 = jp_now_mono();
+    uint64_t t0 = hk_mono_ns();
     struct profile *p = jp_build_profile(how == JP_END_EXITING ? HOOKIT_END_EXIT : how);
     if (p) {
         /* What building the profile (tree walk and names) cost; the write
          * itself follows and is reported with HOOKIT_DEBUG=1. */
         char ns[24];
-        snprintf(ns, sizeof ns, "%llu", (unsigned long long)(jp_now_mono() - t0));
+        snprintf(ns, sizeof ns, "%llu", (unsigned long long)(hk_mono_ns() - t0));
         profile_set_meta(p, "build_ns", ns);
     }
     if (!p) {
@@ -223,7 +223,7 @@ JP_NOINSTR static int write_profile(int how)
                      jp_host->output_dir, usual, name);
     } else {
         jp_host->debug_log("jprof: wrote %s/%s in %.3f ms (names and tree walk included)",
-                           jp_host->output_dir, name, (double)(jp_now_mono() - t0) / 1e6);
+                           jp_host->output_dir, name, (double)(hk_mono_ns() - t0) / 1e6);
     }
     profile_free(p);
     errno = saved;

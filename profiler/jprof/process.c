@@ -21,7 +21,7 @@ JP_NOINSTR void jp_process_start(void)
     struct timespec ts;
     clock_gettime(CLOCK_REALTIME, &ts);
     jp_start_wall_ns = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-    start_mono_ns = jp_now_mono();
+    start_mono_ns = hk_mono_ns();
     jp_profiled_pid = 0;
 }
 
@@ -38,10 +38,10 @@ JP_NOINSTR int jp_fill_process(struct profile *p, int how)
     int rc = procinfo_fill_self(p, jp_profiled_pid ? jp_profiled_pid : getpid(),
                                 jp_profiled_pid ? jp_profiled_ppid : getppid(), jp_rank, jp_size);
     p->process.start_ns = jp_start_wall_ns;
-    p->process.duration_ns = jp_now_mono() - start_mono_ns;
+    p->process.duration_ns = hk_mono_ns() - start_mono_ns;
     struct procinfo_meta m = {
         .profiler = "jprof",
-        .clock = jp_clock_is_tsc() ? "tsc" : "monotonic",
+        .clock = jp_clock_is_tsc() ? HK_COUNTER_NAME : "monotonic",
         .ticks_per_ns = jp_ticks_per_ns(),
         .end = procinfo_end_name(how),
         .signal = how == HOOKIT_END_SIGNAL ? jp_death_signal : 0,

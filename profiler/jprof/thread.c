@@ -24,8 +24,7 @@ extern void *__libc_stack_end;
 
 JP_NOINSTR void *jp_map_pages(size_t size)
 {
-    void *p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    return p == MAP_FAILED ? NULL : p;
+    return hk_pages_map(size, 0);
 }
 
 JP_NOINSTR static int refill_chunk(struct jp_thread *t)

@@ -36,7 +36,7 @@
 
 JP_NOINSTR uint64_t jp_now(void)
 {
-    return jp_clock_is_tsc() ? jp_tsc() : jp_now_mono();
+    return jp_clock_is_tsc() ? hk_counter() : hk_mono_ns();
 }
 
 /* A node's function, which a dlclose in another thread may rename (to a
@@ -241,7 +241,7 @@ enum { CLOCK_TSC, CLOCK_MONO, CLOCK_NONE };
 
 JP_NOINSTR static inline uint64_t read_clock(int clock)
 {
-    return clock == CLOCK_TSC ? jp_tsc() : clock == CLOCK_MONO ? jp_now_mono() : 0;
+    return clock == CLOCK_TSC ? hk_counter() : clock == CLOCK_MONO ? hk_mono_ns() : 0;
 }
 
 /* The start of every entry and exit: the thread made busy (a signal

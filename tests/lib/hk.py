@@ -14,6 +14,13 @@ PLUGIN_DIR = os.path.join(LIB, "hookit")
 INCLUDE = os.path.join(ROOT, "include")
 PROGS = os.path.join(ROOT, "tests", "progs")
 
+# make check-arm64: the build is for another architecture; its programs run
+# under qemu-user (tests/lib/cross.py).
+TARGET = os.environ.get("HOOKIT_TARGET", "")
+if TARGET:
+    import cross
+    cross.install(TARGET, BUILD)
+
 
 class Skip(Exception):
     pass
