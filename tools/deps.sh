@@ -11,6 +11,9 @@ libiberty-dev       /usr/include/libiberty/demangle.h
 python3             /usr/bin/python3
 gcc                 /usr/bin/gcc
 clang               /usr/bin/clang
+clang-format        /usr/bin/clang-format-diff
+clang-tidy          /usr/bin/clang-tidy
+cppcheck            /usr/bin/cppcheck
 valgrind            /usr/bin/callgrind_annotate
 pkg-config          /usr/bin/pkg-config
 libzstd-dev         /usr/include/zstd.h
