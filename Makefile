@@ -22,7 +22,7 @@ B       ?= build
 override B := $(patsubst $(CURDIR)/%,%,$(abspath $(B)))
 O       := $(B)/obj
 
-WARN    := -Wall -Wextra -Wno-unused-parameter -Wshadow -Wstrict-prototypes
+WARN    := -Wall -Wextra -Wno-unused-parameter -Wshadow -Wstrict-prototypes -Wmissing-prototypes
 CFLAGS  ?= -O2 -g
 ALL_CFLAGS = -std=gnu11 -D_GNU_SOURCE $(WARN) $(CFLAGS) -fPIC -fvisibility=hidden \
              -fno-instrument-functions -Iinclude -I. -DHOOKIT_VERSION='"$(VERSION)"' \

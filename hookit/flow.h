@@ -39,6 +39,9 @@ void hk_flow_forget_mark(const void *buf);
  */
 
 typedef void (*hk_flow_longjmp_fn)(struct __jmp_buf_tag *, int);
+/* Called by the setjmp-family trampolines (flow_jump.c) on the way to the
+ * real function: takes the mark, returns the real function to jump to. */
+void *hk_flow_saving(const void *buf, long which);
 void __longjmp_chk(struct __jmp_buf_tag __env[1], int __val) __attribute__((noreturn));
 void *__cxa_begin_catch(void *);
 
@@ -48,6 +51,9 @@ void *__cxa_begin_catch(void *);
 #define HK_FLOW_DECLARE_REAL(name) extern __typeof__(name) __real_##name;
 HK_FLOW_WRAPPED(HK_FLOW_DECLARE_REAL)
 #undef HK_FLOW_DECLARE_REAL
+#define HK_FLOW_DECLARE_WRAP(name) extern __typeof__(name) __wrap_##name;
+HK_FLOW_WRAPPED(HK_FLOW_DECLARE_WRAP)
+#undef HK_FLOW_DECLARE_WRAP
 #define HK_FLOW_REAL(name) (__real_##name)
 #else
 #define HK_FLOW_NAME(name) name

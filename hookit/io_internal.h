@@ -92,6 +92,11 @@ HK_IO_STDIO_WRAPPED(HK_IO_DECLARE_REAL)
 HK_IO_SOCKET_WRAPPED(HK_IO_DECLARE_REAL)
 HK_IO_META_WRAPPED(HK_IO_DECLARE_REAL)
 HK_IO_WAIT_WRAPPED(HK_IO_DECLARE_REAL)
+/* The wrappers themselves, which only ld --wrap refers to: declared from
+ * the real function's type, so each definition is checked against it. */
+#define HK_IO_DECLARE_WRAP(name) extern __typeof__(name) __wrap_##name;
+HK_IO_WRAPPED(HK_IO_DECLARE_WRAP)
+HK_ALLOC_WRAPPED(HK_IO_DECLARE_WRAP)
 #else
 #define HK_IO_REAL_MEMBER(name) __typeof__(name) *name;
 struct hk_io_real_table {
@@ -167,6 +172,11 @@ struct io_call {
     uint64_t t0;
     int collecting;             /* deliver an event */
 };
+
+/* The end of an open (io_fd.c): the descriptor gets a description on the
+ * path's record.  Shared with stdio (fopen) and sockets. */
+void io_end_open(struct io_call *c, const char *func, int fd, int dirfd, const char *path, uint32_t dflags,
+                 uint32_t evflags, int64_t result);
 
 static inline void io_begin(struct io_call *c)
 {

@@ -8,9 +8,6 @@
 #include <fcntl.h>
 #include <string.h>
 
-void io_end_open(struct io_call *c, const char *func, int fd, int dirfd, const char *path,
-                 uint32_t dflags, uint32_t evflags, int64_t result);
-
 HK_NOINSTR static inline int stream_fd(FILE *fp)
 {
     return fp ? fileno_unlocked(fp) : -1;

@@ -67,6 +67,13 @@ extern atomic_int lc_nclients;
     } while (0)
 
 /* ---- the process (main.c) ---------------------------------------------------- */
+/* The program's start: libc's __libc_start_main, which the dynamic variant
+ * overrides, and main, which the static one wraps (ld --wrap=main). */
+typedef int lc_main_fn(int, char **, char **);
+typedef int lc_start_main_fn(lc_main_fn *main, int argc, char **argv, void (*init)(void), void (*fini)(void),
+                             void (*rtld_fini)(void), void *stack_end);
+lc_start_main_fn __libc_start_main;
+lc_main_fn __wrap_main;
 enum { LC_PROC_NONE, LC_PROC_RUNNING, LC_PROC_ENDING, LC_PROC_ENDED };
 extern atomic_int lc_proc_state;
 extern pid_t lc_pid;

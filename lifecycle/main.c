@@ -33,9 +33,6 @@ static LC_TLS int lc_blocking_shootdown;
 /* ---- initialisation ---------------------------------------------------------- */
 #ifndef HOOKIT_STATIC
 struct lc_real_table lc_real;
-typedef int lc_main_fn(int, char **, char **);
-typedef int lc_start_main_fn(lc_main_fn *main, int argc, char **argv, void (*init)(void),
-                             void (*fini)(void), void (*rtld_fini)(void), void *stack_end);
 static lc_start_main_fn *lc_real_start_main;
 
 void lc_resolve_reals(void)

@@ -26,6 +26,8 @@
 #include <stdlib.h>
 #include <unistd.h>
 
+#include "lifecycle/wrapped.h"
+
 /* Every libc function the layer wraps and must be able to call for real. */
 #define LC_REAL_FUNCS(X) \
     X(exit) X(_exit) X(_Exit) X(quick_exit) \
@@ -37,6 +39,12 @@
     X(sigsuspend) X(pselect) X(ppoll) X(epoll_pwait) \
     X(setuid) X(seteuid) X(setreuid) X(setresuid) \
     X(dlopen) X(dlclose)
+
+/* What the layer defines or wraps that glibc's headers leave undeclared:
+ * bsd_signal (old X/Open levels only) and __sigaction (glibc's own name
+ * for sigaction, which some programs call). */
+extern __typeof__(signal) bsd_signal;
+extern __typeof__(sigaction) __sigaction;
 
 #define LC_API __attribute__((visibility("default")))
 
@@ -51,6 +59,17 @@
 #define LC_DECLARE_REAL(name) extern __typeof__(name) __real_##name __attribute__((weak));
 LC_REAL_FUNCS(LC_DECLARE_REAL)
 #undef LC_DECLARE_REAL
+/* The wrappers themselves, which only ld --wrap refers to: declared from
+ * the real function's type, so each definition is checked against it. */
+#define LC_DECLARE_WRAP(name) extern __typeof__(name) __wrap_##name;
+/* sigset, sigignore and siginterrupt are deprecated, and still wrapped:
+ * programs call them. */
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
+LC_WRAPPED_PROCESS(LC_DECLARE_WRAP)
+LC_WRAPPED_DYNAMIC(LC_DECLARE_WRAP)
+#pragma GCC diagnostic pop
+#undef LC_DECLARE_WRAP
 
 #else
 

@@ -394,6 +394,7 @@ void HookitEvent(const struct hookit_event *event);
 void HookitFinish(int how);
 void HookitAlloc(void *ptr, uint64_t size, void *old_ptr);
 void HookitFree(void *ptr);
+void HookitWait(const struct hookit_wait *wait);
 
 #ifdef __cplusplus
 }
