@@ -3,11 +3,14 @@
  * program runs.  Any input is possible here (a log being written, a
  * damaged one, a fuzzer's): every number is taken as untrusted. */
 #include "profile/ioplog.h"
+#include "profile/read_file.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 /* The file of one id while counting. */
 struct log_file {
@@ -299,29 +302,15 @@ struct ioplog *ioplog_read_mem(const char *buf, size_t len, const char *name,
 
 static char *slurp(const char *path)
 {
-    FILE *f = fopen(path, "rb");
-    if (!f)
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
         return NULL;
-    size_t cap = 1 << 16, n = 0;
-    char *buf = malloc(cap + 1);
-    while (buf) {
-        size_t got = fread(buf + n, 1, cap - n, f);
-        n += got;
-        if (n < cap)
-            break;
-        char *b = realloc(buf, cap * 2 + 1);
-        if (!b) {
-            free(buf);
-            buf = NULL;
-            break;
-        }
-        buf = b;
-        cap *= 2;
-    }
-    fclose(f);
-    if (buf)
-        buf[n] = 0;
-    return buf;
+    size_t len;
+    char *text = (char *)profile_read_fd(fd, &len);
+    int e = errno;
+    close(fd);
+    errno = e;
+    return text;
 }
 
 struct ioplog *ioplog_read_file(const char *path, uint64_t interval_ns, char *err, size_t errlen)

@@ -12,6 +12,7 @@
 #endif
 #include "profile/profile.h"
 #include "profile/codec.h"
+#include "profile/read_file.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -19,7 +20,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 #include <zlib.h>
 
@@ -530,43 +530,17 @@ PUBLIC struct profile *profile_read_file(const char *path, char *err, size_t err
         errno = e;
         return NULL;
     }
-    /* Read to the end rather than trusting st_size: pipes and /proc too. */
-    struct stat st;
-    size_t cap = fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0
-               ? (size_t)st.st_size + 1 : 64 * 1024;
-    size_t len = 0;
-    unsigned char *buf = malloc(cap);
-    for (;;) {
-        if (!buf) {
-            if (err && errlen)
-                snprintf(err, errlen, "%s: out of memory reading offset %zu", path, len);
-            close(fd);
-            errno = ENOMEM;
-            return NULL;
-        }
-        if (len == cap) {
-            unsigned char *nb = cap > SIZE_MAX / 2 ? NULL : realloc(buf, cap * 2);
-            if (!nb)
-                free(buf);
-            buf = nb;
-            cap *= 2;
-            continue;
-        }
-        ssize_t n = read(fd, buf + len, cap - len);
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n < 0) {
-            int e = errno;
-            if (err && errlen)
-                snprintf(err, errlen, "%s: read error at offset %zu: %s", path, len, strerror(e));
-            free(buf);
-            close(fd);
-            errno = e;
-            return NULL;
-        }
-        if (n == 0)
-            break;
-        len += (size_t)n;
+    size_t len;
+    unsigned char *buf = profile_read_fd(fd, &len);
+    if (!buf) {
+        int e = errno;
+        if (err && errlen && e == ENOMEM)
+            snprintf(err, errlen, "%s: out of memory reading offset %zu", path, len);
+        else if (err && errlen)
+            snprintf(err, errlen, "%s: read error at offset %zu: %s", path, len, strerror(e));
+        close(fd);
+        errno = e;
+        return NULL;
     }
     close(fd);
     struct profile *p = profile_read_mem(buf, len, path, err, errlen);

@@ -7,13 +7,16 @@
 #include "profile/trace.h"
 #include "profile/u64map.h"
 #include "profile/codec.h"
+#include "profile/read_file.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #define PUBLIC __attribute__((visibility("default")))
 
@@ -368,34 +371,17 @@ PUBLIC struct trace *trace_read_mem(const void *buf, size_t len, const char *nam
 
 PUBLIC struct trace *trace_read_file(const char *path, char *err, size_t errlen)
 {
-    FILE *f = fopen(path, "rbe");
-    if (!f) {
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) {
         snprintf(err, errlen, "%s: %s", path, strerror(errno));
         return NULL;
     }
-    size_t cap = 1 << 16, len = 0;
-    unsigned char *buf = malloc(cap);
-    while (buf) {
-        if (len == cap) {
-            unsigned char *b = realloc(buf, cap * 2);
-            if (!b) {
-                free(buf);
-                buf = NULL;
-                break;
-            }
-            buf = b;
-            cap *= 2;
-        }
-        size_t n = fread(buf + len, 1, cap - len, f);
-        len += n;
-        if (n == 0)
-            break;
-    }
-    int bad = ferror(f);
-    fclose(f);
-    if (!buf || bad) {
-        snprintf(err, errlen, "%s: %s", path, buf ? "read error" : "out of memory");
-        free(buf);
+    size_t len;
+    unsigned char *buf = profile_read_fd(fd, &len);
+    int e = errno;
+    close(fd);
+    if (!buf) {
+        snprintf(err, errlen, "%s: %s", path, e == ENOMEM ? "out of memory" : "read error");
         return NULL;
     }
     struct trace *tr = trace_read_mem(buf, len, path, 0, err, errlen);
