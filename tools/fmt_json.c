@@ -138,6 +138,8 @@ static int write_thread(struct json *j, const struct profile *p, const struct pr
     return rc;
 }
 
+#define BUILD_ID_KEY "build_id:"
+
 /* Metadata kept as text in the profile that the document has in a form of
  * its own (tables and series), so not under "meta". */
 static int structured_meta(const char *key)
@@ -147,7 +149,22 @@ static int structured_meta(const char *key)
     for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++)
         if (strcmp(key, keys[i]) == 0)
             return 1;
-    return 0;
+    return strncmp(key, BUILD_ID_KEY, strlen(BUILD_ID_KEY)) == 0;
+}
+
+/* "build_ids": {MODULE: HEX}, from the metadata "build_id:MODULE" (profile
+ * format 1.1; none in an older profile). */
+static void build_ids(struct json *j, const struct prof_process *pr)
+{
+    json_key(j, "build_ids");
+    json_begin_object(j);
+    size_t n = strlen(BUILD_ID_KEY);
+    for (uint32_t i = 0; i < pr->nmeta; i++)
+        if (pr->meta[i].key && !strncmp(pr->meta[i].key, BUILD_ID_KEY, n)) {
+            json_key(j, pr->meta[i].key + n);
+            json_string(j, pr->meta[i].value ? pr->meta[i].value : "");
+        }
+    json_end_object(j);
 }
 
 /* Values that are text even when they look like a number. */
@@ -298,6 +315,7 @@ static int write_document(struct json *j, const struct profile *p)
     json_u64(j, pr->start_ns);
     json_key(j, "duration_ns");
     json_u64(j, pr->duration_ns);
+    build_ids(j, pr);
     json_key(j, "meta");
     json_begin_object(j);
     for (uint32_t i = 0; i < pr->nmeta; i++) {

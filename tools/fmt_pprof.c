@@ -31,6 +31,7 @@
 #include "tools/tree.h"
 #include "tools/waittime.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <zlib.h>
@@ -51,6 +52,7 @@ enum {
     FUNCTION_ID = 1, FUNCTION_NAME = 2, FUNCTION_SYSTEM_NAME = 3, FUNCTION_FILENAME = 4,
     FUNCTION_START_LINE = 5,
 };
+enum { MAPPING_BUILD_ID = 6 }; /* Mapping.build_id: a string index */
 
 /* The string table: index 0 is "", equal strings share an index. */
 struct strtab {
@@ -257,6 +259,12 @@ static int encode(struct pb *out, const struct profile *p)
             pb_uint(&msg, MAPPING_MEMORY_LIMIT, mods[j].hi);
         }
         pb_int(&msg, MAPPING_FILENAME, str_index(&st, mods[j].name));
+        /* The module's GNU build-id, as the profiler recorded it. */
+        char key[300];
+        snprintf(key, sizeof key, "build_id:%s", mods[j].name);
+        const char *build_id = profile_get_meta(p, key);
+        if (build_id && *build_id)
+            pb_int(&msg, MAPPING_BUILD_ID, str_index(&st, build_id));
         pb_uint(&msg, MAPPING_HAS_FUNCTIONS, 1);
         pb_uint(&msg, MAPPING_HAS_FILENAMES, (uint64_t)mods[j].has_files);
         pb_uint(&msg, MAPPING_HAS_LINE_NUMBERS, (uint64_t)mods[j].has_files);

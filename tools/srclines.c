@@ -119,7 +119,32 @@ static void no_lines(const struct module_lines *m, const char *fmt, const char *
     fputc('\n', stderr);
 }
 
-/* The file is the one that ran: not modified after the run started, and
+/* The build-id the profile recorded for the module (profile format 1.1)
+ * against the file's: 1 when they are equal (the file is the one that ran,
+ * whatever its date), 0 when the profile has none (an older profile: the
+ * date decides), -1 when they differ or the file has none (said once). */
+static int same_build(const struct module_lines *m)
+{
+    char key[300], hex[A2N_BUILD_ID_MAX], detail[2 * A2N_BUILD_ID_MAX + 64];
+    snprintf(key, sizeof key, "build_id:%s", m->module);
+    const char *want = profile_get_meta(m->p, key);
+    if (!want || !*want)
+        return 0;
+    if (a2n_build_id_file(m->path, hex, sizeof hex) != 0) {
+        snprintf(detail, sizeof detail, "has no build-id, the profile's is %s", want);
+        no_lines(m, "is not the binary that ran (%s: rebuilt?)", detail);
+        return -1;
+    }
+    if (strcmp(hex, want) != 0) {
+        snprintf(detail, sizeof detail, "build-id %s, the profile's is %s", hex, want);
+        no_lines(m, "is not the binary that ran (%s: rebuilt?)", detail);
+        return -1;
+    }
+    return 1;
+}
+
+/* The file is the one that ran: its build-id the profile's when the
+ * profile has one, else not modified after the run started; and
  * every function it has a whole number of pages from where the profile saw
  * it (and at least one function found). */
 static int fill_module(const struct module_lines *m)
@@ -130,8 +155,11 @@ static int fill_module(const struct module_lines *m)
         no_lines(m, "%s", errno == ENOENT ? "is gone (deleted since the run?)" : strerror(errno));
         return 0;
     }
+    int same = same_build(m);
+    if (same < 0)
+        return 0;
     uint64_t mtime = (uint64_t)st.st_mtim.tv_sec * 1000000000ull + (uint64_t)st.st_mtim.tv_nsec;
-    if (p->process.start_ns && mtime > p->process.start_ns) {
+    if (!same && p->process.start_ns && mtime > p->process.start_ns) {
         no_lines(m, "%s", "was modified after the run started (rebuilt?)");
         return 0;
     }

@@ -95,6 +95,15 @@ size_t a2n_file_find(struct a2n_file *f, const char *name, uint64_t *addrs, size
  * when there is none.  The strings stay valid until a2n_file_close. */
 int a2n_file_line(struct a2n_file *f, uint64_t vaddr, const char **file, unsigned *line);
 
+/* The GNU build-id (the NT_GNU_BUILD_ID note) as lowercase hex, NUL-
+ * terminated, in hex (size bytes; 41 hold a 160-bit SHA-1 id).  Of the
+ * object loaded in this process that holds addr (read from its program
+ * headers in memory, no file opened), or of the object file at path (its
+ * program headers on disk).  0, or -1 when there is none. */
+int a2n_build_id_loaded(uint64_t addr, char *hex, size_t size);
+int a2n_build_id_file(const char *path, char *hex, size_t size);
+#define A2N_BUILD_ID_MAX 129 /* hex of the longest id accepted, and its NUL */
+
 /* Whether the object file holding addr has symbol in its dynamic symbol
  * table, defined or imported (in its symbol table when it has no dynamic
  * one: a static program).  1 or 0; -1 when addr is in no module.  A

@@ -400,6 +400,35 @@ JP_NOINSTR int jp_resolve_names(struct profile *p)
  * copies inlined into other modules (profile/inlined.c). */
 static const char hook_symbol[] = PROFILE_HOOK_SYMBOL;
 
+/* Modules whose build-id was looked for (a2n's module strings are stable
+ * while it is open, so pointers compare): each is looked for once. */
+struct build_ids {
+    const char *tried[64];
+    unsigned n;
+};
+
+/* The build-id of the loaded module holding addr, as the metadata
+ * "build_id:MODULE" (once per module), so the tools can tell the binary
+ * that ran from a rebuilt one (tools/srclines.c).  Read from the module's
+ * program headers in memory at the end of the run: nothing on the hot
+ * path.  A module without one gets no key.  0, or -1 when out of memory. */
+JP_NOINSTR static int record_build_id(struct profile *p, struct build_ids *b, uint64_t addr,
+                                      const char *module)
+{
+    char key[300], hex[A2N_BUILD_ID_MAX];
+    for (unsigned i = 0; i < b->n; i++)
+        if (b->tried[i] == module)
+            return 0;
+    if (b->n < sizeof b->tried / sizeof b->tried[0])
+        b->tried[b->n++] = module;
+    if (!module || !*module || *module == '['
+        || snprintf(key, sizeof key, "build_id:%s", module) >= (int)sizeof key)
+        return 0;
+    if (profile_get_meta(p, key) || a2n_build_id_loaded(addr, hex, sizeof hex) != 0)
+        return 0;
+    return profile_set_meta(p, key, hex);
+}
+
 JP_NOINSTR static int resolve_locked(struct profile *p)
 {
     if (!a2n)
@@ -408,6 +437,7 @@ JP_NOINSTR static int resolve_locked(struct profile *p)
     if (!foreign)
         return -1;
     int any_foreign = 0;
+    struct build_ids ids = { .n = 0 };
     for (uint32_t i = 0; i < p->nfuncs; i++) {
         struct prof_func *f = &p->funcs[i];
         struct a2n_result r;
@@ -423,7 +453,8 @@ JP_NOINSTR static int resolve_locked(struct profile *p)
         }
         if (a2n && (r.flags & A2N_FOUND_MODULE) && a2n_module_names(a2n, f->addr, hook_symbol) == 0)
             any_foreign = foreign[i] = 1;
-        if (profile_name_func(p, f, r.function, r.module, r.file, r.line) != 0) {
+        if (profile_name_func(p, f, r.function, r.module, r.file, r.line) != 0
+            || (a2n && (r.flags & A2N_FOUND_MODULE) && record_build_id(p, &ids, f->addr, r.module) != 0)) {
             free(foreign);
             return -1;
         }

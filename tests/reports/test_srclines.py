@@ -21,15 +21,15 @@ int main(void) { printf("%d\\n", mid(12)); return 0; }
 CALLS = {"main": 1, "mid": 12, "leaf": 12}
 
 
-def build(tmp, source=SOURCE, name="lines"):
+def build(tmp, source=SOURCE, name="lines", flags=()):
     src = os.path.join(tmp, name + ".c")
     with open(src, "w") as f:
         f.write(source)
-    return hk.cc(tmp, [src], name, flags=["-O0"])
+    return hk.cc(tmp, [src], name, flags=["-O0"] + list(flags))
 
 
-def profiled(tmp, env=None):
-    exe = build(tmp)
+def profiled(tmp, env=None, flags=()):
+    exe = build(tmp, flags=flags)
     hk.run(tmp, [exe], env=env)
     return exe, hk.one_profile(tmp, "lines")
 
@@ -172,10 +172,14 @@ def test_deleted_binary_one_line_no_lines(tmp):
 
 
 def test_rebuilt_binary_one_line_no_lines(tmp):
-    exe, prof = profiled(tmp)
+    """Without build-ids (linked with --build-id=none, or a profile older
+    than format 1.1) the date and the functions' places tell."""
+    nobid = ["-Wl,--build-id=none"]
+    exe, prof = profiled(tmp, flags=nobid)
+    assert "lines" not in hk.export_json(tmp, prof)["process"]["build_ids"]
     # The source changed: a function before the others moves them all.
     build(tmp, SOURCE.replace("static int leaf", "int extra(int x) { return x * 3 + 2; }\n"
-                              "static int leaf"))
+                              "static int leaf"), flags=nobid)
     files, p = exported_files(tmp, prof)
     assert files == {"???"}, files
     lines = p.stderr.splitlines()
@@ -188,6 +192,61 @@ def test_rebuilt_binary_one_line_no_lines(tmp):
     assert files == {"???"}, files
     lines = p.stderr.splitlines()
     assert len(lines) == 1 and "not the binary that ran" in lines[0], p.stderr
+
+
+def readelf_build_id(path):
+    """The GNU build-id as binutils' readelf -n prints it."""
+    out = subprocess.run(["readelf", "-n", path], capture_output=True, text=True,
+                         check=True).stdout
+    m = re.search(r"Build ID: ([0-9a-f]+)", out)
+    assert m, out
+    return m.group(1)
+
+
+def nm_addresses(exe, names):
+    return {n: a for n, a in ((l.split()[2], l.split()[0]) for l in subprocess.run(
+        ["nm", exe], capture_output=True, text=True, check=True).stdout.splitlines()
+        if len(l.split()) == 3) if n in names}
+
+
+def test_build_id_recorded_as_readelf_reads_it(tmp):
+    """The profile's build-id of the program is the one readelf -n prints,
+    in the JSON and in pprof's Mapping.build_id (go tool pprof -raw)."""
+    exe, prof = profiled(tmp)
+    want = readelf_build_id(exe)
+    assert len(want) == 40, want
+    assert hk.export_json(tmp, prof)["process"]["build_ids"] == {"lines": want}
+    raw = test_pprof.pprof(tmp, "-raw", test_pprof.export(tmp, prof))
+    mappings = raw.split("Mappings\n", 1)[1].splitlines()
+    assert any(re.match(r"\d+: 0x[0-9a-f]+/0x[0-9a-f]+/0x[0-9a-f]+ lines %s " % want, m)
+               for m in mappings), raw
+
+
+def test_rebuilt_binary_same_layout_older_date_caught_by_build_id(tmp):
+    """A rebuild that changed code but moved no function, given a date
+    older than the run: neither the date nor the places tell it from the
+    binary that ran; the build-id does."""
+    exe, prof = profiled(tmp)
+    ran = readelf_build_id(exe)
+    places = nm_addresses(exe, CALLS)
+    build(tmp, SOURCE.replace("return x + 1;", "return x + 2;"))
+    assert nm_addresses(exe, CALLS) == places, "the rebuild moved functions: not the case tested"
+    now = readelf_build_id(exe)
+    assert now != ran
+    old = time.time() - 3600
+    os.utime(exe, (old, old))
+    files, p = exported_files(tmp, prof)
+    assert files == {"???"}, files
+    lines = p.stderr.splitlines()
+    assert len(lines) == 1 and exe in lines[0] and "not the binary that ran" in lines[0], p.stderr
+    assert f"build-id {now}, the profile's is {ran}" in lines[0], p.stderr
+    got, r = report_lines(tmp, prof)
+    assert got == {} and len(r.stderr.splitlines()) == 1, r.stderr
+    # The binary that ran, back in place (same bytes, a new date): lines again.
+    build(tmp)
+    assert readelf_build_id(exe) == ran
+    files, p = exported_files(tmp, prof)
+    assert p.stderr == "" and os.path.join(tmp, "lines.c") in files, (files, p.stderr)
 
 
 def test_older_copy_of_the_same_binary_still_gives_lines(tmp):

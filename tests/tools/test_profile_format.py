@@ -28,7 +28,7 @@ def test_header_layout(tmp):
     data = open(pt.fixed(tmp), "rb").read()
     assert data[:8] == b"\x89HOOKIT\n"
     major, minor, hsize, fsize = struct.unpack_from("<HHIQ", data, 8)
-    assert (major, minor, hsize, fsize) == (1, 0, 32, len(data))
+    assert (major, minor, hsize, fsize) == (1, 1, 32, len(data))
     assert [t for t, _ in pt.sections(data)] == [1, 2, 3, 4, 4]
 
 
@@ -167,12 +167,20 @@ def test_foreign_files(tmp):
 def test_newer_major_version_refused(tmp):
     pt.mkprof(tmp, "version", tmp, "v2.prof", 2, 0)
     err = report_fails(tmp, os.path.join(tmp, "v2.prof"))
-    assert "format version 2.0 is newer than this hookit reads (1.0)" in err, err
+    assert "format version 2.0 is newer than this hookit reads (1.1)" in err, err
 
 
 def test_newer_minor_version_still_reads(tmp):
     pt.mkprof(tmp, "version", tmp, "v15.prof", 1, 5)
     a = pt.hookit_raw(tmp, "report", os.path.join(tmp, "v15.prof"))
+    b = pt.hookit_raw(tmp, "report", pt.fixed(tmp))
+    assert a.returncode == 0 and a.stdout == b.stdout, a.stderr
+
+
+def test_older_minor_version_still_reads(tmp):
+    """A 1.0 profile (before build-ids) reads as it did."""
+    pt.mkprof(tmp, "version", tmp, "v10.prof", 1, 0)
+    a = pt.hookit_raw(tmp, "report", os.path.join(tmp, "v10.prof"))
     b = pt.hookit_raw(tmp, "report", pt.fixed(tmp))
     assert a.returncode == 0 and a.stdout == b.stdout, a.stderr
 
