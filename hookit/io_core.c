@@ -83,6 +83,7 @@ HK_NOINSTR void hk_io_quiet(int on)
 HK_NOINSTR void io_deliver(struct io_call *c, struct hookit_io *ev)
 {
     ev->t0 = c->t0;
+    ev->token = c->token;
     struct hookit_event e = { .type = HOOKIT_EV_IO, .io = ev };
     if (hk_plugin.event)
         hk_plugin.event(&e);

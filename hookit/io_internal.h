@@ -125,6 +125,22 @@ static inline int io_tracking(void)
     return HK_UNLIKELY(hk_io_want) && !hk_io_guard;
 }
 
+/* ---- callbacks during a blocking call ----------------------------------------- */
+/* Set by io_wait.c from the plugin (HOOKIT_CAP_WAIT): hk_wait_want, and its
+ * hookit_plugin.wait_begin or NULL. */
+extern volatile int hk_wait_want;
+extern uint64_t (*hk_wait_begin_fn)(void);
+
+/* Just before a real call that may block (a wait, or an I/O call): the
+ * plugin's token, with which it tells the time instrumented code (a signal
+ * handler) ran during the call from the call's own (hookit_wait.token,
+ * hookit_io.token).  0 when the plugin wants no wait time. */
+static inline uint64_t io_wait_token(void)
+{
+    uint64_t (*begin)(void) = hk_wait_begin_fn;
+    return HK_UNLIKELY(hk_wait_want) && begin ? begin() : 0;
+}
+
 /* ---- the clock ------------------------------------------------------------------ */
 
 extern struct hk_clock hk_io_clk;
@@ -171,6 +187,7 @@ void io_fd_rekey(int fd, const char *key);
 struct io_call {
     uint64_t t0;
     int collecting;             /* deliver an event */
+    uint32_t token;             /* io_wait_token's, for hookit_io.token */
 };
 
 /* The end of an open (io_fd.c): the descriptor gets a description on the
@@ -181,6 +198,7 @@ void io_end_open(struct io_call *c, const char *func, int fd, int dirfd, const c
 static inline void io_begin(struct io_call *c)
 {
     c->collecting = hk_collecting_now();
+    c->token = c->collecting ? (uint32_t)io_wait_token() : 0;
     c->t0 = c->collecting ? io_clock() : 0;
 }
 

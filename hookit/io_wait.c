@@ -27,8 +27,9 @@
 #include <dlfcn.h>
 
 volatile int hk_wait_want;
-/* The plugin's hookit_plugin.wait_begin, or NULL. */
-static uint64_t (*wait_begin_fn)(void);
+/* The plugin's hookit_plugin.wait_begin, or NULL: called before the real
+ * call by these wrappers and by the I/O wrappers (io_wait_token). */
+uint64_t (*hk_wait_begin_fn)(void);
 /* The plugin's direct entry point HookitWait (include/hookit/profiler.h),
  * called instead of building a WAIT event, or NULL. */
 static void (*wait_hook)(const struct hookit_wait *w);
@@ -39,7 +40,7 @@ extern void HookitWait(const struct hookit_wait *) __attribute__((weak));
 
 HK_NOINSTR void hk_wait_configure(uint32_t caps, uint64_t (*begin)(void))
 {
-    wait_begin_fn = begin;
+    hk_wait_begin_fn = begin;
 #ifdef HOOKIT_STATIC
     wait_hook = HookitWait;
 #else
@@ -64,7 +65,7 @@ static inline void wait_begin(struct wait_call *c)
     c->on = hk_collecting_now();
     if (!c->on)
         return;
-    c->token = wait_begin_fn ? wait_begin_fn() : 0;
+    c->token = io_wait_token();
     c->t0 = io_clock();
 }
 

@@ -13,7 +13,7 @@
 #define PF_MAGIC        "\x89HOOKIT\n"
 #define PF_MAGIC_LEN    8
 #define PF_MAJOR        1
-#define PF_MINOR        1           /* 1.1: build_id:MODULE metadata (docs/profile-format.md) */
+#define PF_MINOR 1 /* 1.1: build_id:MODULE metadata (docs/profile-format.md) */
 #define PF_HEADER_SIZE  32
 #define PF_SECTION_HDR  12          /* u32 type + u64 length */
 #define PF_CRC_OFFSET   24          /* the crc field itself is not checksummed */

@@ -68,7 +68,12 @@ static void transfer(struct iostats *s, int write, uint64_t bytes, int64_t offse
 void iostats_account(struct iostats *s, uint32_t op, int failed, uint64_t bytes, int64_t offset,
                      uint64_t t0, uint64_t t1)
 {
-    uint64_t dt = t1 > t0 ? t1 - t0 : 0;
+    iostats_account_net(s, op, failed, bytes, offset, t0, t1, t1 > t0 ? t1 - t0 : 0);
+}
+
+void iostats_account_net(struct iostats *s, uint32_t op, int failed, uint64_t bytes, int64_t offset,
+                         uint64_t t0, uint64_t t1, uint64_t dt)
+{
     if (t0 < s->first)
         s->first = t0;
     if (t1 > s->last)

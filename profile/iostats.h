@@ -63,6 +63,10 @@ extern const char *const iostats_bucket_names[IOSTATS_BUCKETS];
  * in the caller's units, relative to the process start. */
 void iostats_account(struct iostats *s, uint32_t op, int failed, uint64_t bytes, int64_t offset,
                      uint64_t t0, uint64_t t1);
+/* The same with the call's time dt given: t1 - t0 less what ran in the
+ * thread during the call that is not the call's (a signal handler). */
+void iostats_account_net(struct iostats *s, uint32_t op, int failed, uint64_t bytes, int64_t offset,
+                         uint64_t t0, uint64_t t1, uint64_t dt);
 
 /* The table as text: a header line of column names, then one line per row,
  * tab-separated; paths escaped (\t \n \\); times converted from the

@@ -141,7 +141,10 @@ struct hookit_io {
                                  * without record; NULL if neither (valid during the call) */
     int64_t result;             /* the return value (pointers: 0 = NULL, 1 = non-NULL) */
     int32_t err;                /* errno after a failed call, else 0 */
-    uint32_t reserved;
+    uint32_t token;             /* what plugin->wait_begin returned before the call (its low
+                                 * 32 bits; with HOOKIT_CAP_WAIT), 0 without one: as
+                                 * hookit_wait.token, so signal-handler time during
+                                 * the call can be told from the call's (was reserved, 0) */
     uint64_t bytes;             /* bytes read or written (mmap: length) */
     int64_t offset;             /* file offset where the access started, -1 unknown */
     uint64_t t0, t1;            /* before and after the real call, host->io_clock units */

@@ -263,6 +263,7 @@ int jp_opt_cpu(const char *value);
 uint32_t jp_wait_start(const struct hookit_host *host);
 uint64_t jp_wait_begin(void);
 void jp_wait_event(const struct hookit_wait *w);
+uint64_t jp_wait_net(struct jp_thread *t, uint64_t token, uint64_t t0, uint64_t t1);
 void jp_wait_exit(struct jp_thread *t);
 int jp_wait_thread(struct profile *p, struct prof_thread *th, const struct arena_copy_node *nodes,
                    uint32_t n);

@@ -333,7 +333,7 @@ JP_NOINSTR static const char *pool_copy(const char *s)
     return pool + at;
 }
 
-JP_NOINSTR static void account_file(const struct hookit_io *io)
+JP_NOINSTR static void account_file(const struct hookit_io *io, uint64_t dt)
 {
     if (!files || !io->file || io->file >= MAX_FILES)
         return;
@@ -346,8 +346,8 @@ JP_NOINSTR static void account_file(const struct hookit_io *io)
             f->path = pool_copy(io->path);
         f->used = 1;
     }
-    iostats_account(&f->s, io->op, failed, io->bytes, io->offset,
-                    io->t0 - start_tick, io->t1 - start_tick);
+    iostats_account_net(&f->s, io->op, failed, io->bytes, io->offset, io->t0 - start_tick,
+                        io->t1 - start_tick, dt);
     hk_spin_unlock(&f->lock);
     atomic_max32(&max_file, io->file);
 }
@@ -358,9 +358,12 @@ JP_NOINSTR static void on_io(const struct hookit_io *io)
     int ok = !(io->flags & HOOKIT_IOF_FAILED);
     uint64_t rd = ok && io->op == HOOKIT_IO_READ ? io->bytes : 0;
     uint64_t wr = ok && io->op == HOOKIT_IO_WRITE ? io->bytes : 0;
-    uint64_t dt = io->t1 > io->t0 ? io->t1 - io->t0 : 0;
+    struct jp_thread *t = jp_self_live();
+    /* Less a signal handler's time during the call: it is the handler's
+     * frames' own (wait.c, the same as for a wait). */
+    uint64_t dt = jp_wait_net(t, io->token, io->t0, io->t1);
     struct mthread *m = mthread();
-    arena_ref node = context_node(jp_self_live());
+    arena_ref node = context_node(t);
     struct node_ext *x = m ? context_ext(m, node) : ext_of(node);
     if (x) {
         x->io_calls++;
@@ -376,7 +379,7 @@ JP_NOINSTR static void on_io(const struct hookit_io *io)
         if (rd || wr)
             io_interval_add(m, io->t1, rd, wr);
     }
-    account_file(io);
+    account_file(io, dt);
 }
 
 /* ---- live blocks --------------------------------------------------------------------- */

@@ -103,18 +103,27 @@ JP_NOINSTR static uint64_t to_io_ticks(uint64_t ticks)
     return (uint64_t)((double)jp_ticks_to_ns(ticks) * host->io_ticks_per_ns());
 }
 
+/* The time of a blocking call (a wait, or an I/O call: metrics.c) from t0
+ * to t1 in I/O clock ticks, less the callbacks that ran during it when
+ * token is what jp_wait_begin returned before it; the wait is over. */
+JP_NOINSTR uint64_t jp_wait_net(struct jp_thread *t, uint64_t token, uint64_t t0, uint64_t t1)
+{
+    uint64_t dt = t1 > t0 ? t1 - t0 : 0;
+    if (token == TOKEN_OUTER && ws.active && t && host) {
+        uint64_t cb = ws.callbacks ? to_io_ticks(ws.callbacks) : 0;
+        dt = dt > cb ? dt - cb : 0;
+        wait_clear(t);
+    }
+    return dt;
+}
+
 /* HOOKIT_EV_WAIT, or libhookit's direct call (HookitWait below). */
 JP_NOINSTR void jp_wait_event(const struct hookit_wait *w)
 {
     if (!w || !host)
         return;
-    uint64_t dt = w->t1 > w->t0 ? w->t1 - w->t0 : 0;
     struct jp_thread *t = jp_self_live();
-    if (w->token == TOKEN_OUTER && ws.active && t) {
-        uint64_t cb = ws.callbacks ? to_io_ticks(ws.callbacks) : 0;
-        dt = dt > cb ? dt - cb : 0;
-        wait_clear(t);
-    }
+    uint64_t dt = jp_wait_net(t, w->token, w->t0, w->t1);
     if (!t || jp_busy(t))
         return;
     struct node_ext *x = jp_node_ext(jp_cur(t));
