@@ -37,7 +37,7 @@ JP_NOINSTR static int fill_nodes(struct builder *b, const struct arena_thread *r
     if (rc == 0)
         rc = jp_mpi_thread(b->p, th, copy, (uint32_t)n);
     if (rc == 0)
-        rc = jp_wait_thread(b->p, th, copy, (uint32_t)n);
+        rc = jp_wait_thread(b->p, th, copy, (uint32_t)n, depth ? t : NULL, b->now);
     free(copy);
     return rc;
 }

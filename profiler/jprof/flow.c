@@ -171,6 +171,7 @@ JP_NOINSTR static void jump(struct jp_thread *t, uint64_t m, uint64_t now)
             return;             /* into another coroutine: not ours to know */
         leave_coroutine(t, now);
     }
+    jp_wait_jump(t, t->floor + above, now);
     close_to(t, t->floor + above, now);
 }
 

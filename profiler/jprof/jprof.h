@@ -60,6 +60,17 @@ static inline uint32_t jp_edge_slot(arena_ref parent, uint64_t fn)
     return ((uint32_t)fn ^ (parent << 16) ^ parent) * 0x9e3779b1u >> (32 - JP_EDGE_BITS);
 }
 
+/* A blocking call in progress in a thread (wait.c): written by the thread
+ * only; read by the profile's builder while the thread is blocked. */
+struct jp_wait {
+    uint64_t t0;         /* jp_now() when it began */
+    uint64_t callbacks;  /* jprof ticks of frames closed at the waiting depth */
+    uint64_t cb_samples; /* timer=sample: samples taken above the waiting depth */
+    arena_ref node;      /* the waiting context */
+    uint32_t depth;      /* open frames when it began */
+    uint32_t active;
+};
+
 struct jp_thread {
     struct arena_frame *stack;  /* shadow stack (in the arena); stack[0] is the root frame */
     struct arena_thread *rec;   /* its depth: frames in use above the root */
@@ -78,6 +89,7 @@ struct jp_thread {
     struct jp_thread *next_free;/* the free list's link while recycled (thread.c) */
     int rec_reused;             /* rec was a retired thread's (retire.c) */
     uint32_t named;             /* rec->name was given (a Java thread's name): kept at the end */
+    struct jp_wait wait;        /* the blocking call in progress (wait.c) */
     arena_ref edges[1u << JP_EDGE_BITS]; /* see jp_edge_slot */
 };
 
@@ -265,8 +277,12 @@ uint64_t jp_wait_begin(void);
 void jp_wait_event(const struct hookit_wait *w);
 uint64_t jp_wait_net(struct jp_thread *t, uint64_t token, uint64_t t0, uint64_t t1);
 void jp_wait_exit(struct jp_thread *t);
-int jp_wait_thread(struct profile *p, struct prof_thread *th, const struct arena_copy_node *nodes,
-                   uint32_t n);
+void jp_wait_jump(struct jp_thread *t, uint32_t depth, uint64_t now);
+void jp_wait_thread_end(struct jp_thread *t, uint64_t now);
+/* th's wait columns; t: the thread's live state when it still runs (its
+ * wait in progress is counted up to now), else NULL. */
+int jp_wait_thread(struct profile *p, struct prof_thread *th, const struct arena_copy_node *nodes, uint32_t n,
+                   const struct jp_thread *t, uint64_t now);
 
 /* ---- timer=sample (sampler.c) --------------------------------------------- */
 int jp_sampler_start(void);

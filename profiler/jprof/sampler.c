@@ -36,8 +36,16 @@ JP_NOINSTR static int on_sample(int sig, siginfo_t *info, void *uc)
      * si_overrun set (a CPU-time timer fires on the kernel's tick, so
      * several periods of 1 ms may end at once): each is a sample. */
     struct jp_thread *t = jp_self_live();
-    if (t)
-        jp_node(jp_cur(t))->samples += 1 + (uint64_t)(info->si_overrun > 0 ? info->si_overrun : 0);
+    if (!t)
+        return 0;
+    uint64_t n = 1 + (uint64_t)(info->si_overrun > 0 ? info->si_overrun : 0);
+    jp_node(jp_cur(t))->samples += n;
+    /* A CPU-time timer fires during a blocking call only when the thread
+     * runs a callback (a signal handler): its samples are what wait.c
+     * subtracts from the call under timer=sample, frames having no start
+     * time there (under exact timing, JPROFOPTS=cpu, the frames tell). */
+    if (jp_opt.sample && t->wait.active && jp_depth(t) > t->wait.depth)
+        t->wait.cb_samples += n;
     return 0;
 }
 

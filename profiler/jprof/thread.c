@@ -326,6 +326,7 @@ JP_NOINSTR void jp_thread_end(void)
         return;
     jp_sampler_thread_end();
     uint64_t now = jp_now();
+    jp_wait_thread_end(t, now);
     struct arena_thread *rec = t->rec;
     for (uint32_t d = rec->depth; d > 0; d--) {
         struct arena_frame *f = &t->stack[d];

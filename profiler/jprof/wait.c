@@ -21,11 +21,27 @@
  * thread (its depth, and ARENA_REQ_WAIT in its own request word, so each
  * hook exit during the wait reaches jp_attend, off the hot path); every
  * frame that closes back at the waiting depth adds its time to the
- * callbacks' total, which the wait's event subtracts.  A wait left without
- * its event (a longjmp out of a handler, a cancellation) is dropped when a
- * hook exit finds the thread below the waiting depth, or when the next
- * wait begins at or below it; nested waits (a handler that waits) count
- * as themselves. */
+ * callbacks' total, which the wait's event subtracts.  The I/O wrappers
+ * take the same token, and metrics.c subtracts the same way (jp_wait_net).
+ * Nested waits (a handler that waits) count as themselves.
+ *
+ * A wait that never returns.  The wait's start (jprof's clock) and node
+ * are kept in the thread's state (struct jp_wait), so a wait left without
+ * its event is still charged, from its start to where it ended, less the
+ * callbacks:
+ *  - a longjmp out of a handler to a frame at or below the waiting depth
+ *    (flow.c's jump, jp_wait_jump): it ended when the handler's outermost
+ *    instrumented frame began (else at the jump);
+ *  - unwinding (a cancellation's, an exception's) that closes the waiting
+ *    frame: a hook exit finds the thread below the waiting depth;
+ *  - the thread ends while it waits (cancellation without exit hooks, the
+ *    shoot-down at exit): jp_wait_thread_end;
+ *  - the process ends, or a flush comes, while the thread is still blocked:
+ *    the profile gets the time so far (jp_wait_thread; the live tree is left
+ *    alone).
+ * A wait left in a way none of these sees (a longjmp not wrapped) is
+ * dropped when the next one begins at or below its depth: its end is not
+ * known. */
 #include "jprof.h"
 #include "metrics.h"
 #include "profile/profile.h"
@@ -48,50 +64,31 @@ JP_NOINSTR uint32_t jp_wait_start(const struct hookit_host *h)
     return HOOKIT_CAP_WAIT;
 }
 
-/* ---- the wait in progress, per thread ------------------------------------------------ */
-struct wait_state {
-    uint64_t callbacks;         /* jprof ticks of frames closed at the waiting depth */
-    uint32_t depth;             /* open frames when the wait began */
-    uint32_t active;
-};
-static __thread struct wait_state ws __attribute__((tls_model("initial-exec")));
-
-#define TOKEN_OUTER 1u          /* the wait that set ws (0: nothing to undo) */
+/* ---- the wait in progress, per thread (struct jp_wait in struct jp_thread) ----------- */
+#define TOKEN_OUTER 1u /* the wait that set t->wait (0: nothing to undo) */
 
 JP_NOINSTR static void wait_clear(struct jp_thread *t)
 {
-    ws.active = 0;
+    __atomic_store_n(&t->wait.active, 0, __ATOMIC_RELEASE);
     __atomic_fetch_and(&t->rec->request, ~ARENA_REQ_WAIT, __ATOMIC_RELAXED);
 }
 
 JP_NOINSTR uint64_t jp_wait_begin(void)
 {
     struct jp_thread *t = jp_self_live();
-    if (!t || jp_busy(t) || jp_opt.sample)
-        return 0;               /* no tree to guard (sampled frames have no start time) */
+    if (!t || jp_busy(t))
+        return 0; /* no tree to guard */
     uint32_t depth = jp_depth(t);
-    if (ws.active && depth > ws.depth)
+    if (t->wait.active && depth > t->wait.depth)
         return 0;               /* a wait inside a callback of another */
-    ws.active = 1;
-    ws.depth = depth;
-    ws.callbacks = 0;
+    t->wait.depth = depth;
+    t->wait.node = t->cur;
+    t->wait.callbacks = 0;
+    t->wait.cb_samples = 0;
+    t->wait.t0 = jp_now();
+    __atomic_store_n(&t->wait.active, 1, __ATOMIC_RELEASE);
     __atomic_fetch_or(&t->rec->request, ARENA_REQ_WAIT, __ATOMIC_RELAXED);
     return TOKEN_OUTER;
-}
-
-/* jp_attend, busy held: a hook exit while ARENA_REQ_WAIT is set.  The
- * frame just closed is stack[depth + 1]. */
-JP_NOINSTR void jp_wait_exit(struct jp_thread *t)
-{
-    uint32_t depth = jp_depth(t);
-    if (!ws.active || depth < ws.depth) {
-        wait_clear(t);          /* that wait was left without its end */
-        return;
-    }
-    if (depth == ws.depth) {
-        uint64_t t0 = t->stack[depth + 1].t0, now = jp_now();
-        ws.callbacks += now > t0 ? now - t0 : 0;
-    }
 }
 
 /* jprof ticks to the I/O clock's (the same TSC in the usual case). */
@@ -103,14 +100,91 @@ JP_NOINSTR static uint64_t to_io_ticks(uint64_t ticks)
     return (uint64_t)((double)jp_ticks_to_ns(ticks) * host->io_ticks_per_ns());
 }
 
+/* The callbacks' time during w, in I/O clock ticks: the frames that
+ * closed at the waiting depth, or under timer=sample (frames without a
+ * start time) the samples taken above it, each a period of CPU time
+ * (libhookit's rate: jprof's own is calibrated only when a profile is
+ * made under timer=sample). */
+JP_NOINSTR static uint64_t callback_io_ticks(const struct jp_wait *w)
+{
+    uint64_t cb = w->callbacks ? to_io_ticks(w->callbacks) : 0;
+    if (w->cb_samples) {
+        double ns = (double)w->cb_samples * (double)jp_sample_period_ns();
+        cb += (uint64_t)(ns * host->io_ticks_per_ns() + 0.5);
+    }
+    return cb;
+}
+
+/* The wait w's own time if it ended at end (jprof's clock): from its
+ * start, less the callbacks, in I/O clock ticks. */
+JP_NOINSTR static uint64_t open_io_ticks(const struct jp_wait *w, uint64_t end)
+{
+    uint64_t dt = end > w->t0 ? to_io_ticks(end - w->t0) : 0, cb = callback_io_ticks(w);
+    return dt > cb ? dt - cb : 0;
+}
+
+/* A wait that will deliver no event, ended at end: charged to its node as
+ * a blocking call, and over.  The thread's own, busy held. */
+JP_NOINSTR static void wait_charge(struct jp_thread *t, uint64_t end)
+{
+    struct node_ext *x = host ? jp_node_ext(t->wait.node) : NULL;
+    if (x) {
+        x->wait_calls++;
+        x->wait_ticks += open_io_ticks(&t->wait, end);
+    }
+    wait_clear(t);
+}
+
+/* jp_attend, busy held: a hook exit while ARENA_REQ_WAIT is set.  The
+ * frame just closed is stack[depth + 1]. */
+JP_NOINSTR void jp_wait_exit(struct jp_thread *t)
+{
+    uint32_t depth = jp_depth(t);
+    if (!t->wait.active) {
+        wait_clear(t);
+        return;
+    }
+    if (depth < t->wait.depth) {
+        wait_charge(t, jp_now()); /* unwound out of the waiting frame */
+        return;
+    }
+    if (depth == t->wait.depth && !jp_opt.sample) {
+        uint64_t t0 = t->stack[depth + 1].t0, now = jp_now();
+        t->wait.callbacks += now > t0 ? now - t0 : 0;
+    }
+}
+
+/* flow.c, busy held, before a jump closes the frames above depth: a jump
+ * to the waiting frame or below leaves the wait.  It ended when the
+ * outermost frame open above the waiting one began (a signal handler's),
+ * or now when there is none (a handler that is not instrumented). */
+JP_NOINSTR void jp_wait_jump(struct jp_thread *t, uint32_t depth, uint64_t now)
+{
+    if (!t->wait.active || depth > t->wait.depth)
+        return;
+    uint32_t w = t->wait.depth;
+    if (jp_opt.sample) /* no start times: now, less the handler's samples */
+        wait_charge(t, jp_now());
+    else
+        wait_charge(t, jp_depth(t) > w ? t->stack[w + 1].t0 : now);
+}
+
+/* jp_thread_end, busy held, before it closes the open frames: a thread
+ * that ends while it waits (cancelled, or shot down at exit). */
+JP_NOINSTR void jp_wait_thread_end(struct jp_thread *t, uint64_t now)
+{
+    if (t->wait.active && jp_depth(t) >= t->wait.depth)
+        wait_charge(t, now);
+}
+
 /* The time of a blocking call (a wait, or an I/O call: metrics.c) from t0
  * to t1 in I/O clock ticks, less the callbacks that ran during it when
  * token is what jp_wait_begin returned before it; the wait is over. */
 JP_NOINSTR uint64_t jp_wait_net(struct jp_thread *t, uint64_t token, uint64_t t0, uint64_t t1)
 {
     uint64_t dt = t1 > t0 ? t1 - t0 : 0;
-    if (token == TOKEN_OUTER && ws.active && t && host) {
-        uint64_t cb = ws.callbacks ? to_io_ticks(ws.callbacks) : 0;
+    if (token == TOKEN_OUTER && t && t->wait.active && host) {
+        uint64_t cb = callback_io_ticks(&t->wait);
         dt = dt > cb ? dt - cb : 0;
         wait_clear(t);
     }
@@ -155,8 +229,24 @@ JP_NOINSTR static uint64_t *new_column(struct profile *p, struct prof_thread *th
     return values;
 }
 
+/* A thread still blocked when the profile is made (at exit, or a flush):
+ * its wait so far, in the profile only.  Another thread's state, read
+ * while that thread is blocked (active is stored last, with release). */
+JP_NOINSTR static void still_waiting(const struct jp_thread *t, const struct arena_copy_node *nodes,
+                                     uint32_t n, uint64_t now, uint64_t *wait_ns, uint64_t *calls)
+{
+    if (!t || !__atomic_load_n(&t->wait.active, __ATOMIC_ACQUIRE) || !now)
+        return;
+    for (uint32_t i = 0; i < n; i++)
+        if (nodes[i].ref == t->wait.node) {
+            wait_ns[i] += (uint64_t)((double)open_io_ticks(&t->wait, now) / host->io_ticks_per_ns() + 0.5);
+            calls[i]++;
+            return;
+        }
+}
+
 JP_NOINSTR int jp_wait_thread(struct profile *p, struct prof_thread *th, const struct arena_copy_node *nodes,
-                              uint32_t n)
+                              uint32_t n, const struct jp_thread *t, uint64_t now)
 {
     if (!host || host->size < sizeof *host || !host->io_now)
         return 0;
@@ -182,5 +272,6 @@ JP_NOINSTR int jp_wait_thread(struct profile *p, struct prof_thread *th, const s
         wait_ns[i] = (uint64_t)((double)(x->io_ticks + x->wait_ticks) / r + 0.5);
         calls[i] = x->wait_calls;
     }
+    still_waiting(t, nodes, n, now, wait_ns, calls);
     return 0;
 }

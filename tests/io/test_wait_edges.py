@@ -52,3 +52,69 @@ def test_io_time_excludes_the_handlers(tmp):
     # the per-file table's read time is the read's own too
     pipe = [f for f in doc.get("io_files", []) if f.get("reads")]
     assert pipe and near(sum(f["read_ns"] for f in pipe), want), pipe
+
+
+def test_longjmp_out_of_a_handler_during_a_wait(tmp):
+    """poll() interrupted at ~100 ms by SIGALRM, whose handler spins 150 ms
+    and siglongjmps back: the poll never returns, yet its wait (from the
+    call to the handler's start, as the program measured it) is charged,
+    and the handler's time stays the handler's."""
+    ms, doc = run_case(tmp, "longjmp")
+    assert ms["waited_ms"] >= 95 and ms["spun_ms"] >= 150, ms
+    t = hk.thread_of(doc, 0)
+    w = hk.node(t, "main", "longjmp_case", "poll_then_jump")
+    h = hk.child(w, "jump_handler")
+    assert h["incl_ns"] >= 150 * MS and h["wait_ns"] == 0, h
+    assert near(w["wait_ns"], ms["waited_ms"]), (w["wait_ns"] / MS, ms)
+    assert w["wait_calls"] == 1, w
+    # the wait is the frame's own time: what is left is a few instructions
+    assert w["excl_ns"] - w["wait_ns"] < 10 * MS, w
+
+
+def test_cancelled_during_a_wait(tmp):
+    """A thread blocked in read() is cancelled after ~120 ms; its cleanup
+    handler spins 30 ms: the read is charged from its start to the
+    cleanup's (the program's own measure), the cleanup's time is its own."""
+    ms, doc = run_case(tmp, "cancel")
+    assert ms["cancelled"] == 1 and ms["blocked_ms"] >= 115, ms
+    t = hk.thread_of(doc, 1)
+    r = hk.node(t, "cancel_reader", "cancelled_read")
+    c = hk.child(r, "cleanup_spin")
+    assert c["incl_ns"] >= 30 * MS and c["wait_ns"] == 0, c
+    assert near(r["wait_ns"], ms["blocked_ms"]), (r["wait_ns"] / MS, ms)
+    assert r["excl_ns"] - r["wait_ns"] < 10 * MS, r
+
+
+def test_still_blocked_at_exit(tmp):
+    """A thread blocked in read() when main exits ~150 ms later: its wait
+    up to the end is charged (the program measured it just before exit)."""
+    ms, doc = run_case(tmp, "exit_blocked")
+    t = hk.thread_of(doc, 1)
+    r = hk.node(t, "blocked_reader", "forever_read")
+    assert near(r["wait_ns"], ms["blocked_ms"]), (r["wait_ns"] / MS, ms)
+    assert r["wait_ns"] >= ms["blocked_ms"] * MS, (r["wait_ns"] / MS, ms)
+    assert r["excl_ns"] - r["wait_ns"] < 10 * MS, r
+
+
+def test_sampled_timer_subtracts_the_handlers_cpu_time(tmp):
+    """timer=sample: frames have no start time, so a handler's time during
+    a blocking call is its samples (CPU time, as the program measured with
+    CLOCK_THREAD_CPUTIME_ID; its wall time on a loaded machine is more):
+    the read's I/O time is its wall time less the handler's CPU time."""
+    ms, doc = run_case(tmp, "io_handler", env={"JPROFOPTS": "timer=sample"})
+    t = hk.thread_of(doc, 0)
+    r = hk.node(t, "main", "io_handler", "blocking_read")
+    want = ms["read_ms"] - ms["spun_cpu_ms"]
+    assert near(r["io_ns"], want), (r["io_ns"] / MS, want, ms)
+    assert near(r["wait_ns"], want), (r["wait_ns"] / MS, want, ms)
+
+
+def test_sampled_timer_longjmp_out_of_a_handler(tmp):
+    """timer=sample and a longjmp out of the handler: the wait ends at the
+    jump (no frame has a start time), less the handler's samples."""
+    ms, doc = run_case(tmp, "longjmp", env={"JPROFOPTS": "timer=sample"})
+    t = hk.thread_of(doc, 0)
+    w = hk.node(t, "main", "longjmp_case", "poll_then_jump")
+    want = ms["waited_ms"] + ms["spun_ms"] - ms["spun_cpu_ms"]
+    assert near(w["wait_ns"], want), (w["wait_ns"] / MS, want, ms)
+    assert w["wait_calls"] == 1, w
