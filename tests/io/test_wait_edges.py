@@ -4,6 +4,7 @@ checked against the wall times the program (tests/io/wait_edges.c)
 measured itself, never against hookit's own numbers."""
 import os
 import re
+import subprocess
 import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
@@ -13,10 +14,26 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 MS = 1_000_000
 
 
-def run_case(tmp, case, env=None, check=True):
+def build_static(tmp):
+    """wait_edges fully static through `hookit link` (ld --wrap)."""
+    out = os.path.join(tmp, "wait_edges")
+    if not os.path.exists(out):
+        cmd = [hk.BIN, "link", "--", "gcc", "-static", "-g", "-O1", "-finstrument-functions",
+               "-o", out, os.path.join(HERE, "wait_edges.c"), "-lpthread"]
+        c = subprocess.run(cmd, capture_output=True, text=True, cwd=tmp)
+        if c.returncode != 0 and "cannot find -l" in c.stderr:
+            hk.skip("static libraries missing: " + c.stderr.strip().splitlines()[-1])
+        assert c.returncode == 0, c.stderr
+    return out
+
+
+def run_case(tmp, case, env=None, check=True, static=False):
     """Runs wait_edges CASE with hookit, and without (the same output);
     returns ({name: ms} the program measured, the main thread's tree)."""
-    exe = hk.cc(tmp, [os.path.join(HERE, "wait_edges.c")], "wait_edges", libs=["-lpthread"])
+    for old in hk.profiles(tmp, "wait_edges"):
+        os.unlink(old)
+    exe = build_static(tmp) if static else hk.cc(tmp, [os.path.join(HERE, "wait_edges.c")],
+                                                  "wait_edges", libs=["-lpthread"])
     plain = hk.cc(tmp, [os.path.join(HERE, "wait_edges.c")], "wait_edges_plain",
                   link_hookit=False, instrument=False, libs=["-lpthread"])
     p = hk.run(tmp, [exe, case], env=env, check=check)
@@ -118,3 +135,17 @@ def test_sampled_timer_longjmp_out_of_a_handler(tmp):
     want = ms["waited_ms"] + ms["spun_ms"] - ms["spun_cpu_ms"]
     assert near(w["wait_ns"], want), (w["wait_ns"] / MS, want, ms)
     assert w["wait_calls"] == 1, w
+
+
+def test_static_variant(tmp):
+    """Fully static (`hookit link`, --wrap): the I/O wrapper's token, the
+    longjmp wrapper and the exit pass give the same numbers."""
+    ms, doc = run_case(tmp, "io_handler", static=True)
+    r = hk.node(hk.thread_of(doc, 0), "main", "io_handler", "blocking_read")
+    assert near(r["io_ns"], ms["read_ms"] - ms["spun_ms"]), (r["io_ns"] / MS, ms)
+    ms, doc = run_case(tmp, "longjmp", static=True)
+    w = hk.node(hk.thread_of(doc, 0), "main", "longjmp_case", "poll_then_jump")
+    assert near(w["wait_ns"], ms["waited_ms"]), (w["wait_ns"] / MS, ms)
+    ms, doc = run_case(tmp, "exit_blocked", static=True)
+    r = hk.node(hk.thread_of(doc, 1), "blocked_reader", "forever_read")
+    assert near(r["wait_ns"], ms["blocked_ms"]), (r["wait_ns"] / MS, ms)
