@@ -215,7 +215,9 @@ def test_build_id_recorded_as_readelf_reads_it(tmp):
     exe, prof = profiled(tmp)
     want = readelf_build_id(exe)
     assert len(want) == 40, want
-    assert hk.export_json(tmp, prof)["process"]["build_ids"] == {"lines": want}
+    doc = hk.export_json(tmp, prof)
+    assert doc["process"]["build_ids"] == {"lines": want}
+    assert not [k for k in doc["process"]["meta"] if k.startswith("build_id")], doc["process"]["meta"]
     raw = test_pprof.pprof(tmp, "-raw", test_pprof.export(tmp, prof))
     mappings = raw.split("Mappings\n", 1)[1].splitlines()
     assert any(re.match(r"\d+: 0x[0-9a-f]+/0x[0-9a-f]+/0x[0-9a-f]+ lines %s " % want, m)

@@ -31,6 +31,7 @@ NESTED = {
         "pid": 4242, "ppid": 1, "exe": "/usr/local/bin/demo app",
         "argv": ["demo", "--n=3", 'quote"d arg'],
         "start_ns": 1700000000123456789, "duration_ns": 5000000,
+        "build_ids": {},
         "meta": {"hostname": "testhost", "clock": "CLOCK_MONOTONIC"},
     },
     "threads": [
