@@ -73,7 +73,11 @@ uint64_t registry_starttime(pid_t pid)
 {
     int saved = errno;
     char path[64], buf[1024];
-    snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
+    /* The main thread's task entry, whose start time is the process's:
+     * qemu-user answers a program's reads of its own /proc/PID/stat with
+     * a made-up one whose start time is a few ticks off the real one, so
+     * a reader would take the live process for a new one with its pid. */
+    snprintf(path, sizeof path, "/proc/%d/task/%d/stat", (int)pid, (int)pid);
     int fd = open(path, O_RDONLY | O_CLOEXEC);
     ssize_t n = fd >= 0 ? read(fd, buf, sizeof buf - 1) : -1;
     if (fd >= 0)

@@ -31,7 +31,8 @@ int registry_dir_check(const char *dir, uid_t uid, char *err, size_t errlen);
 /* DIR/PIDSUFFIX, e.g. registry_file(buf, n, dir, 42, ".arena"). */
 void registry_file(char *out, size_t size, const char *dir, pid_t pid, const char *suffix);
 
-/* Field 22 of /proc/PID/stat (start time in clock ticks since boot), or 0. */
+/* Field 22 of /proc/PID/task/PID/stat (start time in clock ticks since
+ * boot), or 0. */
 uint64_t registry_starttime(pid_t pid);
 
 /* Whether the process that registered with (pid, starttime) still runs:

@@ -7,6 +7,7 @@
 #include "profile/arena_walk.h"
 #include "metrics.h"
 
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -18,27 +19,92 @@ struct builder {
     uint64_t now;
 };
 
-/* The thread's tree in preorder into th->nodes (profile/arena_walk.c, the
- * walk live readers use too), open frames counted up to now. */
-JP_NOINSTR static int fill_nodes(struct builder *b, const struct arena_thread *rec, struct prof_thread *th)
+/* A thread's tree and open frames, copied at one moment. */
+struct tree_copy {
+    struct arena_copy_node *nodes;
+    uint64_t n;
+    struct arena_frame *frames;     /* frames[0 .. depth] */
+    uint32_t depth;
+    uint64_t now;                   /* another running thread's: its open frames count up to here */
+};
+
+JP_NOINSTR static void tree_copy_free(struct tree_copy *c)
+{
+    free(c->nodes);
+    free(c->frames);
+    memset(c, 0, sizeof *c);
+}
+
+/* One copy of rec's tree and open frames (taken without looking at its
+ * seq).  0, or -1 when out of memory. */
+JP_NOINSTR static int copy_once(const struct arena_thread *rec, const struct jp_thread *t, struct tree_copy *c)
+{
+    struct arena_view view = { jp_arena_base, (uint64_t)jp_arena_header()->used };
+    uint32_t depth = t && rec->state == ARENA_THREAD_RUNNING ? rec->depth : 0;
+    uint64_t n = arena_tree_copy(&view, rec->root, NULL, UINT64_MAX, NULL);
+    tree_copy_free(c);
+    c->nodes = malloc(((size_t)n + 1) * sizeof *c->nodes);
+    c->frames = malloc(((size_t)depth + 1) * sizeof *c->frames);
+    if (!c->nodes || !c->frames)
+        return -1;
+    c->n = arena_tree_copy(&view, rec->root, c->nodes, n, NULL);   /* at most what was counted */
+    if (depth)
+        memcpy(c->frames, t->stack, ((size_t)depth + 1) * sizeof *c->frames);
+    c->depth = depth;
+    return 0;
+}
+
+/* How long to wait for another thread's consistent copy, in attempts: a
+ * hook holds its thread's seq odd for well under a microsecond. */
+enum { COPY_ATTEMPTS = 2000 };
+
+/* rec's tree as one consistent moment.  Another thread that is still
+ * running (at exit, one the shoot-down found inside a hook goes on running
+ * its hooks while we write) changes its tree as we copy: the copy is taken
+ * under its seq, as live readers take it, and its open frames count up to
+ * a clock read after the copy, so that every activation the copy holds
+ * closed ended before that moment.  If the thread never lets go, the last
+ * copy is kept. */
+JP_NOINSTR static int copy_tree(const struct arena_thread *rec, struct tree_copy *c)
 {
     const struct jp_thread *t = (const struct jp_thread *)(uintptr_t)rec->priv;
-    uint32_t depth = t && rec->state == ARENA_THREAD_RUNNING ? rec->depth : 0;
-    struct arena_view view = { jp_arena_base, (uint64_t)jp_arena_header()->used };
-    uint64_t n = arena_tree_copy(&view, rec->root, NULL, UINT64_MAX, NULL);
-    struct arena_copy_node *copy = malloc(((size_t)n + 1) * sizeof *copy);
-    if (!copy)
+    int other_running = t && t != jp_self && rec->state == ARENA_THREAD_RUNNING;
+    for (int attempt = 0; other_running && attempt < COPY_ATTEMPTS; attempt++) {
+        uint32_t s1 = __atomic_load_n(&rec->seq, __ATOMIC_ACQUIRE);
+        if (s1 & 1) {
+            sched_yield();
+            continue;
+        }
+        if (copy_once(rec, t, c) != 0)
+            return -1;
+        __atomic_thread_fence(__ATOMIC_ACQUIRE);
+        if (__atomic_load_n(&rec->seq, __ATOMIC_RELAXED) == s1)
+            break;
+    }
+    if (!c->nodes && copy_once(rec, t, c) != 0)    /* not running, or never let go */
         return -1;
-    n = arena_tree_copy(&view, rec->root, copy, n, NULL);    /* at most what was counted */
-    int rc = arena_copy_to_thread(b->p, &b->funcs, copy, (uint32_t)n, depth ? t->stack : NULL, depth,
-                                  b->now, &b->timing, th);
+    c->now = other_running ? jp_now() : 0;
+    return 0;
+}
+
+/* The thread's tree in preorder into th->nodes (profile/arena_walk.c, the
+ * walk live readers use too), open frames counted up to its copy's now. */
+JP_NOINSTR static int fill_nodes(struct builder *b, const struct arena_thread *rec, struct prof_thread *th)
+{
+    struct tree_copy c = { 0 };
+    int rc = copy_tree(rec, &c);
+    uint64_t now = c.now > b->now ? c.now : b->now;     /* b->now: the threads that do not run */
     if (rc == 0)
-        rc = jp_metrics_thread(b->p, th, copy, (uint32_t)n);
+        rc = arena_copy_to_thread(b->p, &b->funcs, c.nodes, (uint32_t)c.n, c.depth ? c.frames : NULL, c.depth,
+                                  now, &b->timing, th);
     if (rc == 0)
-        rc = jp_mpi_thread(b->p, th, copy, (uint32_t)n);
+        rc = jp_metrics_thread(b->p, th, c.nodes, (uint32_t)c.n);
     if (rc == 0)
-        rc = jp_wait_thread(b->p, th, copy, (uint32_t)n, depth ? t : NULL, b->now);
-    free(copy);
+        rc = jp_mpi_thread(b->p, th, c.nodes, (uint32_t)c.n);
+    if (rc == 0) /* a thread still blocked: its wait so far, to the copy's now (wait.c) */
+        rc = jp_wait_thread(b->p, th, c.nodes, (uint32_t)c.n,
+                            c.depth ? (const struct jp_thread *)(uintptr_t)rec->priv : NULL, now);
+    tree_copy_free(&c);
     return rc;
 }
 

@@ -114,6 +114,14 @@ def test_env(**extra):
     return sanitizer_env(env)
 
 
+def loaded_objects(exe):
+    """What ldd prints for exe, found the way ldd finds it: the program's
+    own loader with LD_TRACE_LOADED_OBJECTS.  Unlike the host's ldd, this
+    also works for a program of another architecture (under qemu-user)."""
+    return subprocess.run([exe], env=dict(os.environ, LD_TRACE_LOADED_OBJECTS="1"),
+                          capture_output=True, text=True, check=True).stdout
+
+
 def have(cmd):
     return shutil.which(cmd) is not None
 
@@ -141,7 +149,8 @@ def cc(tmp, sources, out, compiler="gcc", link_hookit=True, instrument=True,
 
 def run(tmp, argv, env=None, timeout=120, check=True, input=None):
     """Run argv in tmp with HOOKIT_OUTPUT=tmp (unless env overrides it).
-    Returns the CompletedProcess (text mode)."""
+    Returns the CompletedProcess (text mode; bytes that are not UTF-8, as
+    a corrupt input's names can be, come back escaped, not as an error)."""
     e = test_env(HOOKIT_OUTPUT=tmp)
     if env:
         for k, v in env.items():
@@ -151,7 +160,7 @@ def run(tmp, argv, env=None, timeout=120, check=True, input=None):
                 e[k] = str(v)
     sanitizer_env(e)
     p = subprocess.run(argv, cwd=tmp, env=e, capture_output=True, text=True,
-                       timeout=timeout, input=input)
+                       errors="backslashreplace", timeout=timeout, input=input)
     if check and p.returncode != 0:
         raise AssertionError(f"{argv} exited {p.returncode}\nstdout:\n{p.stdout}\nstderr:\n{p.stderr}")
     return p

@@ -118,6 +118,12 @@ def hpc_run(tmp, prog, env=None, cflags=(), timeout=60):
     return run, events, text, exe
 
 
+# Whether a program that blocks every signal reads back the mask it set
+# ("same=1").  qemu-user cannot block signals 63 and 64, which carry its
+# own host signals: there the native program reads back another mask too.
+MASK_READ_BACK = 0 if hk.TARGET else 1
+
+
 def lines(events, pattern):
     r = re.compile(pattern)
     return [e for e in events if r.search(e[3].split(" ", 1)[1])]
@@ -132,7 +138,8 @@ def test_sampler_under_blocked_mask(tmp):
     nat = lcscen.execute(tmp, [exe], hk.test_env())
     assert run.rc == 0 == nat.rc, run.err
     assert run.out == nat.out, f"--- native\n{nat.out}--- monitored\n{run.out}"
-    assert "main view same=1 prof=1" in run.out and "thread view same=1" in run.out, run.out
+    same = MASK_READ_BACK
+    assert f"main view same={same} prof=1" in run.out and f"thread view same={same}" in run.out, run.out
     assert "old had prof=1" in run.out and "now prof=0 usr1=1" in run.out, run.out
     assert lcscen.count(events, "^sampler rc=0") == 1, text
     got = lines(events, "^samples taken=")
@@ -157,8 +164,9 @@ def test_sampler_during_waits_with_a_blocking_mask(tmp):
     run, events, text, exe = hpc_run(tmp, "hpc_waits.c", {"HPC_SAMPLE": "1"}, ["-pthread"])
     nat = lcscen.execute(tmp, [exe], hk.test_env())
     assert run.rc == 0 == nat.rc, run.err
+    view = f"view same={MASK_READ_BACK}\n"
     assert nat.out == ("ppoll 0 errno=- full=1\npselect 0 errno=- full=1\nepoll_pwait 0 errno=- full=1\n"
-                       "sigsuspend woken\nview same=1\n"), nat.out
+                       "sigsuspend woken\n" + view), nat.out
     assert run.out == nat.out, f"--- native\n{nat.out}--- monitored\n{run.out}"
     got = lines(events, "^samples taken=")
     assert len(got) == 1, text

@@ -41,8 +41,8 @@ int main()
 
 
 def libstdcxx(exe):
-    """The libstdc++ the program loads (ldd)."""
-    out = subprocess.run(["ldd", exe], capture_output=True, text=True, check=True).stdout
+    """The libstdc++ the program loads (as ldd finds it)."""
+    out = hk.loaded_objects(exe)
     m = re.search(r"libstdc\+\+\.so\.6 => (\S+)", out)
     assert m, out
     return os.path.realpath(m.group(1))
