@@ -1,7 +1,7 @@
-/* libjprof's I/O and memory metrics: the entry points (metrics.h) and what
- * every part shares, the options and the clock.  The parts, one file per
- * concern, are listed in metrics_internal.h; the numbers are described in
- * docs/io.md. */
+/* libjprof's I/O and memory metrics: the options, start and fork child
+ * (metrics.h), and what every part shares, the clock and a few helpers.
+ * The parts, one file per concern, are listed in metrics_internal.h; the
+ * numbers are described in docs/io.md. */
 #include "metrics_internal.h"
 
 #include <errno.h>
@@ -63,10 +63,8 @@ JP_NOINSTR int metrics_active(void)
 
 /* The rate is asked for at the first event, not at start: the host
  * calibrates its clock after the plugin has started. */
-JP_NOINSTR void metrics_ensure_rate(void)
+JP_NOINSTR void metrics_rate_init(void)
 {
-    if (JP_LIKELY(metrics_cfg.rate > 0))
-        return;
     const struct hookit_host *h = metrics_cfg.host;
     double r = h->size >= sizeof *h && h->io_ticks_per_ns ? h->io_ticks_per_ns() : 1.0;
     uint64_t it = (uint64_t)((double)metrics_cfg.interval_ns * r);
@@ -93,20 +91,6 @@ JP_NOINSTR void *metrics_reserve(size_t bytes)
     return p == MAP_FAILED ? NULL : p;
 }
 
-JP_NOINSTR void metrics_atomic_max(uint64_t *at, uint64_t v)
-{
-    uint64_t cur = __atomic_load_n(at, __ATOMIC_RELAXED);
-    while (v > cur && !__atomic_compare_exchange_n(at, &cur, v, 1, __ATOMIC_RELAXED, __ATOMIC_RELAXED))
-        ;
-}
-
-JP_NOINSTR void metrics_atomic_max32(uint32_t *at, uint32_t v)
-{
-    uint32_t cur = __atomic_load_n(at, __ATOMIC_RELAXED);
-    while (v > cur && !__atomic_compare_exchange_n(at, &cur, v, 1, __ATOMIC_RELAXED, __ATOMIC_RELAXED))
-        ;
-}
-
 /* ---- plugin entry points ------------------------------------------------------------------ */
 JP_NOINSTR uint32_t jp_metrics_start(const struct hookit_host *h)
 {
@@ -122,26 +106,6 @@ JP_NOINSTR uint32_t jp_metrics_start(const struct hookit_host *h)
     if (metrics_cfg.alloc)
         metrics_blocks_start();
     return (metrics_cfg.io ? HOOKIT_CAP_IO : 0) | (metrics_cfg.alloc ? HOOKIT_CAP_ALLOC : 0);
-}
-
-JP_NOINSTR void jp_metrics_event(const struct hookit_event *ev)
-{
-    switch (ev->type) {
-    case HOOKIT_EV_IO:
-        if (ev->io)
-            metrics_io_event(ev->io);
-        break;
-    case HOOKIT_EV_ALLOC:          /* a libhookit that does not call HookitAlloc */
-        if (ev->mem)
-            HookitAlloc(ev->mem->ptr, ev->mem->size, ev->mem->old_ptr);
-        break;
-    case HOOKIT_EV_FREE:
-        if (ev->mem)
-            HookitFree(ev->mem->ptr);
-        break;
-    default:
-        break;
-    }
 }
 
 /* The child's profile holds what the child did: counters restart (live

@@ -1,35 +1,25 @@
-/* The per-file table: struct iostats (profile/iostats.h) per libhookit
- * file record id, each under its own spinlock, as threads may share a
- * file.  Paths are copied into a pool of our own (the event's path is
- * libhookit's, valid for the call only). */
-#include "metrics_internal.h"
-#include "profile/iostats.h"
+/* The per-file table's slow half (metrics_files.h has the accounting
+ * every I/O call runs): start, paths, reset, fork and output. */
+#include "metrics_files.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-#define MAX_FILES (1u << 18)
 #define POOL_BYTES (64ull << 20)
 
-struct jfile {
-    volatile int lock;
-    int used; /* 0: the record starts anew at its next call */
-    const char *path;
-    struct iostats s;
-};
-static struct jfile *files;
-static uint32_t max_file; /* highest id seen */
+struct jfile *metrics_files;
+uint32_t metrics_max_file;
 static char *pool;
 static uint64_t pool_used;
 
 /* Reserved once: a fork child or a second start keeps the table. */
 JP_NOINSTR int metrics_files_start(void)
 {
-    if (files)
+    if (metrics_files)
         return 0;
     pool = metrics_reserve(POOL_BYTES);
-    files = pool ? metrics_reserve((size_t)MAX_FILES * sizeof *files) : NULL;
-    return files ? 0 : -1;
+    metrics_files = pool ? metrics_reserve((size_t)METRICS_MAX_FILES * sizeof *metrics_files) : NULL;
+    return metrics_files ? 0 : -1;
 }
 
 /* NULL once the pool is full: the file is then shown without a path. */
@@ -43,23 +33,14 @@ JP_NOINSTR static const char *pool_copy(const char *s)
     return pool + at;
 }
 
-JP_NOINSTR void metrics_files_account(const struct hookit_io *io)
+/* A record's first call since the start or a reset: its numbers start,
+ * and the first path seen for it is kept.  Out of line: once per record. */
+JP_NOINSTR void metrics_file_begin(struct jfile *f, const char *path)
 {
-    if (!files || !io->file || io->file >= MAX_FILES)
-        return;
-    struct jfile *f = &files[io->file];
-    int failed = (io->flags & HOOKIT_IOF_FAILED) != 0;
-    uint64_t t0 = metrics_cfg.start_tick;
-    hk_spin_lock(&f->lock);
-    if (!f->used) {
-        iostats_init(&f->s);
-        if (!f->path && io->path)
-            f->path = pool_copy(io->path);
-        f->used = 1;
-    }
-    iostats_account(&f->s, io->op, failed, io->bytes, io->offset, io->t0 - t0, io->t1 - t0);
-    hk_spin_unlock(&f->lock);
-    metrics_atomic_max32(&max_file, io->file);
+    iostats_init(&f->s);
+    if (!f->path && path)
+        f->path = pool_copy(path);
+    f->used = 1;
 }
 
 /* No lock taken: this may run in an instrumented signal handler that
@@ -68,19 +49,19 @@ JP_NOINSTR void metrics_files_account(const struct hookit_io *io)
  * with the old numbers). */
 JP_NOINSTR void metrics_files_clear(void)
 {
-    for (uint32_t id = 1; files && id <= max_file; id++)
-        __atomic_store_n(&files[id].used, 0, __ATOMIC_RELAXED);
+    for (uint32_t id = 1; metrics_files && id <= metrics_max_file; id++)
+        __atomic_store_n(&metrics_files[id].used, 0, __ATOMIC_RELAXED);
 }
 
 /* Only the forking thread survives: a lock another thread held stays
  * taken in the child unless it is let go here. */
 JP_NOINSTR void metrics_files_fork_child(void)
 {
-    for (uint32_t id = 0; files && id <= max_file; id++) {
-        files[id].lock = 0;
-        files[id].used = 0;
+    for (uint32_t id = 0; metrics_files && id <= metrics_max_file; id++) {
+        metrics_files[id].lock = 0;
+        metrics_files[id].used = 0;
     }
-    max_file = 0;
+    metrics_max_file = 0;
 }
 
 /* The io_files metadata: one row per record used since the start (or the
@@ -88,14 +69,14 @@ JP_NOINSTR void metrics_files_fork_child(void)
 JP_NOINSTR int metrics_files_meta(struct profile *p, double ticks_per_ns)
 {
     uint32_t n = 0;
-    for (uint32_t id = 1; files && id <= max_file; id++)
-        n += files[id].used;
+    for (uint32_t id = 1; metrics_files && id <= metrics_max_file; id++)
+        n += metrics_files[id].used;
     struct iostats_row *rows = calloc(n + 1, sizeof *rows);
     if (!rows)
         return -1;
     uint32_t k = 0;
-    for (uint32_t id = 1; files && id <= max_file && k < n; id++) {
-        struct jfile *f = &files[id];
+    for (uint32_t id = 1; metrics_files && id <= metrics_max_file && k < n; id++) {
+        struct jfile *f = &metrics_files[id];
         if (!f->used)
             continue;
         hk_spin_lock(&f->lock);

@@ -1,13 +1,15 @@
 /* What the files of libjprof's I/O and memory metrics share (metrics.h is
  * what the rest of libjprof calls).  One file per concern:
  *
- *   metrics.c          options, start, events, fork child: the entry points
+ *   metrics.c          options, start, fork child; the shared clock, helpers
+ *   metrics_thread.h   what a thread keeps, in its struct jp_thread
  *   metrics_context.c  the per-context extension block of a node
  *   metrics_counts.c   per-thread counts (struct metrics_thread, in the one
  *                      thread state), their sum, rebase and fork; the
  *                      process-wide counts of events without a thread state
- *   metrics_io.c       an I/O call: per context, per thread, series, file
- *   metrics_files.c    the per-file table
+ *   metrics_io.c       the plugin's events; an I/O call: per context, per
+ *                      thread, series, file
+ *   metrics_files.c    the per-file table (metrics_files.h: its hot half)
  *   metrics_series.c   the interval series (I/O bytes, live heap high)
  *   metrics_blocks.c   the live-block table (metrics_blocks.h: its hot half)
  *   metrics_alloc.c    HookitAlloc/HookitFree, the live bytes and their peak
@@ -39,14 +41,35 @@ extern struct metrics_config metrics_cfg;
 
 /* The metrics are on: a libhookit with the wrappers, and io or alloc. */
 int metrics_active(void);
-/* metrics_cfg.rate and interval_ticks, once the host can tell the rate. */
-void metrics_ensure_rate(void);
+/* metrics_cfg.rate and interval_ticks from the host's clock. */
+void metrics_rate_init(void);
 /* CLOCK_MONOTONIC_COARSE: the heap series' time stamps. */
 uint64_t metrics_coarse_ns(void);
 /* Zeroed private memory reserved without backing, NULL when none. */
 void *metrics_reserve(size_t bytes);
-void metrics_atomic_max(uint64_t *at, uint64_t v);
-void metrics_atomic_max32(uint32_t *at, uint32_t v);
+
+/* The small helpers every I/O call or allocation runs are inline: the
+ * files do not share a translation unit, and a call each would cost the
+ * I/O path a tenth of libjprof's part. */
+static inline void metrics_ensure_rate(void)
+{
+    if (JP_UNLIKELY(!(metrics_cfg.rate > 0)))
+        metrics_rate_init();
+}
+
+static inline void metrics_atomic_max(uint64_t *at, uint64_t v)
+{
+    uint64_t cur = __atomic_load_n(at, __ATOMIC_RELAXED);
+    while (v > cur && !__atomic_compare_exchange_n(at, &cur, v, 1, __ATOMIC_RELAXED, __ATOMIC_RELAXED))
+        ;
+}
+
+static inline void metrics_atomic_max32(uint32_t *at, uint32_t v)
+{
+    uint32_t cur = __atomic_load_n(at, __ATOMIC_RELAXED);
+    while (v > cur && !__atomic_compare_exchange_n(at, &cur, v, 1, __ATOMIC_RELAXED, __ATOMIC_RELAXED))
+        ;
+}
 
 #define METRICS_ADD(field, v) __atomic_fetch_add(&(field), (v), __ATOMIC_RELAXED)
 
@@ -89,25 +112,36 @@ void metrics_counts_rebase(void);
  * of the live heap folded into the total (metrics_alloc.c). */
 void metrics_counts_fork_child(void);
 
-/* ---- I/O (metrics_io.c) --------------------------------------------------- */
-void metrics_io_event(const struct hookit_io *io);
-
 /* ---- the live-block table (metrics_blocks.h) ----------------------------- */
 void metrics_blocks_start(void);
 void metrics_blocks_fork_child(void);
 
 /* ---- the per-file table (metrics_files.c) -------------------------------- */
 int metrics_files_start(void);
-void metrics_files_account(const struct hookit_io *io);
 void metrics_files_clear(void); /* reset, zerobase: no lock */
 void metrics_files_fork_child(void);
 int metrics_files_meta(struct profile *p, double ticks_per_ns);
 
 /* ---- the interval series (metrics_series.c) ------------------------------ */
 int metrics_series_start(void);
+/* Bumped by reset and zerobase: a thread that sees a new value drops what
+ * it had not yet added to the series. */
+extern uint32_t metrics_series_epoch __attribute__((visibility("hidden")));
 /* After reset/zerobase: what m had not yet added belongs to before. */
 void metrics_series_catch_up(struct metrics_thread *m);
-void metrics_series_io(struct metrics_thread *m, uint64_t tick, uint64_t read, uint64_t written);
+/* m is stale (a reset/zerobase) or tick is past its I/O slice. */
+void metrics_series_io_move(struct metrics_thread *m, uint64_t tick);
+
+/* Bytes into m's current I/O slice (every I/O call that moved bytes: the
+ * common case inline). */
+static inline void metrics_series_io(struct metrics_thread *m, uint64_t tick, uint64_t read, uint64_t written)
+{
+    if (JP_UNLIKELY(m->epoch != __atomic_load_n(&metrics_series_epoch, __ATOMIC_RELAXED)
+                    || tick >= m->io_end))
+        metrics_series_io_move(m, tick);
+    m->io_read += read;
+    m->io_written += written;
+}
 /* m's pending bytes into the series. */
 void metrics_series_io_flush(struct metrics_thread *m);
 /* No thread state: straight into the series. */

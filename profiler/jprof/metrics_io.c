@@ -1,7 +1,10 @@
-/* An I/O call (HOOKIT_EV_IO): its bytes and time go to the calling
- * context's extension block, the thread's totals, the I/O series and the
- * file's record. */
-#include "metrics_internal.h"
+/* The plugin's events (HOOKIT_EV_IO, and the malloc family's for a
+ * libhookit that does not call HookitAlloc/HookitFree).  An I/O call's
+ * bytes and time go to the calling context's extension block, the
+ * thread's totals, the I/O series and the file's record.  The event
+ * switch is here, with the I/O call it mostly dispatches, so that the
+ * two are one function for the compiler. */
+#include "metrics_files.h"
 
 /* Into the context's block, when the thread is in one. */
 JP_NOINSTR static void account_context(struct node_ext *x, uint64_t read, uint64_t written, uint64_t ticks)
@@ -14,7 +17,7 @@ JP_NOINSTR static void account_context(struct node_ext *x, uint64_t read, uint64
     x->io_ticks += ticks;
 }
 
-JP_NOINSTR void metrics_io_event(const struct hookit_io *io)
+JP_NOINSTR static void on_io(const struct hookit_io *io)
 {
     metrics_ensure_rate();
     int ok = !(io->flags & HOOKIT_IOF_FAILED);
@@ -37,4 +40,24 @@ JP_NOINSTR void metrics_io_event(const struct hookit_io *io)
             metrics_series_io_direct(io->t1, rd, wr);
     }
     metrics_files_account(io);
+}
+
+JP_NOINSTR void jp_metrics_event(const struct hookit_event *ev)
+{
+    switch (ev->type) {
+    case HOOKIT_EV_IO:
+        if (ev->io)
+            on_io(ev->io);
+        break;
+    case HOOKIT_EV_ALLOC: /* a libhookit that does not call HookitAlloc */
+        if (ev->mem)
+            HookitAlloc(ev->mem->ptr, ev->mem->size, ev->mem->old_ptr);
+        break;
+    case HOOKIT_EV_FREE:
+        if (ev->mem)
+            HookitFree(ev->mem->ptr);
+        break;
+    default:
+        break;
+    }
 }

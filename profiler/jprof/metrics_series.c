@@ -21,9 +21,7 @@ struct interval {
 static struct interval *series;
 static uint32_t last_interval; /* highest index used */
 
-/* Bumped by reset and zerobase: a thread that sees a new value drops what
- * it had not yet added to the series. */
-static uint32_t series_epoch;
+uint32_t metrics_series_epoch; /* metrics_internal.h */
 
 JP_NOINSTR int metrics_series_start(void)
 {
@@ -49,12 +47,12 @@ JP_NOINSTR void metrics_series_catch_up(struct metrics_thread *m)
     m->io_end = 0;
     m->mem_end = 0;
     m->mem_max = 0;
-    m->epoch = __atomic_load_n(&series_epoch, __ATOMIC_RELAXED);
+    m->epoch = __atomic_load_n(&metrics_series_epoch, __ATOMIC_RELAXED);
 }
 
 JP_NOINSTR static void catch_up_if_stale(struct metrics_thread *m)
 {
-    if (JP_UNLIKELY(m->epoch != __atomic_load_n(&series_epoch, __ATOMIC_RELAXED)))
+    if (JP_UNLIKELY(m->epoch != __atomic_load_n(&metrics_series_epoch, __ATOMIC_RELAXED)))
         metrics_series_catch_up(m);
 }
 
@@ -62,22 +60,23 @@ JP_NOINSTR void metrics_series_io_flush(struct metrics_thread *m)
 {
     if (!series || (!m->io_read && !m->io_written))
         return;
-    if (m->epoch != __atomic_load_n(&series_epoch, __ATOMIC_RELAXED))
+    if (m->epoch != __atomic_load_n(&metrics_series_epoch, __ATOMIC_RELAXED))
         return; /* from before a reset/zerobase */
     METRICS_ADD(series[m->io_idx].bytes_read, m->io_read);
     METRICS_ADD(series[m->io_idx].bytes_written, m->io_written);
     m->io_read = m->io_written = 0;
 }
 
-JP_NOINSTR void metrics_series_io(struct metrics_thread *m, uint64_t tick, uint64_t read, uint64_t written)
+/* What the inline metrics_series_io leaves out: a stale thread catches
+ * up (its pending bytes are from before), and one past its slice flushes
+ * and takes the slice of tick. */
+JP_NOINSTR void metrics_series_io_move(struct metrics_thread *m, uint64_t tick)
 {
     catch_up_if_stale(m);
-    if (JP_UNLIKELY(tick >= m->io_end)) {
+    if (tick >= m->io_end) {
         metrics_series_io_flush(m);
         m->io_idx = slice_of(tick, metrics_cfg.start_tick, metrics_cfg.interval_ticks, &m->io_end);
     }
-    m->io_read += read;
-    m->io_written += written;
 }
 
 JP_NOINSTR void metrics_series_io_direct(uint64_t tick, uint64_t read, uint64_t written)
@@ -130,7 +129,7 @@ JP_NOINSTR void metrics_series_heap_direct(int64_t live)
  * they see the new epoch. */
 JP_NOINSTR void metrics_series_clear(void)
 {
-    METRICS_ADD(series_epoch, 1);
+    METRICS_ADD(metrics_series_epoch, 1);
     struct jp_thread *self = jp_self_live();
     if (self)
         metrics_series_catch_up(&self->metrics);
