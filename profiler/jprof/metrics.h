@@ -1,7 +1,8 @@
 /* libjprof's I/O and memory metrics (metrics*.c, laid out in
- * metrics_internal.h): what jprof.c, build.c, options.c and thread.c call.  Per calling context (the calling thread's current node,
- * an extension block of the node), per file, per time interval, and the
- * live blocks of memory with the context that allocated them. */
+ * metrics_internal.h): what jprof.c, build.c, options.c and thread.c
+ * call.  Per calling context (the calling thread's current node, an
+ * extension block of the node), per file, per time interval, and the live
+ * blocks of memory with the context that allocated them. */
 #ifndef JPROF_METRICS_H
 #define JPROF_METRICS_H
 
