@@ -7,6 +7,7 @@
 #include "common/pages.h"
 #include "common/spin.h"
 #include "profile/arena.h"
+#include "metrics_thread.h"
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -91,7 +92,13 @@ struct jp_thread {
     uint32_t named;             /* rec->name was given (a Java thread's name): kept at the end */
     struct jp_wait wait;        /* the blocking call in progress (wait.c) */
     arena_ref edges[1u << JP_EDGE_BITS]; /* see jp_edge_slot */
+    /* Kept when the state is recycled (reuse_thread clears what is above):
+     * the list of every state made, and the I/O and memory numbers, which
+     * are process totals summed over that list (metrics_thread.h). */
+    struct jp_thread *all_next;
+    struct metrics_thread metrics;
 };
+#define JP_THREAD_RECYCLED_BYTES offsetof(struct jp_thread, all_next)
 
 extern __thread struct jp_thread *jp_self __attribute__((tls_model("initial-exec")));
 /* jp_self once the thread has ended: its later hooks (TLS destructors, say)
@@ -200,6 +207,11 @@ void jp_thread_name(struct arena_thread *rec);
 int jp_grow_stack(struct jp_thread *t);
 struct jp_thread *jp_thread_scratch(void);
 void jp_thread_publish(struct jp_thread *t);
+/* Every thread state ever made (running, ended and waiting for reuse,
+ * scratch; in a fork child also the parent's other threads'), newest
+ * first, linked by all_next: the metrics are summed over it.  States are
+ * never unmapped once listed. */
+struct jp_thread *jp_thread_all(void);
 
 /* ---- retiring ended threads (retire.c) ------------------------------------ */
 arena_ref jp_chunk_alloc(struct jp_thread *t, uint32_t slots);

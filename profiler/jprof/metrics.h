@@ -1,7 +1,8 @@
-/* libjprof's I/O and memory metrics (metrics.c): what jprof.c, build.c and
- * options.c call.  Per calling context (the calling thread's current node,
- * an extension block of the node), per file, per time interval, and the
- * live blocks of memory with the context that allocated them. */
+/* libjprof's I/O and memory metrics (metrics*.c, laid out in
+ * metrics_internal.h): what jprof.c, build.c, options.c and thread.c
+ * call.  Per calling context (the calling thread's current node, an
+ * extension block of the node), per file, per time interval, and the live
+ * blocks of memory with the context that allocated them. */
 #ifndef JPROF_METRICS_H
 #define JPROF_METRICS_H
 
@@ -39,6 +40,12 @@ uint32_t jp_metrics_start(const struct hookit_host *host);
 void jp_metrics_event(const struct hookit_event *ev);
 /* In a forked child: the child's numbers start from zero. */
 void jp_metrics_fork_child(void);
+/* thread.c: a thread state starts (a new thread, a recycled state, a
+ * scratch state, a fork child) and ends.  The counts in t->metrics are
+ * kept across both: they are summed over every state ever made. */
+struct jp_thread;
+void jp_metrics_thread_begin(struct jp_thread *t);
+void jp_metrics_thread_end(struct jp_thread *t);
 /* ARENA_CMD_RESET / ARENA_CMD_ZEROBASE (control.c's run_command, before the
  * trees): the I/O and memory numbers follow the call counts. */
 void jp_metrics_control(uint32_t cmd);

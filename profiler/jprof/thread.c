@@ -2,6 +2,7 @@
  * (readable from outside), a synthetic root node, its own chunk of node
  * slots, and a private shadow stack that grows without a fixed limit. */
 #include "jprof.h"
+#include "metrics.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -161,7 +162,7 @@ JP_NOINSTR static struct jp_thread *reuse_thread(arena_ref *stack_ref)
     struct arena_frame *stack = t->stack;
     uint32_t capacity = t->capacity;
     *stack_ref = (arena_ref)(((char *)stack - jp_arena_base) / ARENA_SLOT);
-    memset(t, 0, sizeof *t);
+    memset(t, 0, JP_THREAD_RECYCLED_BYTES); /* the list link and metrics stay */
     t->stack = stack;
     t->capacity = capacity;
     return t;
@@ -175,14 +176,34 @@ JP_NOINSTR static void recycle_thread(struct jp_thread *t)
     pthread_mutex_unlock(&free_lock);
 }
 
+/* Every state made, newest first (jp_thread_all).  A state joins once,
+ * when its pages are new, and is never unmapped after: the metrics read
+ * the list at any time from any thread. */
+static struct jp_thread *all_threads;
+
+JP_NOINSTR struct jp_thread *jp_thread_all(void)
+{
+    return __atomic_load_n(&all_threads, __ATOMIC_ACQUIRE);
+}
+
+JP_NOINSTR static void list_thread(struct jp_thread *t)
+{
+    struct jp_thread *head = __atomic_load_n(&all_threads, __ATOMIC_RELAXED);
+    do
+        t->all_next = head;
+    while (!__atomic_compare_exchange_n(&all_threads, &head, t, 1, __ATOMIC_RELEASE, __ATOMIC_RELAXED));
+}
+
 /* A thread state with its shadow stack, and a record: a retired thread's
  * when reuse_record allows (never for the scratch states, which retire.c
  * itself makes while holding its lock), else a new one.  *stack_ref is the
- * stack's reference. */
+ * stack's reference.  On failure a new state is unmapped (it was never
+ * listed) and a reused one goes back to the free list. */
 JP_NOINSTR static struct jp_thread *make_thread(int reuse_record, arena_ref *stack_ref)
 {
     struct jp_thread *t = reuse_thread(stack_ref);
-    if (!t) {
+    int fresh = t == NULL;
+    if (fresh) {
         if (!(t = jp_map_pages(sizeof *t)))
             return NULL;
         t->capacity = FIRST_STACK;
@@ -194,9 +215,14 @@ JP_NOINSTR static struct jp_thread *make_thread(int reuse_record, arena_ref *sta
     if (!t->rec_ref)
         t->rec_ref = jp_arena_alloc(ARENA_THREAD_SLOTS);
     if (!t->stack || !t->rec_ref) {
-        munmap(t, sizeof *t);
+        if (fresh)
+            munmap(t, sizeof *t);
+        else
+            recycle_thread(t);
         return NULL;
     }
+    if (fresh)
+        list_thread(t);
     return t;
 }
 
@@ -225,6 +251,7 @@ JP_NOINSTR static int thread_begin(struct jp_thread *t, arena_ref stack_ref, uin
     t->ctx_serial = 0;
     t->native_ctx = NULL;
     memset(t->edges, 0, sizeof t->edges);
+    jp_metrics_thread_begin(t);
     arena_ref root = jp_node_new(t, 0, 0);
     if (!root)
         return -1;
@@ -256,7 +283,7 @@ JP_NOINSTR struct jp_thread *jp_thread_scratch(void)
     if (!t)
         return NULL;
     if (thread_begin(t, stack_ref, UINT32_MAX) != 0) {
-        munmap(t, sizeof *t);
+        recycle_thread(t); /* listed: never unmapped */
         return NULL;
     }
     return t;
@@ -337,6 +364,7 @@ JP_NOINSTR void jp_thread_end(void)
     if (!t->named)
         jp_thread_name(rec);
     rec->priv = 0;
+    jp_metrics_thread_end(t);
     /* From here on a signal handler's hooks go to the ended state, so the
      * record can stop being busy before it is handed over. */
     jp_self = JP_ENDED;

@@ -1,7 +1,7 @@
-/* More threads over the run than libjprof keeps per-thread counters for
- * (65536): 70000 short threads, one after the other, each allocating
- * 10 + (k % 50) bytes and freeing them in work().  The threads past the
- * limit still count per context and in the live heap. */
+/* More threads over the run than libjprof once kept per-thread counters
+ * for (65536): 70000 short threads, one after the other, each allocating
+ * 10 + (k % 50) bytes and freeing them in work().  Every thread counts per
+ * context, in the totals and in the live heap. */
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>

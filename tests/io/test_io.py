@@ -661,11 +661,12 @@ def test_static_link_jprof_alloc(tmp):
 
 
 def test_alloc_many_threads(tmp):
-    """70000 threads one after the other (more than the 65536 that get
-    per-thread counters), each allocating in work(): every allocation and
-    free is charged to its context, and the ended threads' batches of the
-    live heap are added when they end, so the peak stays the program's
-    (a few hundred bytes at a time), not the sum of leftover batches."""
+    """70000 threads one after the other (more than 65536, where libjprof
+    once stopped keeping per-thread counters), each allocating in work():
+    every allocation and free is charged to its context and to the totals,
+    and the ended threads' batches of the live heap are added when they
+    end, so the peak stays the program's (a few hundred bytes at a time),
+    not the sum of leftover batches."""
     exe = hk.cc(tmp, [src("alloc_many_threads.c")], "alloc_many_threads", flags=["-pthread"])
     p = hk.run(tmp, [exe], env={"JPROFOPTS": "alloc"}, timeout=300)
     assert p.stdout == "done\n" and p.stderr == "", (p.stdout, p.stderr)
@@ -679,4 +680,35 @@ def test_alloc_many_threads(tmp):
     assert tot == [70000, made, 70000, made, 0, 0], tot
     meta = doc["process"]["meta"]
     assert meta["free_untracked"] == 0, meta
+    assert meta["alloc_calls"] >= 70000 and meta["free_calls"] >= 70000, meta
     assert meta["alloc_peak_bytes"] < 64 * 1024, meta["alloc_peak_bytes"]
+
+
+@hk.not_under("address", "thread", why="the sanitizer owns malloc")
+def test_alloc_recycled_threads_and_fork(tmp):
+    """Thread states are recycled (six short threads, threads_kept=1): the
+    ended threads' counts stay in the totals.  A child forked after them
+    counts only what it did itself, still tracks the blocks it inherited,
+    and its context columns are exact."""
+    exe = hk.cc(tmp, [src("alloc_fork_threads.c")], "alloc_fork_threads", flags=["-pthread"])
+    rc, out, err, pid = hk.popen_run(tmp, [exe], env={"JPROFOPTS": "alloc,threads_kept=1"})
+    assert rc == 0 and out == "parent done 0\n", (rc, out, err)
+    docs = [hk.export_json(tmp, p) for p in hk.profiles(tmp, "alloc_fork_threads")]
+    assert len(docs) == 2, [d["process"]["pid"] for d in docs]
+    parent = [d for d in docs if d["process"]["pid"] == pid][0]
+    child = [d for d in docs if d["process"]["pid"] != pid][0]
+    tot = [0] * 6
+    for t in parent["threads"]:
+        for path, n in hk.walk(t["roots"]):
+            if path[-1] == "work":
+                tot = [a + b for a, b in zip(tot, alloc_cols(n))]
+    assert tot == [6 * 101, 6 * (3200 + 555), 600, 6 * 3200, 6, 6 * 555], tot
+    pm = parent["process"]["meta"]
+    assert pm["alloc_calls"] >= 606 and pm["free_calls"] >= 600, pm
+    assert pm["free_untracked"] == 0 and pm["leak_bytes"] >= 6 * 555, pm
+    assert alloc_cols(hk.node(hk.thread_of(child, 0), "child_work")) == (3, 3000, 1, 1000, 2, 2000)
+    cm = child["process"]["meta"]
+    assert 3 <= cm["alloc_calls"] < 606 and 1 <= cm["free_calls"] < 600, cm
+    # the inherited blocks are still live in the child, and still leaks
+    assert cm["alloc_live_bytes"] >= 6 * 555 + 2000, cm
+    assert cm["leak_bytes"] >= 6 * 555 + 2000 and cm["free_untracked"] == 0, cm
