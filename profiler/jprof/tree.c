@@ -361,7 +361,7 @@ JP_NOINSTR __attribute__((always_inline)) static inline void enter(int clock, vo
     }
     n->calls++;
     if (clock != CLOCK_NONE)
-        top[1].t0 = now;        /* sampled frames have no start time (readers use samples) */
+        top[1].t0 = now; /* sampled frames have no start time (readers use samples) */
     top[1].sp = sp;
     top[1].site = (uintptr_t)site;
     top[1].node = c;
@@ -402,9 +402,8 @@ JP_NOINSTR __attribute__((noinline)) static void exit_unmatched(struct jp_thread
  * the top), and a node's parent never changes.  One dependent load fewer
  * than the frame's node (rec->depth, then the frame, then the node), and
  * no line of the shadow stack to fetch. */
-JP_NOINSTR __attribute__((always_inline)) static inline void leave_untimed(struct jp_thread *t,
-                                                                         struct arena_thread *rec,
-                                                                         uint32_t depth, void *fn)
+JP_NOINSTR __attribute__((always_inline)) static inline void
+leave_untimed(struct jp_thread *t, struct arena_thread *rec, uint32_t depth, void *fn)
 {
     struct arena_node *n = jp_node(t->cur);
     if (JP_UNLIKELY(depth == 0 || fn_of(n) != (uint64_t)fn)) {
