@@ -56,14 +56,11 @@ void jp_arena_maps_changed(void);
  * which calls a different function each time, then stays on the fast path
  * (one parent's last child alone served half of Lua's calls).  Cleared
  * when a thread's tree starts (thread.c), so its entries only ever name
- * nodes of this thread's tree.  The slot: the function's address bits
- * 4-15 (functions are at least 16 bytes apart) against a multiplicative
- * spread of the parent's reference, four instructions; fewer conflicts
- * than the previous hash on SQLite and fmt (docs/performance.md). */
+ * nodes of this thread's tree. */
 #define JP_EDGE_BITS 12
 static inline uint32_t jp_edge_slot(arena_ref parent, uint64_t fn)
 {
-    return ((uint32_t)(fn >> 4) ^ parent * 0x9e3779b1u) & ((1u << JP_EDGE_BITS) - 1);
+    return ((uint32_t)fn ^ (parent << 16) ^ parent) * 0x9e3779b1u >> (32 - JP_EDGE_BITS);
 }
 
 struct jp_thread {
