@@ -48,6 +48,18 @@ SCALE_REPS = _int("BENCH_SCALE_REPS", 3, 1)
 WORKLOADS = [w for w in (os.environ.get("BENCH_WORKLOADS") or
                          ("micro,threads" if QUICK else "micro,sqlite,lua,fmt,scale,threads")).split(",")
              if w]
+# Rows of the real-code tables (SQLite, Lua, fmt) to run, by key, comma
+# separated (hookit, sample, floor, alloc, nolines, uftrace, callgrind);
+# the uninstrumented and no-op rows always run.  Unset: all.  Targets and
+# exactness gates follow the rows that ran (BENCH_ROWS=floor,sample: the
+# timer=sample target and its gate).
+ROWS = [r for r in (os.environ.get("BENCH_ROWS") or "").split(",") if r]
+
+
+def chosen_rows(rows):
+    return [r for r in rows if not ROWS or r.key in ("uninstrumented", "noop") or r.key in ROWS]
+
+
 # Comparison rows (uftrace, callgrind): off in the quick mode.
 WITH_OTHERS = os.environ.get("BENCH_OTHERS", "0" if QUICK else "1") not in ("", "0")
 # Write every number as JSON here too (tests read it).

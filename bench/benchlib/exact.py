@@ -17,11 +17,14 @@ import conformance as C  # noqa: E402
 TIMEOUT = 600
 
 
-def check(name, exe, args):
-    """Compares; prints one line; returns {"ok", "summary", "paths", "calls"}."""
-    work = os.path.join(config.OUT, name + "-exact")
+def check(name, exe, args, opts=None):
+    """Compares; prints one line; returns {"ok", "summary", "paths", "calls"}.
+    opts: JPROFOPTS of the hookit side (timer=sample has hot paths of its
+    own, so it passes the gate on its own account)."""
+    work = os.path.join(config.OUT, name + "-exact" + ("-" + opts.replace("=", "-") if opts else ""))
     shutil.rmtree(work, ignore_errors=True)
-    ref, got = C.run_chained(exe, [str(a) for a in args], work, TIMEOUT)
+    ref, got = C.run_chained(exe, [str(a) for a in args], work, TIMEOUT,
+                             {"JPROFOPTS": opts} if opts else None)
     problems = []
     if ref["hung"] or ref["rc"] != 0:
         problems.append(f"the run failed (exit {ref['rc']}{', hung' if ref['hung'] else ''}): "
@@ -31,7 +34,7 @@ def check(name, exe, args):
         problems.append(summary)
     problems += C.hookit_meta_issues(got)
     verdict = "PASS" if not problems else "FAIL"
-    print(f"exactness ({name}): hookit's tree against the reference, path by path: "
+    print(f"exactness ({name}{', JPROFOPTS=' + opts if opts else ''}): hookit's tree against the reference, path by path: "
           f"{stats['paths']:,} paths, {stats['calls']:,} calls: {verdict}"
           + (f": {'; '.join(problems)}" if problems else ""))
     for line in lines[:8]:

@@ -70,8 +70,9 @@ def run(name, reps):
         return {"skipped": str(e)}
     args = args_of()
     calls = count_calls(hooked, args, os.path.join(config.OUT, name + "-count"))
-    rows = standard_rows(plain, noop, hooked, config.WITH_OTHERS, with_compensate=False,
-                         floor_lib=clock_floor_lib(), uftrace_args=uftrace_args)
+    rows = config.chosen_rows(standard_rows(plain, noop, hooked, config.WITH_OTHERS,
+                                            with_compensate=False, floor_lib=clock_floor_lib(),
+                                            uftrace_args=uftrace_args))
     runs = run_alternating(rows, lambda row: args, reps, name)
     sums = {r["fields"].get("checksum") for rs in runs.values() for r in rs}
     if len(sums) != 1:
@@ -82,6 +83,6 @@ def run(name, reps):
     print_table(rows, summary)
     print()
     targets = realcode.check_targets(summary)
-    realcode.gate(name, noop, args, targets)
+    realcode.gate(name, noop, args, targets, rows)
     print()
     return {"calls": calls, "reps": reps, "rows": summary, "targets": targets.results}

@@ -21,7 +21,10 @@
  * Every tree lives in one process-shared mapping; its layout, and the rules
  * for writing it so that other processes can read it, are in
  * profile/arena.h. */
-extern char *jp_arena_base;
+/* Hidden in the declaration too: the hooks then add it to a reference
+ * straight from its address, instead of loading that address from the GOT
+ * first (one instruction and one register fewer per hook). */
+extern char *jp_arena_base __attribute__((visibility("hidden")));
 static inline void *jp_at(arena_ref ref) { return jp_arena_base + (size_t)ref * ARENA_SLOT; }
 static inline struct arena_node *jp_node(arena_ref ref) { return (struct arena_node *)jp_at(ref); }
 int jp_arena_init(void);

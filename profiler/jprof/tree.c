@@ -360,7 +360,8 @@ JP_NOINSTR __attribute__((always_inline)) static inline void enter(int clock, vo
         return;
     }
     n->calls++;
-    top[1].t0 = now;
+    if (clock != CLOCK_NONE)
+        top[1].t0 = now; /* sampled frames have no start time (readers use samples) */
     top[1].sp = sp;
     top[1].site = (uintptr_t)site;
     top[1].node = c;
@@ -393,6 +394,30 @@ JP_NOINSTR __attribute__((noinline)) static void exit_unmatched(struct jp_thread
         jp_attend(t);
 }
 
+/* The exit of the sampling mode, busy held: with no time to add, the
+ * shadow stack is not read at all.  The top frame's node is t->cur, and
+ * the node of the frame below is its parent: every frame is pushed as a
+ * child of the one below it (enter, enter_slow, jp_open_context, the
+ * reset's and the fork child's re-made paths all go through the child of
+ * the top), and a node's parent never changes.  One dependent load fewer
+ * than the frame's node (rec->depth, then the frame, then the node), and
+ * no line of the shadow stack to fetch. */
+JP_NOINSTR __attribute__((always_inline)) static inline void
+leave_untimed(struct jp_thread *t, struct arena_thread *rec, uint32_t depth, void *fn)
+{
+    struct arena_node *n = jp_node(t->cur);
+    if (JP_UNLIKELY(depth == 0 || fn_of(n) != (uint64_t)fn)) {
+        exit_unmatched(t, (uint64_t)fn, 0);
+        return;
+    }
+    rec->depth = depth - 1;
+    t->cur = n->parent;
+    barrier();
+    jp_busy_done(rec);
+    if (JP_UNLIKELY(rec->request))
+        jp_attend(t);
+}
+
 JP_NOINSTR __attribute__((always_inline)) static inline void leave(int clock, void *fn)
 {
     struct jp_thread *t = jp_self;
@@ -406,6 +431,10 @@ JP_NOINSTR __attribute__((always_inline)) static inline void leave(int clock, vo
     if (!hook_begin(t, rec, clock, &now))
         return;
     uint32_t depth = rec->depth;
+    if (clock == CLOCK_NONE) {
+        leave_untimed(t, rec, depth, fn);
+        return;
+    }
     struct arena_frame *f = &t->stack[depth];
     struct arena_node *n = jp_node(f->node);
     if (JP_UNLIKELY(depth == 0 || fn_of(n) != (uint64_t)fn)) {

@@ -148,6 +148,10 @@ def test_quick_real_code(tmp):
         assert len(gate) == 1 and gate[0]["ok"] is True, (name, gate, text)
         assert f"exactness ({name}):" in text and "PASS" in text
     fmt = doc["fmt"]
+    # timer=sample has an entry and exit of its own: it passes a gate of its own.
+    gate = [t for t in fmt["targets"] if t["target"] == "exact_tree_sample"]
+    assert len(gate) == 1 and gate[0]["ok"] is True, (gate, text)
+    assert "exactness (fmt, JPROFOPTS=timer=sample):" in text, text
     assert fmt["calls"] > 1000000, fmt["calls"]
     keys = {t["target"] for t in fmt["targets"]}
     assert {"exact_vs_noop", "sample_vs_noop", "rss_added", "write_ms"} <= keys, keys

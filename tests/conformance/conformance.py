@@ -152,15 +152,16 @@ def run_hookit(exe, args, outdir, timeout, env_extra=None):
             "export_errors": procs.export_errors}
 
 
-def run_chained(exe, args, outdir, timeout):
+def run_chained(exe, args, outdir, timeout, env_extra=None):
     """One run with both: refstack preloaded first with REFSTACK_CHAIN=1 (it
     records, then tail-jumps to the next library's hooks), libhookit after
-    it.  For programs whose tree is not the same from run to run."""
+    it.  For programs whose tree is not the same from run to run.
+    env_extra: more settings for the run (JPROFOPTS, say)."""
     refdir, hkdir = os.path.join(outdir, "ref"), os.path.join(outdir, "hookit")
     os.makedirs(refdir, exist_ok=True)
     os.makedirs(hkdir, exist_ok=True)
     env = base_env(REFSTACK_OUT=refdir, REFSTACK_CHAIN=1, HOOKIT_OUTPUT=hkdir,
-                   LD_PRELOAD=refstack() + ":" + hk.LIBHOOKIT)
+                   LD_PRELOAD=refstack() + ":" + hk.LIBHOOKIT, **(env_extra or {}))
     rc, out, err, hung = run_program([exe] + list(args), env, outdir, timeout)
     ref = {"rc": rc, "stdout": out, "stderr": err, "hung": hung,
            "procs": [read_ref(f) for f in sorted(glob.glob(os.path.join(refdir, "ref.*.txt")))]}
