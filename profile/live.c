@@ -436,6 +436,10 @@ static int copy_under_seq(struct live *l, const struct arena_thread *rec, struct
     uint32_t s1 = __atomic_load_n(&rec->seq, __ATOMIC_ACQUIRE);
     if ((s1 & 1) && !l->dead)   /* a dead thread killed mid-update stays odd: take it as is */
         return 0;
+    /* A reset or zerobase the thread has not applied yet (it is blocked):
+     * shown applied, as the thread will apply it (profile/arena.h). */
+    uint32_t pending = __atomic_load_n(&rec->request, __ATOMIC_ACQUIRE) & ARENA_REQ_PENDING;
+    uint64_t pending_at = rec->pending_at;
     arena_ref root = __atomic_load_n(&rec->root, __ATOMIC_ACQUIRE);
     uint32_t depth = rec->depth;
     arena_ref stack_ref = rec->stack;
@@ -458,6 +462,10 @@ static int copy_under_seq(struct live *l, const struct arena_thread *rec, struct
     __atomic_thread_fence(__ATOMIC_ACQUIRE);
     if (__atomic_load_n(&rec->seq, __ATOMIC_RELAXED) != s1)
         return 0;
+    if (pending) {
+        n = arena_copy_pending(&l->view, pending, pending_at, t->nodes, (uint32_t)n, t->stack, &depth);
+        t->dropped = t->unmatched = 0;
+    }
     t->nnodes = (uint32_t)n;
     t->depth = depth;
     return 1;

@@ -25,13 +25,24 @@ JP_NOINSTR static int fill_nodes(struct builder *b, const struct arena_thread *r
     const struct jp_thread *t = (const struct jp_thread *)(uintptr_t)rec->priv;
     uint32_t depth = t && rec->state == ARENA_THREAD_RUNNING ? rec->depth : 0;
     struct arena_view view = { jp_arena_base, (uint64_t)jp_arena_header()->used };
+    /* A reset or zerobase the thread has not applied yet (it is blocked,
+     * profile/arena.h): written as it will be. */
+    uint32_t pending = t ? __atomic_load_n(&rec->request, __ATOMIC_ACQUIRE) & ARENA_REQ_PENDING : 0;
+    uint64_t pending_at = rec->pending_at;
     uint64_t n = arena_tree_copy(&view, rec->root, NULL, UINT64_MAX, NULL);
     struct arena_copy_node *copy = malloc(((size_t)n + 1) * sizeof *copy);
-    if (!copy)
+    struct arena_frame *stack = depth ? malloc(((size_t)depth + 1) * sizeof *stack) : NULL;
+    if (!copy || (depth && !stack)) {
+        free(copy);
+        free(stack);
         return -1;
+    }
     n = arena_tree_copy(&view, rec->root, copy, n, NULL);    /* at most what was counted */
-    int rc = arena_copy_to_thread(b->p, &b->funcs, copy, (uint32_t)n, depth ? t->stack : NULL, depth,
-                                  b->now, &b->timing, th);
+    if (depth)
+        memcpy(stack, t->stack, ((size_t)depth + 1) * sizeof *stack);
+    n = arena_copy_pending(&view, pending, pending_at, copy, (uint32_t)n, stack, &depth);
+    int rc = arena_copy_to_thread(b->p, &b->funcs, copy, (uint32_t)n, depth ? stack : NULL, depth, b->now,
+                                  &b->timing, th);
     if (rc == 0)
         rc = jp_metrics_thread(b->p, th, copy, (uint32_t)n);
     if (rc == 0)
@@ -39,6 +50,7 @@ JP_NOINSTR static int fill_nodes(struct builder *b, const struct arena_thread *r
     if (rc == 0)
         rc = jp_wait_thread(b->p, th, copy, (uint32_t)n);
     free(copy);
+    free(stack);
     return rc;
 }
 

@@ -282,6 +282,15 @@ void jp_sampler_fork_child(void);
  * Called at a hook exit, outside the busy section, when rec->request is set
  * (ARENA_REQ_* in profile/arena.h), and for HOOKIT_EV_CONTROL. */
 void jp_attend(struct jp_thread *t);
+/* A reset or zerobase pending for the thread (ARENA_REQ_PENDING, set by
+ * another thread with its moment in pending_at; profile/arena.h): tested
+ * at the start of every hook, before the tree changes. */
+static inline uint32_t jp_pending(const struct arena_thread *rec) { return rec->request & ARENA_REQ_PENDING; }
+/* Apply it, busy held, as of its moment (control.c). */
+void jp_pending_apply(struct jp_thread *t);
+/* The same outside a hook (an I/O, wait or flow event before the thread's
+ * next hook): takes busy, does nothing when the thread is inside one. */
+void jp_pending_settle(struct jp_thread *t);
 /* Claim the command waiting in the arena header, if any, carry it out and
  * acknowledge it; t is the calling thread's state, NULL for the control
  * thread (control.c). */

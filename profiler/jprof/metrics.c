@@ -277,9 +277,13 @@ JP_NOINSTR static inline void io_interval_add(struct mthread *m, uint64_t tick, 
 /* ---- the calling context ------------------------------------------------------------ */
 /* The calling thread's current node, 0 when it has none or is inside the
  * profiler's own hook (a signal handler).  The one place that knows where
- * jp_thread keeps it. */
-JP_NOINSTR static inline arena_ref context_node(const struct jp_thread *t)
+ * jp_thread keeps it.  A reset or zerobase given while the thread was
+ * blocked is applied first: an I/O call right after the wait (before any
+ * hook) belongs to the tree after it. */
+JP_NOINSTR static inline arena_ref context_node(struct jp_thread *t)
 {
+    if (t && JP_UNLIKELY(jp_pending(t->rec)))
+        jp_pending_settle(t);
     return t && !jp_busy(t) ? jp_cur(t) : 0;
 }
 
@@ -781,8 +785,11 @@ JP_NOINSTR void jp_metrics_control(uint32_t cmd)
     } else {
         int64_t live = live_now();
         __atomic_store_n(&heap.peak, live > 0 ? (uint64_t)live : 0, __ATOMIC_RELAXED);
-        zero_contexts();        /* reset makes new nodes, without numbers */
     }
+    /* zerobase keeps the trees; reset makes new nodes, without numbers, but
+     * the old open path's stay in a blocked thread's tree until it applies
+     * the reset, and a profile written meanwhile reads them (control.c). */
+    zero_contexts();
     errno = saved;
 }
 
