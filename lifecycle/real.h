@@ -36,7 +36,7 @@
     X(posix_spawn) X(posix_spawnp) X(system) \
     X(pthread_create) X(pthread_exit) \
     X(sigaction) X(sigprocmask) X(pthread_sigmask) \
-    X(sigsuspend) X(pselect) X(ppoll) X(epoll_pwait) \
+    X(sigsuspend) X(pselect) X(ppoll) X(epoll_pwait) X(epoll_pwait2) \
     X(setuid) X(seteuid) X(setreuid) X(setresuid) \
     X(dlopen) X(dlclose)
 
@@ -98,5 +98,7 @@ int lc_ppoll(struct pollfd *fds, nfds_t nfds, const struct timespec *timeout,
              const sigset_t *mask);
 int lc_epoll_pwait(int epfd, struct epoll_event *events, int maxevents, int timeout,
                    const sigset_t *mask);
+int lc_epoll_pwait2(int epfd, struct epoll_event *events, int maxevents, const struct timespec *timeout,
+                    const sigset_t *mask);
 
 #endif
