@@ -46,10 +46,35 @@ struct live {
     uint32_t seq_tries;                 /* torn copies before asking the thread */
 };
 
+/* Times this reader thread slept waiting for something (the process's
+ * threads, the clock): a process pause counts those it contains
+ * (live_snapshot.waits), which tells a pause that waited for a thread from
+ * one the scheduler made long. */
+static __thread uint32_t reader_waits;
+
 static void nap_us(long us)
 {
     struct timespec ts = { 0, us * 1000 };
+    reader_waits++;
     nanosleep(&ts, NULL);
+}
+
+/* How long this thread has waited for a CPU while runnable, in ns
+ * (/proc/thread-self/schedstat, second field); UINT64_MAX when the kernel
+ * does not say (no CONFIG_SCHED_INFO). */
+static uint64_t runnable_ns(void)
+{
+    char buf[96];
+    int fd = open("/proc/thread-self/schedstat", O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return UINT64_MAX;
+    ssize_t n = read(fd, buf, sizeof buf - 1);
+    close(fd);
+    if (n <= 0)
+        return UINT64_MAX;
+    buf[n] = 0;
+    unsigned long long run, wait;
+    return sscanf(buf, "%llu %llu", &run, &wait) == 2 ? (uint64_t)wait : UINT64_MAX;
 }
 
 static const struct arena_header *header(const struct live *l)
@@ -659,6 +684,7 @@ static void gather(struct live *l, const struct arena_thread **recs, uint32_t n,
         /* Until a thread parks (it wakes us), 50 us at most: a thread in a
          * hook is microseconds from its exit unless it lost its core. */
         struct timespec ts = { 0, 50000 };
+        reader_waits++;
         syscall(SYS_futex, &pr->parked, FUTEX_WAIT, parked_word, &ts, NULL, 0);
     }
     s->gather_ns = hk_mono_ns() - t0;
@@ -730,8 +756,8 @@ int live_snapshot(struct live *l, enum live_consistency c, struct live_snapshot 
         snprintf(err, errlen, "out of memory");
         return -1;
     }
-    uint32_t gen = 0;
-    uint64_t t_post = 0;
+    uint32_t gen = 0, waits0 = 0;
+    uint64_t t_post = 0, runnable0 = UINT64_MAX;
     int paused = 0;
     if (c == LIVE_PROCESS && !l->dead) {
         if (make_writable(l, err, errlen) != 0 || pause_take(l, &gen, err, errlen) != 0) {
@@ -739,6 +765,8 @@ int live_snapshot(struct live *l, enum live_consistency c, struct live_snapshot 
             return -1;
         }
         paused = 1;
+        runnable0 = runnable_ns();
+        waits0 = reader_waits;
         t_post = hk_mono_ns();
         gather(l, recs, n, s);
     }
@@ -778,6 +806,9 @@ int live_snapshot(struct live *l, enum live_consistency c, struct live_snapshot 
         pause_release(l, gen);
         s->pause_ns = hk_mono_ns() - t_post;
         s->copy_ns = hk_mono_ns() - t_copy;
+        s->waits = reader_waits - waits0;
+        uint64_t runnable1 = runnable0 != UINT64_MAX ? runnable_ns() : UINT64_MAX;
+        s->runnable_ns = runnable1 != UINT64_MAX && runnable1 >= runnable0 ? runnable1 - runnable0 : UINT64_MAX;
     }
     s->mono_ns = hk_mono_ns();
     free(recs);
@@ -867,6 +898,9 @@ static int fill_process(struct live *l, const struct live_snapshot *s, struct pr
         rc |= procinfo_set_meta_u64(p, "live_threads_quiet", s->quiet);
         rc |= procinfo_set_meta_u64(p, "live_copy_ns", s->copy_ns);
         rc |= procinfo_set_meta_u64(p, "live_threads_recopied", s->recopied);
+        rc |= procinfo_set_meta_u64(p, "live_pause_waits", s->waits);
+        if (s->runnable_ns != UINT64_MAX)
+            rc |= procinfo_set_meta_u64(p, "live_pause_runnable_ns", s->runnable_ns);
     }
     uint64_t dropped = 0, unmatched = 0, self = 0;
     for (uint32_t i = 0; i < s->nthreads; i++) {

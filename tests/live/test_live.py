@@ -166,7 +166,21 @@ def test_two_readers_at_once(tmp):
     hk.export_json(tmp, os.path.join(tmp, "p.prof"))
 
 
+def own_pause(m):
+    """The pause without the time the reader itself waited for a CPU (the
+    scheduler's share, live_pause_runnable_ns): what the pause costs by
+    hookit's doing, whatever the machine's load."""
+    pause = int(m["live_pause_ns"])
+    assert "live_pause_runnable_ns" in m, m     # /proc/thread-self/schedstat on this kernel
+    return max(0, pause - int(m["live_pause_runnable_ns"]))
+
+
 def test_process_consistency_pause_measured(tmp):
+    """Every thread spinning in instrumented code: each snapshot's pause is
+    measured and recorded, in parts that fit in it.  (Its bound is loose:
+    the reader waits for threads inside a hook, and those that lost their
+    core to the 2 other spinning threads and other users' work reach their
+    hook's exit when the scheduler lets them.)"""
     p, rt = start(tmp, 2, 60)
     try:
         pauses = []
@@ -176,6 +190,8 @@ def test_process_consistency_pause_measured(tmp):
             assert m["live_consistency"] == "process"
             pause = int(m["live_pause_ns"])
             assert 0 < pause < 2_000_000_000, m
+            assert int(m["live_gather_ns"]) + int(m["live_copy_ns"]) <= pause, m
+            assert 0 <= own_pause(m) <= pause, m
             assert int(m["live_threads_parked"]) + int(m["live_threads_quiet"]) == 3, m
             for t in doc["threads"]:
                 hk.check_tree_consistent(t)
@@ -205,10 +221,12 @@ def test_process_pause_bounded_with_a_blocked_thread(tmp):
             assert int(m["live_copy_ns"]) <= int(m["live_pause_ns"]), m
             for t in doc["threads"]:
                 hk.check_tree_consistent(t)
-            pauses.append(int(m["live_pause_ns"]))
+            pauses.append(own_pause(m))
         took = time.monotonic() - t0
     finally:
         stop(p)
+    # the reader's own waits for a CPU are taken out: what is left is the
+    # copy and the wait for the spinning workers to reach a hook's exit
     assert min(pauses) < 100_000_000, pauses
     assert took < 10, took
     print("pauses with a blocked thread (ms):", [round(x / 1e6, 3) for x in pauses])
@@ -798,8 +816,13 @@ def test_snapshot_of_a_process_whose_threads_all_block(tmp):
             hk.node(hk.thread_of(doc, 0), "main", "idle_wait")
             if opts:
                 m = meta(doc)
-                assert int(m["live_pause_ns"]) < 100_000_000, m
+                # nobody is inside a hook: the reader never waits for a
+                # thread (exact), and the pause is the copy (the reader's
+                # own waits for a CPU taken out: a load makes them as long
+                # as it likes)
                 assert int(m["live_threads_quiet"]) == 2, m
+                assert int(m["live_pause_waits"]) == 0, m
+                assert own_pause(m) < 100_000_000, m
         assert sigblk(p.pid) == masks
         p.send_signal(signal.SIGUSR1)
         out, err = p.communicate(timeout=30)
