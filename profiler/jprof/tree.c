@@ -395,14 +395,18 @@ JP_NOINSTR __attribute__((noinline)) static void exit_unmatched(struct jp_thread
         jp_attend(t);
 }
 
-/* Exit with a reset or zerobase pending (given while the thread was
- * away, blocked say): applied first, as of its moment, so this exit's
- * frame counts its time from then. */
-JP_NOINSTR __attribute__((noinline)) static void leave_pending(struct jp_thread *t, uint64_t fn, uint64_t now,
-                                                               int timed)
+/* Exit with a request waiting (one load at the exit's start serves both
+ * needs): a reset or zerobase given while the thread was away (blocked,
+ * say) is applied first, as of its moment, so this exit's frame counts
+ * its time from then; the others are attended to after the exit, as
+ * always (jp_attend reads the word again).  A request made while this
+ * exit runs waits for the next one. */
+JP_NOINSTR __attribute__((noinline)) static void leave_requested(struct jp_thread *t, uint64_t fn, uint64_t now,
+                                                                 int timed)
 {
     struct arena_thread *rec = t->rec;
-    jp_pending_apply(t);
+    if (jp_pending(rec))
+        jp_pending_apply(t);
     uint32_t depth = rec->depth;
     struct arena_frame *f = &t->stack[depth];
     if (depth == 0 || fn_of(jp_node(f->node)) != fn) {
@@ -431,8 +435,8 @@ JP_NOINSTR __attribute__((always_inline)) static inline void leave(int clock, vo
     uint64_t now;
     if (!hook_begin(t, rec, clock, &now))
         return;
-    if (JP_UNLIKELY(jp_pending(rec))) {
-        leave_pending(t, (uint64_t)fn, now, clock != CLOCK_NONE);
+    if (JP_UNLIKELY(rec->request)) {
+        leave_requested(t, (uint64_t)fn, now, clock != CLOCK_NONE);
         return;
     }
     uint32_t depth = rec->depth;
@@ -451,8 +455,6 @@ JP_NOINSTR __attribute__((always_inline)) static inline void leave(int clock, vo
     if (clock != CLOCK_NONE)
         n->incl += now - f->t0;
     jp_busy_done(rec);
-    if (JP_UNLIKELY(rec->request))
-        jp_attend(t);
 }
 
 /* Each entry point starts a cache line: otherwise where the linker puts
