@@ -28,7 +28,9 @@
 
 #include "lifecycle/wrapped.h"
 
-/* Every libc function the layer wraps and must be able to call for real. */
+/* Every libc function the layer wraps and must be able to call for real
+ * (a table, one group a line, as lifecycle/wrapped.h's: not reflowed). */
+/* clang-format off */
 #define LC_REAL_FUNCS(X) \
     X(exit) X(_exit) X(_Exit) X(quick_exit) \
     X(fork) \
@@ -39,6 +41,7 @@
     X(sigsuspend) X(pselect) X(ppoll) X(epoll_pwait) X(epoll_pwait2) \
     X(setuid) X(seteuid) X(setreuid) X(setresuid) \
     X(dlopen) X(dlclose)
+/* clang-format on */
 
 /* What the layer defines or wraps that glibc's headers leave undeclared:
  * bsd_signal (old X/Open levels only) and __sigaction (glibc's own name

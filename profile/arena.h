@@ -167,8 +167,10 @@ struct arena_chunk {
 #define ARENA_REQ_CONTROL 0x1u      /* a command waits in the header */
 #define ARENA_REQ_COPY    0x2u      /* copy your own tree (you were always mid-update) */
 #define ARENA_REQ_PAUSE   0x4u      /* process-consistent snapshot: wait at your next hook */
-#define ARENA_REQ_RESET   0x8u      /* `ctl reset`: start your tree anew (as of pending_at) */
-#define ARENA_REQ_ZERO    0x10u     /* `ctl zerobase`: zero your numbers, keep the tree (as of pending_at) */
+#define ARENA_REQ_RESET   0x8u      /* `ctl reset`: start your tree anew */
+#define ARENA_REQ_ZERO    0x10u     /* `ctl zerobase`: zero your numbers, keep the tree */
+/* Either is pending until the thread applies it, as of pending_at (see the
+ * file comment). */
 #define ARENA_REQ_PENDING (ARENA_REQ_RESET | ARENA_REQ_ZERO)
 /* Set and cleared by the thread itself, never by a reader: it is in a
  * blocking call, and its hook exits meanwhile are callbacks whose time is

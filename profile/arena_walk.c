@@ -13,8 +13,9 @@ const struct arena_node *arena_view_node(const struct arena_view *v, arena_ref r
     return (const struct arena_node *)(v->base + off);
 }
 
-uint32_t arena_copy_pending(const struct arena_view *v, uint32_t req, uint64_t at, struct arena_copy_node *nodes,
-                            uint32_t n, struct arena_frame *stack, uint32_t *depth)
+uint32_t arena_copy_pending(const struct arena_view *v, uint32_t req, uint64_t at,
+                            struct arena_copy_node *nodes, uint32_t n, struct arena_frame *stack,
+                            uint32_t *depth)
 {
     if (!(req & ARENA_REQ_PENDING))
         return n;

@@ -55,8 +55,9 @@ uint64_t arena_tree_copy(const struct arena_view *v, arena_ref root, struct aren
  * a reset are read from the arena (v).  Returns the copy's new node
  * count (*depth may shrink with it).  Allocates nothing.
  */
-uint32_t arena_copy_pending(const struct arena_view *v, uint32_t req, uint64_t at, struct arena_copy_node *nodes,
-                            uint32_t n, struct arena_frame *stack, uint32_t *depth);
+uint32_t arena_copy_pending(const struct arena_view *v, uint32_t req, uint64_t at,
+                            struct arena_copy_node *nodes, uint32_t n, struct arena_frame *stack,
+                            uint32_t *depth);
 
 /* Function addresses to indexes into a profile's function table. */
 struct arena_funcs {

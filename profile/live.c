@@ -169,6 +169,21 @@ static void follow_process_runtime_dir(pid_t pid)
             setenv("HOOKIT_RUNTIME_DIR", buf + i + sizeof key - 1, 1);
 }
 
+struct moved_find {
+    pid_t pid;
+    char *dir;
+    size_t size;
+};
+
+static int moved_match(void *ctx, const char *dir, pid_t pid)
+{
+    struct moved_find *f = ctx;
+    if (pid != f->pid)
+        return 0;
+    snprintf(f->dir, f->size, "%s", dir);
+    return 1;
+}
+
 int live_registry_for(pid_t pid, char *dir, size_t size, char *err, size_t errlen)
 {
     int alive;
@@ -181,7 +196,22 @@ int live_registry_for(pid_t pid, char *dir, size_t size, char *err, size_t errle
     }
     if (alive)
         follow_process_runtime_dir(pid);
-    return registry_dir(owner, 0, dir, size, err, errlen);
+    int rc = registry_dir(owner, 0, dir, size, err, errlen);
+    /* A dead root process that had dropped root for another user left its
+     * files where they moved, in that user's registry (still root's): root
+     * finds them there when they are not in its own. */
+    char path[REGISTRY_PATH_MAX + 32];
+    struct stat st;
+    registry_file(path, sizeof path, dir, pid, ".arena");
+    if (!alive && me == 0 && lstat(path, &st) != 0) {
+        struct moved_find f = { pid, dir, size };
+        char mine[REGISTRY_PATH_MAX];
+        snprintf(mine, sizeof mine, "%s", dir);
+        if (registry_moved_each(mine, moved_match, &f))
+            return 0;
+        snprintf(dir, size, "%s", mine);
+    }
+    return rc;
 }
 
 static int check_file(struct live *l, int fd, uid_t owner, char *err, size_t errlen)
@@ -808,7 +838,8 @@ int live_snapshot(struct live *l, enum live_consistency c, struct live_snapshot 
         s->copy_ns = hk_mono_ns() - t_copy;
         s->waits = reader_waits - waits0;
         uint64_t runnable1 = runnable0 != UINT64_MAX ? runnable_ns() : UINT64_MAX;
-        s->runnable_ns = runnable1 != UINT64_MAX && runnable1 >= runnable0 ? runnable1 - runnable0 : UINT64_MAX;
+        s->runnable_ns =
+            runnable1 != UINT64_MAX && runnable1 >= runnable0 ? runnable1 - runnable0 : UINT64_MAX;
     }
     s->mono_ns = hk_mono_ns();
     free(recs);
@@ -1008,17 +1039,39 @@ int live_command(struct live *l, uint32_t cmd, int timeout_ms, uint32_t *result,
     }
 }
 
+struct pid_list {
+    pid_t *pids;
+    int n, cap;
+};
+
+static int pid_list_add(void *ctx, const char *dir, pid_t pid)
+{
+    (void)dir;
+    struct pid_list *l = ctx;
+    for (int i = 0; i < l->n; i++)
+        if (l->pids[i] == pid)
+            return 0;
+    if (l->n == l->cap) {
+        pid_t *bigger = realloc(l->pids, (size_t)(l->cap * 2) * sizeof *bigger);
+        if (!bigger)
+            return 1;
+        l->pids = bigger;
+        l->cap *= 2;
+    }
+    l->pids[l->n++] = pid;
+    return 0;
+}
+
 int live_list(uid_t uid, pid_t **pids, char *err, size_t errlen)
 {
     char dir[REGISTRY_PATH_MAX];
     if (registry_dir(uid, 0, dir, sizeof dir, err, errlen) != 0)
         return -1;
-    int n = 0, cap = 16;
-    pid_t *out = malloc(cap * sizeof *out);
+    struct pid_list l = { malloc(16 * sizeof(pid_t)), 0, 16 };
     DIR *d = opendir(dir);
-    if (!d || !out) {
+    if (!d || !l.pids) {
         snprintf(err, errlen, "cannot list %s: %s", dir, strerror(errno));
-        free(out);
+        free(l.pids);
         if (d)
             closedir(d);
         return -1;
@@ -1029,15 +1082,14 @@ int live_list(uid_t uid, pid_t **pids, char *err, size_t errlen)
         long pid = strtol(e->d_name, &end, 10);
         if (pid <= 0 || strcmp(end, ".arena") != 0 || e->d_name[0] == '.')
             continue;
-        if (n == cap) {
-            pid_t *bigger = realloc(out, (size_t)(cap *= 2) * sizeof *out);
-            if (!bigger)
-                break;
-            out = bigger;
-        }
-        out[n++] = (pid_t)pid;
+        if (pid_list_add(&l, dir, (pid_t)pid) != 0)
+            break;
     }
     closedir(d);
-    *pids = out;
-    return n;
+    /* root: also its processes' files that moved to other users'
+     * registries when those processes dropped root (live_registry_for) */
+    if (uid == 0 && geteuid() == 0)
+        registry_moved_each(dir, pid_list_add, &l);
+    *pids = l.pids;
+    return l.n;
 }

@@ -154,7 +154,7 @@ JP_NOINSTR static void apply_everywhere(struct jp_thread *self, uint32_t cmd)
         }
     }
     if (self) {
-        jp_pending_apply(self);     /* an older one first, as of its own moment */
+        jp_pending_apply(self); /* an older one first, as of its own moment */
         apply_local(self, cmd, now);
     }
 }
@@ -284,7 +284,7 @@ JP_NOINSTR void jp_attend(struct jp_thread *t)
     if (req & ARENA_REQ_WAIT)
         jp_wait_exit(t);
     if (req & ARENA_REQ_PENDING)
-        jp_pending_apply(t);    /* given while this hook ran: as of its moment */
+        jp_pending_apply(t); /* given while this hook ran: as of its moment */
     if (__atomic_load_n(&jp_arena_header()->attention, __ATOMIC_ACQUIRE) == 1)
         jp_control_take(t);
     if (req & ARENA_REQ_COPY)

@@ -285,7 +285,10 @@ void jp_attend(struct jp_thread *t);
 /* A reset or zerobase pending for the thread (ARENA_REQ_PENDING, set by
  * another thread with its moment in pending_at; profile/arena.h): tested
  * at the start of every hook, before the tree changes. */
-static inline uint32_t jp_pending(const struct arena_thread *rec) { return rec->request & ARENA_REQ_PENDING; }
+static inline uint32_t jp_pending(const struct arena_thread *rec)
+{
+    return rec->request & ARENA_REQ_PENDING;
+}
 /* Apply it, busy held, as of its moment (control.c). */
 void jp_pending_apply(struct jp_thread *t);
 /* The same outside a hook (an I/O, wait or flow event before the thread's

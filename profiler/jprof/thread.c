@@ -325,7 +325,7 @@ JP_NOINSTR void jp_thread_end(void)
     if (!jp_busy_begin(t))
         return;
     if (jp_pending(t->rec))
-        jp_pending_apply(t);    /* a reset or zerobase it had not seen: its tree ends after it */
+        jp_pending_apply(t); /* a reset or zerobase it had not seen: its tree ends after it */
     jp_sampler_thread_end();
     uint64_t now = jp_now();
     struct arena_thread *rec = t->rec;

@@ -283,7 +283,7 @@ JP_NOINSTR __attribute__((noinline)) static void enter_slow(struct jp_thread *t,
 {
     struct arena_thread *rec = t->rec;
     if (jp_pending(rec))
-        jp_pending_apply(t);    /* a reset or zerobase given while the thread was away */
+        jp_pending_apply(t); /* a reset or zerobase given while the thread was away */
     if (!synthetic && t->stack[rec->depth].sp < sp)
         cut_back(t, sp, site, now);
     uint32_t depth = rec->depth;
@@ -356,8 +356,8 @@ JP_NOINSTR __attribute__((always_inline)) static inline void enter(int clock, vo
      * no function's address. */
     arena_ref c = t->edges[jp_edge_slot(cur, (uint64_t)fn)];
     struct arena_node *n = (struct arena_node *)(base + (size_t)c * ARENA_SLOT);
-    if (JP_UNLIKELY(top->sp < sp) || JP_UNLIKELY(fn_of(n) != (uint64_t)fn) ||
-        JP_UNLIKELY(n->parent != cur) || JP_UNLIKELY(depth + 1 >= t->capacity) || JP_UNLIKELY(jp_pending(rec))) {
+    if (JP_UNLIKELY(top->sp < sp) || JP_UNLIKELY(fn_of(n) != (uint64_t)fn) || JP_UNLIKELY(n->parent != cur)
+        || JP_UNLIKELY(depth + 1 >= t->capacity) || JP_UNLIKELY(jp_pending(rec))) {
         enter_slow(t, (uint64_t)fn, (uintptr_t)site, sp, now, synthetic);
         return;
     }
@@ -401,8 +401,8 @@ JP_NOINSTR __attribute__((noinline)) static void exit_unmatched(struct jp_thread
  * its time from then; the others are attended to after the exit, as
  * always (jp_attend reads the word again).  A request made while this
  * exit runs waits for the next one. */
-JP_NOINSTR __attribute__((noinline)) static void leave_requested(struct jp_thread *t, uint64_t fn, uint64_t now,
-                                                                 int timed)
+JP_NOINSTR __attribute__((noinline)) static void leave_requested(struct jp_thread *t, uint64_t fn,
+                                                                 uint64_t now, int timed)
 {
     struct arena_thread *rec = t->rec;
     if (jp_pending(rec))

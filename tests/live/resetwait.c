@@ -22,12 +22,31 @@ static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t cond = PTHREAD_COND_INITIALIZER;
 static int worked;
 
-static void on_usr1(int sig) { (void)sig; released = 1; }
+static void on_usr1(int sig)
+{
+    (void)sig;
+    released = 1;
+}
 
-__attribute__((noinline)) void before(void) { sink++; }
-__attribute__((noinline)) void work(void) { sink++; }
-__attribute__((noinline)) void after(void) { sink++; }
-__attribute__((noinline)) void after_main(void) { sink++; }
+__attribute__((noinline)) void before(void)
+{
+    sink++;
+}
+
+__attribute__((noinline)) void work(void)
+{
+    sink++;
+}
+
+__attribute__((noinline)) void after(void)
+{
+    sink++;
+}
+
+__attribute__((noinline)) void after_main(void)
+{
+    sink++;
+}
 
 __attribute__((noinline)) void wait_usr1(void)
 {
