@@ -191,9 +191,10 @@ def test_sampler_during_epoll_pwait2_with_a_blocking_mask(tmp):
     (lifecycle/signal_wait.c), with the timespec timeout going on after a
     sample, so the wait still lasts its full 400 ms."""
     _exe, taken = sampler_during_one_wait(tmp, "epoll_pwait2", [])
-    # about 80 sent (every 5 ms for 0.4 s, fewer on a loaded machine); the
-    # wait's mask blocking SIGPROF would let at most one through, at the end
-    assert taken >= 20, taken
+    # up to 80 sent (every 5 ms for 0.4 s; 18 to 76 taken in runs beside
+    # make check); the wait's mask blocking SIGPROF lets at most one
+    # through, at the end (1 taken before lc_epoll_pwait2)
+    assert taken >= 5, taken
 
 
 def test_sampler_during_fortified_ppoll_with_a_blocking_mask(tmp):
@@ -203,7 +204,7 @@ def test_sampler_during_fortified_ppoll_with_a_blocking_mask(tmp):
     exe, taken = sampler_during_one_wait(tmp, "ppoll_chk", ["-O2", "-D_FORTIFY_SOURCE=2"])
     syms = subprocess.run(["nm", "-D", "--undefined-only", exe], capture_output=True, text=True).stdout
     assert "__ppoll_chk" in syms, syms      # the fortified path is the one tested
-    assert taken >= 20, taken
+    assert taken >= 5, taken                # as above (1 before)
 
 
 def test_helper_launched_with_real_fork_from_init_process(tmp):
