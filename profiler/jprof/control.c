@@ -130,10 +130,13 @@ JP_NOINSTR static void apply_local(struct jp_thread *t, uint32_t cmd, uint64_t a
         zero_tree(t, at);
 }
 
-/* Every other thread: an ended one (frozen: nobody writes it any more) is
- * done here; a running one gets it pending (the moment, then the bit; see
- * profile/arena.h): it applies it, as of now, before it next changes its
- * tree, blocked or not, and readers show it applied meanwhile. */
+/* Every other thread: the ended ones (frozen: their threads are gone) are
+ * done by retire.c, which alone writes them now; a running one gets it
+ * pending (the moment, then the bit; see profile/arena.h): it applies it,
+ * as of now, before it next changes its tree, blocked or not, and readers
+ * show it applied meanwhile.  (Before, the ended ones were skipped: their
+ * records no longer point to a thread state, and a reset left their calls
+ * in the profile.) */
 JP_NOINSTR static void apply_everywhere(struct jp_thread *self, uint32_t cmd)
 {
     uint32_t bit = cmd == ARENA_CMD_RESET ? ARENA_REQ_RESET : ARENA_REQ_ZERO;
@@ -141,18 +144,12 @@ JP_NOINSTR static void apply_everywhere(struct jp_thread *self, uint32_t cmd)
     for (arena_ref r = jp_arena_header()->first_thread; r; r = ((struct arena_thread *)jp_at(r))->next) {
         struct arena_thread *rec = jp_at(r);
         struct jp_thread *t = (struct jp_thread *)(uintptr_t)rec->priv;
-        if (!t || t == self)
+        if (!t || t == self || __atomic_load_n(&rec->state, __ATOMIC_ACQUIRE) == ARENA_THREAD_ENDED)
             continue;
-        if (__atomic_load_n(&rec->state, __ATOMIC_ACQUIRE) == ARENA_THREAD_ENDED) {
-            if (jp_busy_begin(t)) {   /* for live readers of its tree */
-                apply_local(t, cmd, now);
-                jp_busy_done(t->rec);
-            }
-        } else {
-            __atomic_store_n(&rec->pending_at, now, __ATOMIC_RELAXED);
-            __atomic_fetch_or(&rec->request, bit, __ATOMIC_RELEASE);
-        }
+        __atomic_store_n(&rec->pending_at, now, __ATOMIC_RELAXED);
+        __atomic_fetch_or(&rec->request, bit, __ATOMIC_RELEASE);
     }
+    jp_retired_control(cmd);
     if (self) {
         jp_pending_apply(self); /* an older one first, as of its own moment */
         apply_local(self, cmd, now);

@@ -196,6 +196,8 @@ void jp_retire(struct arena_thread *rec, arena_ref ref);
 void jp_retire_init(void);
 void jp_retire_fork_child(void);
 void jp_thread_scratch_free(struct jp_thread *t);
+/* reset or zerobase (ARENA_CMD_*) on every ended thread's tree. */
+void jp_retired_control(uint32_t cmd);
 
 /* ---- the profiler's own cost (calibrate.c) -------------------------------- */
 /* Measure the pair's cost; the lowest measurement so far is kept. */

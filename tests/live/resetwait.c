@@ -1,7 +1,9 @@
 /* reset and zerobase given while every thread is blocked
  * (tests/live/test_reset_blocked.py): the numbers are known from the code.
  *
- * main calls before() 100 times, starts a worker that calls work() 50
+ * main calls before() 100 times, runs a thread that calls early() 9
+ * times and ends (joined: its tree is an ended thread's), starts a worker
+ * that calls work() 50
  * times and then waits in sigsuspend (in wait_usr1), and waits itself in
  * pthread_join (in joiner).  "ready PID" is printed once the worker is
  * about to wait.  SIGUSR1 (let in by the worker's sigsuspend only) wakes
@@ -31,6 +33,18 @@ static void on_usr1(int sig)
 __attribute__((noinline)) void before(void)
 {
     sink++;
+}
+
+__attribute__((noinline)) void early(void)
+{
+    sink++;
+}
+
+__attribute__((noinline)) void *early_main(void *arg)
+{
+    for (int i = 0; i < 9; i++)
+        early();
+    return arg;
 }
 
 __attribute__((noinline)) void work(void)
@@ -91,6 +105,8 @@ int main(void)
     for (int i = 0; i < 100; i++)
         before();
     pthread_t t;
+    pthread_create(&t, NULL, early_main, NULL);
+    pthread_join(t, NULL);
     pthread_create(&t, NULL, worker, NULL);
     pthread_mutex_lock(&lock);
     while (!worked)

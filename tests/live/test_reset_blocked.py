@@ -10,10 +10,12 @@ import os, signal, subprocess, time
 import hk
 
 SRC = os.path.join(hk.ROOT, "tests", "live", "resetwait.c")
-BEFORE = {0: {"before": 100}, 1: {"work": 50}}          # what ran before the command
+# thread 0: main; 1: a thread that ended before the command; 2: the worker
+BEFORE = {0: {"before": 100}, 1: {"early_main": 1, "early": 9}, 2: {"work": 50}}
 # what runs after the release: the worker's first hook is its SIGUSR1 handler's
-AFTER = {0: {"after_main": 20}, 1: {"on_usr1": 1, "after": 30}}
-OPEN = {0: ("main", "joiner"), 1: ("worker", "wait_usr1")}   # open while blocked
+AFTER = {0: {"after_main": 20}, 1: {}, 2: {"on_usr1": 1, "after": 30}}
+OPEN = {0: ("main", "joiner"), 1: (), 2: ("worker", "wait_usr1")}   # open while blocked
+THREADS = [0, 1, 2]
 BLOCKED_S = 0.3                 # how long the threads stay blocked after the command
 
 
@@ -41,8 +43,8 @@ def snapshot(tmp, rt, pid, name, *opts):
 
 def expect_applied(doc, cmd, what):
     got = calls(doc)
-    assert sorted(got) == [0, 1], (what, got)
-    for i in (0, 1):
+    assert sorted(got) == THREADS, (what, got)
+    for i in THREADS:
         # every call made before the command is gone (zerobase: the nodes stay, at 0)
         assert all(c == 0 for c in got[i].values()), (what, i, got[i])
         names = set(got[i])
@@ -65,7 +67,7 @@ def run_blocked(tmp, cmd):
         time.sleep(0.2)         # main reaches pthread_join
         # before: the program's own numbers (so the checks below can fail)
         got = calls(snapshot(tmp, rt, pid, "before.prof"))
-        for i in (0, 1):
+        for i in THREADS:
             for name, n in BEFORE[i].items():
                 assert got[i].get(name) == n, (i, got)
         t_cmd = time.monotonic()
@@ -92,7 +94,7 @@ def run_blocked(tmp, cmd):
     final = [f for f in hk.profiles(tmp, "resetwait") if f != flushed[0]]
     assert len(final) == 1, final
     doc = per_thread(hk.export_json(tmp, final[0]))
-    for i in (0, 1):
+    for i in THREADS:
         want = dict(AFTER[i])
         want.update({name: 0 for name in OPEN[i]})  # re-made or zeroed, not called again
         if cmd == "zerobase":
