@@ -37,7 +37,7 @@ JP_NOINSTR static int fill_nodes(struct builder *b, const struct arena_thread *r
         free(stack);
         return -1;
     }
-    n = arena_tree_copy(&view, rec->root, copy, n, NULL);    /* at most what was counted */
+    n = arena_tree_copy(&view, rec->root, copy, n, NULL); /* at most what was counted */
     if (depth)
         memcpy(stack, t->stack, ((size_t)depth + 1) * sizeof *stack);
     n = arena_copy_pending(&view, pending, pending_at, copy, (uint32_t)n, stack, &depth);
