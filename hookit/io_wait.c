@@ -259,7 +259,11 @@ HK_EXPORT HK_NOINSTR int LC_WRAPPER(ppoll)(struct pollfd *fds, nfds_t nfds, cons
 HK_EXPORT HK_NOINSTR int LC_WRAPPER(__ppoll_chk)(struct pollfd *fds, nfds_t nfds, const struct timespec *tmo,
                                                  const sigset_t *mask, size_t fdslen)
 {
-    WAIT_TIMED(int, ppoll, ts_nonzero(tmo), IO_REAL(__ppoll_chk)(fds, nfds, tmo, mask, fdslen))
+    /* glibc's own check first (it aborts as glibc would), then ppoll with
+     * the mask the layer keeps (a client's sampling signal deliverable). */
+    if (fdslen / sizeof *fds < nfds)
+        return IO_REAL(__ppoll_chk)(fds, nfds, tmo, mask, fdslen);
+    WAIT_TIMED(int, ppoll, ts_nonzero(tmo), lc_ppoll(fds, nfds, tmo, mask));
 }
 
 HK_EXPORT HK_NOINSTR int LC_WRAPPER(select)(int nfds, fd_set *r, fd_set *w, fd_set *e, struct timeval *tv)
@@ -287,7 +291,7 @@ HK_EXPORT HK_NOINSTR int LC_WRAPPER(epoll_pwait)(int epfd, struct epoll_event *e
 HK_EXPORT HK_NOINSTR int LC_WRAPPER(epoll_pwait2)(int epfd, struct epoll_event *ev, int max,
                                                   const struct timespec *tmo, const sigset_t *mask)
 {
-    WAIT_TIMED(int, epoll_pwait2, ts_nonzero(tmo), IO_REAL(epoll_pwait2)(epfd, ev, max, tmo, mask))
+    WAIT_TIMED(int, epoll_pwait2, ts_nonzero(tmo), lc_epoll_pwait2(epfd, ev, max, tmo, mask));
 }
 
 /* ---- child processes and threads ---------------------------------------------------- */

@@ -28,7 +28,9 @@
 
 #include "lifecycle/wrapped.h"
 
-/* Every libc function the layer wraps and must be able to call for real. */
+/* Every libc function the layer wraps and must be able to call for real
+ * (a table, one group a line, as lifecycle/wrapped.h's: not reflowed). */
+/* clang-format off */
 #define LC_REAL_FUNCS(X) \
     X(exit) X(_exit) X(_Exit) X(quick_exit) \
     X(fork) \
@@ -36,9 +38,10 @@
     X(posix_spawn) X(posix_spawnp) X(system) \
     X(pthread_create) X(pthread_exit) \
     X(sigaction) X(sigprocmask) X(pthread_sigmask) \
-    X(sigsuspend) X(pselect) X(ppoll) X(epoll_pwait) \
+    X(sigsuspend) X(pselect) X(ppoll) X(epoll_pwait) X(epoll_pwait2) \
     X(setuid) X(seteuid) X(setreuid) X(setresuid) \
     X(dlopen) X(dlclose)
+/* clang-format on */
 
 /* What the layer defines or wraps that glibc's headers leave undeclared:
  * bsd_signal (old X/Open levels only) and __sigaction (glibc's own name
@@ -98,5 +101,7 @@ int lc_ppoll(struct pollfd *fds, nfds_t nfds, const struct timespec *timeout,
              const sigset_t *mask);
 int lc_epoll_pwait(int epfd, struct epoll_event *events, int maxevents, int timeout,
                    const sigset_t *mask);
+int lc_epoll_pwait2(int epfd, struct epoll_event *events, int maxevents, const struct timespec *timeout,
+                    const sigset_t *mask);
 
 #endif

@@ -1,6 +1,6 @@
 /*
  * Waits that set a signal mask of their own for their duration: sigsuspend,
- * pselect, ppoll, epoll_pwait.  As sigprocmask does (signal.c), the kernel
+ * pselect, ppoll (and __ppoll_chk, through it), epoll_pwait, epoll_pwait2.  As sigprocmask does (signal.c), the kernel
  * gets the application's mask without the signals the layer keeps
  * deliverable (a client's monitor_sigaction signals, libhookit's sampling
  * signal, the shootdown), so a sampler still sees a program that waits with
@@ -113,6 +113,24 @@ int lc_epoll_pwait(int epfd, struct epoll_event *events, int maxevents, int time
     do
         r = REAL(epoll_pwait)(epfd, events, maxevents, lc_ms_left(timeout, &start),
                               lc_signal_wait_begin(mask, &kernel, &w));
+    while (lc_wait_again(r, &w, saved));
+    return r;
+}
+
+/* As epoll_pwait, with a timespec timeout (NULL: none) as ppoll's. */
+int lc_epoll_pwait2(int epfd, struct epoll_event *events, int maxevents, const struct timespec *timeout,
+                    const sigset_t *mask)
+{
+    if (!mask)
+        return REAL(epoll_pwait2)(epfd, events, maxevents, timeout, mask);
+    int saved = errno, r;
+    struct lc_wait w;
+    struct timespec start, left;
+    sigset_t kernel;
+    clock_gettime(CLOCK_MONOTONIC, &start);
+    do
+        r = REAL(epoll_pwait2)(epfd, events, maxevents, lc_time_left(timeout, &start, &left),
+                               lc_signal_wait_begin(mask, &kernel, &w));
     while (lc_wait_again(r, &w, saved));
     return r;
 }

@@ -24,10 +24,11 @@
 #define LC_WRAPPED_MAIN(X) X(main)
 
 /* Process and thread control (exit.c, fork.c, exec.c, pthread.c, signal.c,
- * signal_wait.c, user.c): forced in.  pselect, ppoll and epoll_pwait, whose
- * masks signal_wait.c filters too, are exported by libhookit's wait timing
- * (HK_IO_WAIT_WRAPPED below), which calls the layer's lc_pselect,
- * lc_ppoll and lc_epoll_pwait as their real functions. */
+ * signal_wait.c, user.c): forced in.  pselect, ppoll, __ppoll_chk,
+ * epoll_pwait and epoll_pwait2, whose masks signal_wait.c filters too, are
+ * exported by libhookit's wait timing (HK_IO_WAIT_WRAPPED below), which
+ * calls the layer's lc_pselect, lc_ppoll, lc_epoll_pwait and
+ * lc_epoll_pwait2 as their real functions. */
 #define LC_WRAPPED_PROCESS(X) \
     X(exit) X(_exit) X(_Exit) X(quick_exit) \
     X(fork) X(vfork) X(daemon) \

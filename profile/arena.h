@@ -23,6 +23,22 @@
  *    thread's shadow stack is in the arena too (arena_thread.stack, an
  *    array of struct arena_frame; frame 0 is the root), with
  *    arena_thread.depth open frames above the root, under the same seq.
+ *  - A pending reset or zerobase (ARENA_REQ_RESET / ARENA_REQ_ZERO in
+ *    arena_thread.request, the command's moment in pending_at) is a
+ *    thread's tree as it will be, not yet as it is: the tree is
+ *    single-writer, so another thread (the control thread, a thread that
+ *    claimed the command) never rewrites it; it stores pending_at, then
+ *    sets the bit with a release RMW.  The owner clears the bits with an
+ *    acquire RMW inside its busy section (seq odd), before it changes its
+ *    tree in any other way (the start of every hook, a flow event, an I/O
+ *    or wait event, its end), and applies them as of pending_at, so what
+ *    it makes is what a reader was shown meanwhile.  A reader that loads
+ *    the bits (acquire) and pending_at between its two even, equal seq
+ *    loads applies them to its copy (arena_copy_pending in
+ *    profile/arena_walk.h): the owner cannot have applied them in that
+ *    window, since clearing a bit takes a busy section.  A bit set
+ *    during the copy may be seen or not: the command took effect for
+ *    that thread at the setter's RMW, before or after the copy.
  */
 #ifndef HOOKIT_ARENA_H
 #define HOOKIT_ARENA_H
@@ -132,7 +148,10 @@ struct arena_thread {
     volatile uint64_t copy_taken;   /* clock reading when the copy was made */
     arena_ref chunks;               /* writer's: the thread's node chunks, for reuse */
     uint32_t merged_threads;        /* the "merged" record: how many ended threads it holds */
-    uint64_t reserved;
+    /* The clock reading at which the reset or zerobase pending in request
+     * took effect (see the file comment); written by whoever sets the bit,
+     * before it.  Was `reserved` (always 0). */
+    volatile uint64_t pending_at;
 };
 
 #define ARENA_THREAD_SLOTS 2
@@ -150,6 +169,9 @@ struct arena_chunk {
 #define ARENA_REQ_PAUSE   0x4u      /* process-consistent snapshot: wait at your next hook */
 #define ARENA_REQ_RESET   0x8u      /* `ctl reset`: start your tree anew */
 #define ARENA_REQ_ZERO    0x10u     /* `ctl zerobase`: zero your numbers, keep the tree */
+/* Either is pending until the thread applies it, as of pending_at (see the
+ * file comment). */
+#define ARENA_REQ_PENDING (ARENA_REQ_RESET | ARENA_REQ_ZERO)
 /* Set and cleared by the thread itself, never by a reader: it is in a
  * blocking call, and its hook exits meanwhile are callbacks whose time is
  * not the wait's (profiler/jprof/wait.c).  Readers leave it alone. */

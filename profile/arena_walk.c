@@ -13,6 +13,39 @@ const struct arena_node *arena_view_node(const struct arena_view *v, arena_ref r
     return (const struct arena_node *)(v->base + off);
 }
 
+uint32_t arena_copy_pending(const struct arena_view *v, uint32_t req, uint64_t at,
+                            struct arena_copy_node *nodes, uint32_t n, struct arena_frame *stack,
+                            uint32_t *depth)
+{
+    if (!(req & ARENA_REQ_PENDING))
+        return n;
+    for (uint32_t d = 1; stack && d <= *depth; d++)
+        if (stack[d].t0 < at)
+            stack[d].t0 = at;
+    if (!(req & ARENA_REQ_RESET)) {
+        for (uint32_t i = 0; i < n; i++)
+            nodes[i].calls = nodes[i].incl = nodes[i].samples = 0;
+        return n;
+    }
+    /* Reset: the open path is the whole tree, a chain from the root down.
+     * The copy had at least these nodes (they are in the tree), so they
+     * fit where it was. */
+    uint32_t kept = 0;
+    while (stack && kept < *depth && kept < n) {
+        const struct arena_node *node = arena_view_node(v, stack[kept + 1].node);
+        if (!node)
+            break;
+        nodes[kept] = (struct arena_copy_node){
+            .fn = __atomic_load_n(&node->fn, __ATOMIC_RELAXED),
+            .ref = stack[kept + 1].node,
+            .parent = kept ? kept - 1 : UINT32_MAX,
+        };
+        kept++;
+    }
+    *depth = kept;
+    return kept;
+}
+
 static arena_ref load_ref(const volatile arena_ref *p)
 {
     return __atomic_load_n(p, __ATOMIC_ACQUIRE);

@@ -45,6 +45,20 @@ uint64_t arena_tree_walk(const struct arena_view *v, arena_ref root, arena_visit
 uint64_t arena_tree_copy(const struct arena_view *v, arena_ref root, struct arena_copy_node *out,
                          uint64_t cap, int *complete);
 
+/*
+ * A reset or zerobase pending for the thread (req: its request bits, at:
+ * its pending_at; profile/arena.h) applied to a copy of its tree, as the
+ * thread will apply it: zerobase zeroes every count, time and sample;
+ * reset keeps only the open path (stack[1 .. *depth], each frame's node a
+ * child of the one before), without numbers; either way an open frame's
+ * time is counted from `at` if it was entered before.  Node functions for
+ * a reset are read from the arena (v).  Returns the copy's new node
+ * count (*depth may shrink with it).  Allocates nothing.
+ */
+uint32_t arena_copy_pending(const struct arena_view *v, uint32_t req, uint64_t at,
+                            struct arena_copy_node *nodes, uint32_t n, struct arena_frame *stack,
+                            uint32_t *depth);
+
 /* Function addresses to indexes into a profile's function table. */
 struct arena_funcs {
     struct u64map map;          /* address -> index in array */

@@ -46,10 +46,35 @@ struct live {
     uint32_t seq_tries;                 /* torn copies before asking the thread */
 };
 
+/* Times this reader thread slept waiting for something (the process's
+ * threads, the clock): a process pause counts those it contains
+ * (live_snapshot.waits), which tells a pause that waited for a thread from
+ * one the scheduler made long. */
+static __thread uint32_t reader_waits;
+
 static void nap_us(long us)
 {
     struct timespec ts = { 0, us * 1000 };
+    reader_waits++;
     nanosleep(&ts, NULL);
+}
+
+/* How long this thread has waited for a CPU while runnable, in ns
+ * (/proc/thread-self/schedstat, second field); UINT64_MAX when the kernel
+ * does not say (no CONFIG_SCHED_INFO). */
+static uint64_t runnable_ns(void)
+{
+    char buf[96];
+    int fd = open("/proc/thread-self/schedstat", O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return UINT64_MAX;
+    ssize_t n = read(fd, buf, sizeof buf - 1);
+    close(fd);
+    if (n <= 0)
+        return UINT64_MAX;
+    buf[n] = 0;
+    unsigned long long run, wait;
+    return sscanf(buf, "%llu %llu", &run, &wait) == 2 ? (uint64_t)wait : UINT64_MAX;
 }
 
 static const struct arena_header *header(const struct live *l)
@@ -144,6 +169,21 @@ static void follow_process_runtime_dir(pid_t pid)
             setenv("HOOKIT_RUNTIME_DIR", buf + i + sizeof key - 1, 1);
 }
 
+struct moved_find {
+    pid_t pid;
+    char *dir;
+    size_t size;
+};
+
+static int moved_match(void *ctx, const char *dir, pid_t pid)
+{
+    struct moved_find *f = ctx;
+    if (pid != f->pid)
+        return 0;
+    snprintf(f->dir, f->size, "%s", dir);
+    return 1;
+}
+
 int live_registry_for(pid_t pid, char *dir, size_t size, char *err, size_t errlen)
 {
     int alive;
@@ -156,7 +196,22 @@ int live_registry_for(pid_t pid, char *dir, size_t size, char *err, size_t errle
     }
     if (alive)
         follow_process_runtime_dir(pid);
-    return registry_dir(owner, 0, dir, size, err, errlen);
+    int rc = registry_dir(owner, 0, dir, size, err, errlen);
+    /* A dead root process that had dropped root for another user left its
+     * files where they moved, in that user's registry (still root's): root
+     * finds them there when they are not in its own. */
+    char path[REGISTRY_PATH_MAX + 32];
+    struct stat st;
+    registry_file(path, sizeof path, dir, pid, ".arena");
+    if (!alive && me == 0 && lstat(path, &st) != 0) {
+        struct moved_find f = { pid, dir, size };
+        char mine[REGISTRY_PATH_MAX];
+        snprintf(mine, sizeof mine, "%s", dir);
+        if (registry_moved_each(mine, moved_match, &f))
+            return 0;
+        snprintf(dir, size, "%s", mine);
+    }
+    return rc;
 }
 
 static int check_file(struct live *l, int fd, uid_t owner, char *err, size_t errlen)
@@ -436,6 +491,10 @@ static int copy_under_seq(struct live *l, const struct arena_thread *rec, struct
     uint32_t s1 = __atomic_load_n(&rec->seq, __ATOMIC_ACQUIRE);
     if ((s1 & 1) && !l->dead)   /* a dead thread killed mid-update stays odd: take it as is */
         return 0;
+    /* A reset or zerobase the thread has not applied yet (it is blocked):
+     * shown applied, as the thread will apply it (profile/arena.h). */
+    uint32_t pending = __atomic_load_n(&rec->request, __ATOMIC_ACQUIRE) & ARENA_REQ_PENDING;
+    uint64_t pending_at = rec->pending_at;
     arena_ref root = __atomic_load_n(&rec->root, __ATOMIC_ACQUIRE);
     uint32_t depth = rec->depth;
     arena_ref stack_ref = rec->stack;
@@ -458,6 +517,10 @@ static int copy_under_seq(struct live *l, const struct arena_thread *rec, struct
     __atomic_thread_fence(__ATOMIC_ACQUIRE);
     if (__atomic_load_n(&rec->seq, __ATOMIC_RELAXED) != s1)
         return 0;
+    if (pending) {
+        n = arena_copy_pending(&l->view, pending, pending_at, t->nodes, (uint32_t)n, t->stack, &depth);
+        t->dropped = t->unmatched = 0;
+    }
     t->nnodes = (uint32_t)n;
     t->depth = depth;
     return 1;
@@ -651,6 +714,7 @@ static void gather(struct live *l, const struct arena_thread **recs, uint32_t n,
         /* Until a thread parks (it wakes us), 50 us at most: a thread in a
          * hook is microseconds from its exit unless it lost its core. */
         struct timespec ts = { 0, 50000 };
+        reader_waits++;
         syscall(SYS_futex, &pr->parked, FUTEX_WAIT, parked_word, &ts, NULL, 0);
     }
     s->gather_ns = hk_mono_ns() - t0;
@@ -722,8 +786,8 @@ int live_snapshot(struct live *l, enum live_consistency c, struct live_snapshot 
         snprintf(err, errlen, "out of memory");
         return -1;
     }
-    uint32_t gen = 0;
-    uint64_t t_post = 0;
+    uint32_t gen = 0, waits0 = 0;
+    uint64_t t_post = 0, runnable0 = UINT64_MAX;
     int paused = 0;
     if (c == LIVE_PROCESS && !l->dead) {
         if (make_writable(l, err, errlen) != 0 || pause_take(l, &gen, err, errlen) != 0) {
@@ -731,6 +795,8 @@ int live_snapshot(struct live *l, enum live_consistency c, struct live_snapshot 
             return -1;
         }
         paused = 1;
+        runnable0 = runnable_ns();
+        waits0 = reader_waits;
         t_post = hk_mono_ns();
         gather(l, recs, n, s);
     }
@@ -770,6 +836,10 @@ int live_snapshot(struct live *l, enum live_consistency c, struct live_snapshot 
         pause_release(l, gen);
         s->pause_ns = hk_mono_ns() - t_post;
         s->copy_ns = hk_mono_ns() - t_copy;
+        s->waits = reader_waits - waits0;
+        uint64_t runnable1 = runnable0 != UINT64_MAX ? runnable_ns() : UINT64_MAX;
+        s->runnable_ns =
+            runnable1 != UINT64_MAX && runnable1 >= runnable0 ? runnable1 - runnable0 : UINT64_MAX;
     }
     s->mono_ns = hk_mono_ns();
     free(recs);
@@ -859,6 +929,9 @@ static int fill_process(struct live *l, const struct live_snapshot *s, struct pr
         rc |= procinfo_set_meta_u64(p, "live_threads_quiet", s->quiet);
         rc |= procinfo_set_meta_u64(p, "live_copy_ns", s->copy_ns);
         rc |= procinfo_set_meta_u64(p, "live_threads_recopied", s->recopied);
+        rc |= procinfo_set_meta_u64(p, "live_pause_waits", s->waits);
+        if (s->runnable_ns != UINT64_MAX)
+            rc |= procinfo_set_meta_u64(p, "live_pause_runnable_ns", s->runnable_ns);
     }
     uint64_t dropped = 0, unmatched = 0, self = 0;
     for (uint32_t i = 0; i < s->nthreads; i++) {
@@ -966,17 +1039,39 @@ int live_command(struct live *l, uint32_t cmd, int timeout_ms, uint32_t *result,
     }
 }
 
+struct pid_list {
+    pid_t *pids;
+    int n, cap;
+};
+
+static int pid_list_add(void *ctx, const char *dir, pid_t pid)
+{
+    (void)dir;
+    struct pid_list *l = ctx;
+    for (int i = 0; i < l->n; i++)
+        if (l->pids[i] == pid)
+            return 0;
+    if (l->n == l->cap) {
+        pid_t *bigger = realloc(l->pids, (size_t)(l->cap * 2) * sizeof *bigger);
+        if (!bigger)
+            return 1;
+        l->pids = bigger;
+        l->cap *= 2;
+    }
+    l->pids[l->n++] = pid;
+    return 0;
+}
+
 int live_list(uid_t uid, pid_t **pids, char *err, size_t errlen)
 {
     char dir[REGISTRY_PATH_MAX];
     if (registry_dir(uid, 0, dir, sizeof dir, err, errlen) != 0)
         return -1;
-    int n = 0, cap = 16;
-    pid_t *out = malloc(cap * sizeof *out);
+    struct pid_list l = { malloc(16 * sizeof(pid_t)), 0, 16 };
     DIR *d = opendir(dir);
-    if (!d || !out) {
+    if (!d || !l.pids) {
         snprintf(err, errlen, "cannot list %s: %s", dir, strerror(errno));
-        free(out);
+        free(l.pids);
         if (d)
             closedir(d);
         return -1;
@@ -987,15 +1082,14 @@ int live_list(uid_t uid, pid_t **pids, char *err, size_t errlen)
         long pid = strtol(e->d_name, &end, 10);
         if (pid <= 0 || strcmp(end, ".arena") != 0 || e->d_name[0] == '.')
             continue;
-        if (n == cap) {
-            pid_t *bigger = realloc(out, (size_t)(cap *= 2) * sizeof *out);
-            if (!bigger)
-                break;
-            out = bigger;
-        }
-        out[n++] = (pid_t)pid;
+        if (pid_list_add(&l, dir, (pid_t)pid) != 0)
+            break;
     }
     closedir(d);
-    *pids = out;
-    return n;
+    /* root: also its processes' files that moved to other users'
+     * registries when those processes dropped root (live_registry_for) */
+    if (uid == 0 && geteuid() == 0)
+        registry_moved_each(dir, pid_list_add, &l);
+    *pids = l.pids;
+    return l.n;
 }

@@ -64,6 +64,13 @@ struct live_snapshot {
     uint32_t parked, quiet;         /* threads parked / outside any hook (not waited for) */
     uint64_t copy_ns;               /* copying, from the end of gathering to the release */
     uint32_t recopied;              /* copies taken again: the thread had moved meanwhile */
+    /* What of the pause was not the reader's own work: how often it slept
+     * waiting (for a thread to park, to retake a copy, for the clock), and
+     * how long it waited for a CPU while runnable (the scheduler's share,
+     * from /proc/thread-self/schedstat over a window just around the
+     * pause; UINT64_MAX when the kernel does not say). */
+    uint32_t waits;
+    uint64_t runnable_ns;
 };
 
 /* A snapshot.  0, or -1 with err. */

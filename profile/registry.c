@@ -8,6 +8,7 @@
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <dirent.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -106,4 +107,55 @@ int registry_alive(pid_t pid, uint64_t starttime)
         return 0;
     uint64_t now = registry_starttime(pid);
     return !(starttime && now && now != starttime);
+}
+
+/* Root's PID.arena files in one other user's registry: fn for each. */
+static int moved_in(const char *dir, registry_moved_fn fn, void *ctx)
+{
+    DIR *d = opendir(dir);
+    if (!d)
+        return 0;
+    int rc = 0;
+    struct dirent *e;
+    while (rc == 0 && (e = readdir(d))) {
+        char *end, path[REGISTRY_PATH_MAX + 600];
+        long pid = strtol(e->d_name, &end, 10);
+        struct stat st;
+        if (e->d_name[0] == '.' || pid <= 0 || strcmp(end, ".arena") != 0)
+            continue;
+        snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+        if (lstat(path, &st) == 0 && S_ISREG(st.st_mode) && st.st_uid == 0)
+            rc = fn(ctx, dir, (pid_t)pid);
+    }
+    closedir(d);
+    return rc;
+}
+
+int registry_moved_each(const char *registry, registry_moved_fn fn, void *ctx)
+{
+    int saved = errno;
+    char parent[REGISTRY_PATH_MAX], dir[REGISTRY_PATH_MAX + 300];
+    const char *slash = strrchr(registry, '/');
+    snprintf(parent, sizeof parent, "%.*s", slash ? (int)(slash - registry) : 0, registry);
+    DIR *d = opendir(*parent ? parent : "/");
+    if (!d) {
+        errno = saved;
+        return 0;
+    }
+    int rc = 0;
+    struct dirent *e;
+    while (rc == 0 && (e = readdir(d))) {
+        char *end;
+        if (strncmp(e->d_name, "hookit-", 7) != 0 || !e->d_name[7])
+            continue;
+        unsigned long uid = strtoul(e->d_name + 7, &end, 10);
+        if (*end || uid == 0 || uid > (uid_t)-2)
+            continue;
+        snprintf(dir, sizeof dir, "%s/%s", parent, e->d_name);
+        if (strcmp(dir, registry) != 0 && registry_dir_check(dir, (uid_t)uid, NULL, 0) == 0)
+            rc = moved_in(dir, fn, ctx);
+    }
+    closedir(d);
+    errno = saved;
+    return rc;
 }

@@ -28,6 +28,16 @@ void registry_default_dir(uid_t uid, char *out, size_t size);
  * group or other permissions)?  0, or -1 with the reason in err. */
 int registry_dir_check(const char *dir, uid_t uid, char *err, size_t errlen);
 
+/* The arenas a root process moved when it dropped root for another user
+ * (profiler/jprof/arena.c): beside root's registry `registry`, in the
+ * registries of other users (`<registry's parent>/hookit-UID`, owned by
+ * UID, mode 0700), PID.arena files owned by root.  fn is called with each
+ * one's directory and pid until it returns non-zero (which is returned).
+ * Only root can look into those directories.  Allocates nothing (opendir
+ * aside). */
+typedef int (*registry_moved_fn)(void *ctx, const char *dir, pid_t pid);
+int registry_moved_each(const char *registry, registry_moved_fn fn, void *ctx);
+
 /* DIR/PIDSUFFIX, e.g. registry_file(buf, n, dir, 42, ".arena"). */
 void registry_file(char *out, size_t size, const char *dir, pid_t pid, const char *suffix);
 

@@ -92,6 +92,8 @@ int cmd_snapshot(int argc, char **argv)
                 printf(", pause %.3f ms (gathering %.3f ms, copying %.3f ms; %u threads parked, "
                        "%u outside the hooks)", s.pause_ns / 1e6, s.gather_ns / 1e6, s.copy_ns / 1e6,
                        s.parked, s.quiet);
+            if (c == LIVE_PROCESS && s.runnable_ns != UINT64_MAX && s.runnable_ns > 0)
+                printf(", the reader waiting for a CPU %.3f ms of it", s.runnable_ns / 1e6);
             printf("\n");
         }
         live_snapshot_free(&s);

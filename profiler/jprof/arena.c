@@ -74,15 +74,19 @@ JP_NOINSTR static void unlink_pair(const char *dir, pid_t pid, const char *prefi
     unlink(path);
 }
 
-/* The start time stored in a leftover arena, 0 when unreadable. */
-JP_NOINSTR static uint64_t leftover_starttime(const char *path, int *recoverable)
+/* The start time stored in a leftover arena, 0 when unreadable; *foreign
+ * when we may not read it (root's files, moved here when a root process
+ * dropped root for us: root's `hookit recover` reads them). */
+JP_NOINSTR static uint64_t leftover_starttime(const char *path, int *recoverable, int *foreign)
 {
     struct arena_header h;
     struct arena_process pr;
-    *recoverable = 0;
+    *recoverable = *foreign = 0;
     int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-    if (fd < 0)
+    if (fd < 0) {
+        *foreign = errno == EACCES;
         return 0;
+    }
     int ok = pread(fd, &h, sizeof h, 0) == sizeof h && pread(fd, &pr, sizeof pr, ARENA_SLOT) == sizeof pr &&
              !memcmp(h.magic, ARENA_MAGIC, 8);
     close(fd);
@@ -115,8 +119,9 @@ JP_NOINSTR static void keep_newest(const char *dir, struct leftover *l, size_t n
 }
 
 /* Remove what dead processes left behind: files of an exec'ed-away image
- * whose process is gone (or is us), maps copies cut short, unreadable or
- * empty arenas, and killed processes' arenas beyond the newest
+ * whose process is gone (or is us), maps copies cut short, damaged or
+ * empty arenas, and killed processes' arenas (ours, or root's that moved
+ * here when a root process dropped root for us) beyond the newest
  * LEFTOVER_KEEP_MAX or older than LEFTOVER_KEEP_S (until then they wait
  * for `hookit recover`).  Never a live process's files. */
 JP_NOINSTR static void clean_stale(const char *dir, pid_t self)
@@ -152,13 +157,15 @@ JP_NOINSTR static void clean_stale(const char *dir, pid_t self)
             continue;
         char path[REGISTRY_PATH_MAX + 300];
         snprintf(path, sizeof path, "%s/%s", dir, name);
-        int recoverable;
-        uint64_t start = leftover_starttime(path, &recoverable);
+        int recoverable, foreign;
+        uint64_t start = leftover_starttime(path, &recoverable, &foreign);
         if (registry_alive((pid_t)pid, start))
             continue;
         struct stat st;
         int stat_ok = lstat(path, &st) == 0;
-        if (!recoverable || !stat_ok || now - st.st_mtime > LEFTOVER_KEEP_S) {
+        /* One we may not read is kept for its owner's `recover` like ours,
+         * within the same bounds. */
+        if ((!recoverable && !foreign) || !stat_ok || now - st.st_mtime > LEFTOVER_KEEP_S) {
             unlink_pair(dir, (pid_t)pid, "");
             continue;
         }

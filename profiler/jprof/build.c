@@ -41,6 +41,10 @@ JP_NOINSTR static int copy_once(const struct arena_thread *rec, const struct jp_
 {
     struct arena_view view = { jp_arena_base, (uint64_t)jp_arena_header()->used };
     uint32_t depth = t && rec->state == ARENA_THREAD_RUNNING ? rec->depth : 0;
+    /* A reset or zerobase the thread has not applied yet (it is blocked,
+     * profile/arena.h): written as it will be. */
+    uint32_t pending = t ? __atomic_load_n(&rec->request, __ATOMIC_ACQUIRE) & ARENA_REQ_PENDING : 0;
+    uint64_t pending_at = rec->pending_at;
     uint64_t n = arena_tree_copy(&view, rec->root, NULL, UINT64_MAX, NULL);
     tree_copy_free(c);
     c->nodes = malloc(((size_t)n + 1) * sizeof *c->nodes);
@@ -50,6 +54,7 @@ JP_NOINSTR static int copy_once(const struct arena_thread *rec, const struct jp_
     c->n = arena_tree_copy(&view, rec->root, c->nodes, n, NULL);   /* at most what was counted */
     if (depth)
         memcpy(c->frames, t->stack, ((size_t)depth + 1) * sizeof *c->frames);
+    c->n = arena_copy_pending(&view, pending, pending_at, c->nodes, (uint32_t)c->n, c->frames, &depth);
     c->depth = depth;
     return 0;
 }

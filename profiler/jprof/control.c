@@ -11,8 +11,11 @@
  *                     could not get a torn-free copy: you were always busy)
  *   ARENA_REQ_PAUSE   park until the reader's process-consistent copy is
  *                     done (futex wait, at most PAUSE_MAX_NS)
- *   ARENA_REQ_RESET   start your tree anew (ctl reset)
- *   ARENA_REQ_ZERO    zero your numbers, keep the tree (ctl zerobase)
+ *   ARENA_REQ_RESET   start your tree anew (ctl reset), as of pending_at
+ *   ARENA_REQ_ZERO    zero your numbers, keep the tree (ctl zerobase), as of
+ *                     pending_at; both are applied before the thread next
+ *                     changes its tree (jp_pending_apply), and readers show
+ *                     them applied meanwhile (profile/arena.h)
  *   ARENA_REQ_CONTROL a command waits in the header: the first thread to
  *                     claim it (attention 1 -> 2) carries it out and
  *                     acknowledges it (control_done = control_seq).
@@ -55,21 +58,23 @@ static int zero_node(void *ctx, arena_ref ref, const struct arena_node *node)
     return 0;
 }
 
-/* Zero every node's numbers; open frames restart their clock now (their
+/* Zero every node's numbers; open frames count their time from `at` (their
  * calls were counted before and are not counted again). */
-JP_NOINSTR static void zero_tree(struct jp_thread *t, uint64_t now)
+JP_NOINSTR static void zero_tree(struct jp_thread *t, uint64_t at)
 {
     struct arena_view v = whole_arena();
     arena_tree_walk(&v, t->rec->root, zero_node, NULL, NULL);
     for (uint32_t i = 1; i <= jp_depth(t); i++)
-        t->stack[i].t0 = now;
+        if (t->stack[i].t0 < at)
+            t->stack[i].t0 = at;
     t->rec->dropped = t->rec->unmatched = 0;
 }
 
 /* A fresh root with the open path re-made under it (each frame's time
- * counted from now): everything before is gone from the profile.  The old
- * nodes stay where they are (readers may be following them). */
-JP_NOINSTR static void reset_tree(struct jp_thread *t, uint64_t now)
+ * counted from `at`, or its entry if later): everything before is gone
+ * from the profile.  The old nodes stay where they are (readers may be
+ * following them). */
+JP_NOINSTR static void reset_tree(struct jp_thread *t, uint64_t at)
 {
     arena_ref root = jp_node_new(t, 0, 0);
     if (root) {
@@ -82,7 +87,8 @@ JP_NOINSTR static void reset_tree(struct jp_thread *t, uint64_t now)
             if (!n)
                 break;
             t->stack[i].node = n;
-            t->stack[i].t0 = now;
+            if (t->stack[i].t0 < at)
+                t->stack[i].t0 = at;
             t->cur = n;
             t->rec->depth = i;
         }
@@ -91,34 +97,63 @@ JP_NOINSTR static void reset_tree(struct jp_thread *t, uint64_t now)
     }
 }
 
-JP_NOINSTR static void apply_local(struct jp_thread *t, uint32_t cmd)
+/* Busy held, by t's own thread: the reset or zerobase pending for it
+ * (profile/arena.h), as of the moment it was given.  A reset after a
+ * zerobase is the reset; a zerobase after a reset zeroes a tree that is
+ * only the open path, with nothing to zero: the reset with the later
+ * moment, which pending_at holds. */
+JP_NOINSTR void jp_pending_apply(struct jp_thread *t)
 {
-    if (cmd == ARENA_CMD_RESET)
-        reset_tree(t, jp_now());
-    else if (cmd == ARENA_CMD_ZEROBASE)
-        zero_tree(t, jp_now());
+    uint32_t req = __atomic_fetch_and(&t->rec->request, ~ARENA_REQ_PENDING, __ATOMIC_ACQ_REL);
+    uint64_t at = __atomic_load_n(&t->rec->pending_at, __ATOMIC_RELAXED);
+    if (req & ARENA_REQ_RESET)
+        reset_tree(t, at);
+    else if (req & ARENA_REQ_ZERO)
+        zero_tree(t, at);
 }
 
-/* Every other thread: an ended one (frozen: nobody writes it any more) is
- * done here; a running one is asked to do it at its next hook. */
+/* Not busy: apply what is pending now, unless the thread is inside the
+ * profiler (a handler that interrupted a hook: that hook's thread applies it). */
+JP_NOINSTR void jp_pending_settle(struct jp_thread *t)
+{
+    if (t && jp_pending(t->rec) && jp_busy_begin(t)) {
+        jp_pending_apply(t);
+        jp_busy_done(t->rec);
+    }
+}
+
+JP_NOINSTR static void apply_local(struct jp_thread *t, uint32_t cmd, uint64_t at)
+{
+    if (cmd == ARENA_CMD_RESET)
+        reset_tree(t, at);
+    else if (cmd == ARENA_CMD_ZEROBASE)
+        zero_tree(t, at);
+}
+
+/* Every other thread: the ended ones (frozen: their threads are gone) are
+ * done by retire.c, which alone writes them now; a running one gets it
+ * pending (the moment, then the bit; see profile/arena.h): it applies it,
+ * as of now, before it next changes its tree, blocked or not, and readers
+ * show it applied meanwhile.  (Before, the ended ones were skipped: their
+ * records no longer point to a thread state, and a reset left their calls
+ * in the profile.) */
 JP_NOINSTR static void apply_everywhere(struct jp_thread *self, uint32_t cmd)
 {
     uint32_t bit = cmd == ARENA_CMD_RESET ? ARENA_REQ_RESET : ARENA_REQ_ZERO;
+    uint64_t now = jp_now();
     for (arena_ref r = jp_arena_header()->first_thread; r; r = ((struct arena_thread *)jp_at(r))->next) {
         struct arena_thread *rec = jp_at(r);
         struct jp_thread *t = (struct jp_thread *)(uintptr_t)rec->priv;
-        if (!t || t == self)
+        if (!t || t == self || __atomic_load_n(&rec->state, __ATOMIC_ACQUIRE) == ARENA_THREAD_ENDED)
             continue;
-        if (__atomic_load_n(&rec->state, __ATOMIC_ACQUIRE) == ARENA_THREAD_ENDED) {
-            if (jp_busy_begin(t)) {   /* for live readers of its tree */
-                apply_local(t, cmd);
-                jp_busy_done(t->rec);
-            }
-        } else
-            __atomic_fetch_or(&rec->request, bit, __ATOMIC_RELEASE);
+        __atomic_store_n(&rec->pending_at, now, __ATOMIC_RELAXED);
+        __atomic_fetch_or(&rec->request, bit, __ATOMIC_RELEASE);
     }
-    if (self)
-        apply_local(self, cmd);
+    jp_retired_control(cmd);
+    if (self) {
+        jp_pending_apply(self); /* an older one first, as of its own moment */
+        apply_local(self, cmd, now);
+    }
 }
 
 /* ---- a thread's copy of its own tree ---------------------------------------- */
@@ -240,14 +275,13 @@ JP_NOINSTR void jp_attend(struct jp_thread *t)
     if (!t || !jp_busy_begin(t))
         return;                 /* a handler inside the profiler: next time */
     int saved = errno;
-    /* Every bit is taken but the thread's own ARENA_REQ_WAIT (wait.c). */
-    uint32_t req = __atomic_fetch_and(&t->rec->request, ARENA_REQ_WAIT, __ATOMIC_ACQ_REL);
+    /* Every bit is taken but the thread's own ARENA_REQ_WAIT (wait.c) and
+     * the pending ones, which jp_pending_apply takes with their moment. */
+    uint32_t req = __atomic_fetch_and(&t->rec->request, ARENA_REQ_WAIT | ARENA_REQ_PENDING, __ATOMIC_ACQ_REL);
     if (req & ARENA_REQ_WAIT)
         jp_wait_exit(t);
-    if (req & ARENA_REQ_RESET)
-        apply_local(t, ARENA_CMD_RESET);
-    if (req & ARENA_REQ_ZERO)
-        apply_local(t, ARENA_CMD_ZEROBASE);
+    if (req & ARENA_REQ_PENDING)
+        jp_pending_apply(t); /* given while this hook ran: as of its moment */
     if (__atomic_load_n(&jp_arena_header()->attention, __ATOMIC_ACQUIRE) == 1)
         jp_control_take(t);
     if (req & ARENA_REQ_COPY)

@@ -302,6 +302,8 @@ JP_NOINSTR uint64_t jp_flow(const struct hookit_flow *f)
         return mark(t);
     if (!take_thread(t, (int)f->kind))
         return 0;
+    if (jp_pending(t->rec))
+        jp_pending_apply(t); /* given while the thread was away: before the jump */
     uint64_t now = flow_now();
     switch (f->kind) {
     case HOOKIT_FLOW_JUMP:

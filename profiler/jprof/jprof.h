@@ -223,6 +223,8 @@ void jp_retire(struct arena_thread *rec, arena_ref ref);
 void jp_retire_init(void);
 void jp_retire_fork_child(void);
 void jp_thread_scratch_free(struct jp_thread *t);
+/* reset or zerobase (ARENA_CMD_*) on every ended thread's tree. */
+void jp_retired_control(uint32_t cmd);
 
 /* ---- the profiler's own cost (calibrate.c) -------------------------------- */
 /* Measure the pair's cost; the lowest measurement so far is kept. */
@@ -314,6 +316,18 @@ void jp_sampler_fork_child(void);
  * Called at a hook exit, outside the busy section, when rec->request is set
  * (ARENA_REQ_* in profile/arena.h), and for HOOKIT_EV_CONTROL. */
 void jp_attend(struct jp_thread *t);
+/* A reset or zerobase pending for the thread (ARENA_REQ_PENDING, set by
+ * another thread with its moment in pending_at; profile/arena.h): tested
+ * at the start of every hook, before the tree changes. */
+static inline uint32_t jp_pending(const struct arena_thread *rec)
+{
+    return rec->request & ARENA_REQ_PENDING;
+}
+/* Apply it, busy held, as of its moment (control.c). */
+void jp_pending_apply(struct jp_thread *t);
+/* The same outside a hook (an I/O, wait or flow event before the thread's
+ * next hook): takes busy, does nothing when the thread is inside one. */
+void jp_pending_settle(struct jp_thread *t);
 /* Claim the command waiting in the arena header, if any, carry it out and
  * acknowledge it; t is the calling thread's state, NULL for the control
  * thread (control.c). */

@@ -44,11 +44,13 @@ JP_NOINSTR void jp_metrics_control(uint32_t cmd)
     metrics_counts_rebase();
     metrics_files_clear();
     metrics_series_clear();
-    if (cmd == ARENA_CMD_RESET) {
+    if (cmd == ARENA_CMD_RESET)
         metrics_heap_reset();
-    } else {
+    else
         metrics_heap_zerobase();
-        zero_contexts();
-    }
+    /* zerobase keeps the trees; reset makes new nodes, without numbers, but
+     * the old open path's stay in a blocked thread's tree until it applies
+     * the reset, and a profile written meanwhile reads them (control.c). */
+    zero_contexts();
     errno = saved;
 }

@@ -81,8 +81,13 @@ struct node_ext *metrics_ext_of(arena_ref node);
 /* The calling thread's current node, 0 when it has none or is inside the
  * profiler's own hook (a signal handler).  The one place that knows where
  * jp_thread keeps it. */
-static inline arena_ref metrics_context_node(const struct jp_thread *t)
+static inline arena_ref metrics_context_node(struct jp_thread *t)
 {
+    /* A reset or zerobase given while the thread was blocked is applied
+     * first: an I/O call right after the wait (before any hook) belongs to
+     * the tree after it. */
+    if (t && JP_UNLIKELY(jp_pending(t->rec)))
+        jp_pending_settle(t);
     return t && !jp_busy(t) ? jp_cur(t) : 0;
 }
 

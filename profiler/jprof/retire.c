@@ -14,6 +14,7 @@
  * together (arena_thread.chunks), so they can be handed back. */
 #include "jprof.h"
 #include "metrics.h"
+#include "profile/arena_walk.h"
 
 #include <pthread.h>
 #include <stdlib.h>
@@ -214,6 +215,44 @@ JP_NOINSTR void jp_retire_init(void)
 {
     ended_cap = jp_opt.threads_kept + 64;
     ended = calloc(ended_cap, sizeof *ended);
+}
+
+static int zero_numbers(void *ctx, arena_ref ref, const struct arena_node *node)
+{
+    (void)ctx;
+    (void)node;
+    struct arena_node *n = jp_node(ref);
+    n->calls = n->incl = n->samples = n->reserved = 0;
+    return 0;
+}
+
+/* reset and zerobase (control.c) on the trees of ended threads, the merged
+ * one included: their threads are gone, and nothing but this file (under
+ * its lock) writes them any more.  zerobase zeroes their numbers; reset
+ * gives each an empty tree under a fresh root (nodes are never unlinked
+ * while readers may follow them).  Under each record's seq, for readers.
+ * trylock: this may run at a hook exit in a signal handler that
+ * interrupted this file; the ended trees are then left as they are. */
+JP_NOINSTR void jp_retired_control(uint32_t cmd)
+{
+    if (pthread_mutex_trylock(&lock) != 0)
+        return;
+    struct arena_view v = { jp_arena_base, jp_arena_header()->used };
+    for (arena_ref r = jp_arena_header()->first_thread; r; r = ((struct arena_thread *)jp_at(r))->next) {
+        struct arena_thread *rec = jp_at(r);
+        if (__atomic_load_n(&rec->state, __ATOMIC_ACQUIRE) != ARENA_THREAD_ENDED || (rec->seq & 1))
+            continue;
+        arena_ref root = cmd == ARENA_CMD_RESET ? jp_arena_alloc(1) : 0;
+        rec->seq++;
+        __atomic_thread_fence(__ATOMIC_RELEASE);
+        if (root)
+            __atomic_store_n(&rec->root, root, __ATOMIC_RELEASE);
+        else
+            arena_tree_walk(&v, rec->root, zero_numbers, NULL, NULL);
+        rec->dropped = rec->unmatched = 0;
+        __atomic_store_n(&rec->seq, rec->seq + 1, __ATOMIC_RELEASE);
+    }
+    pthread_mutex_unlock(&lock);
 }
 
 /* A forked child keeps none of the parent's threads. */

@@ -351,6 +351,8 @@ JP_NOINSTR void jp_thread_end(void)
      * counts its open frames up to the end like any live thread's. */
     if (!jp_busy_begin(t))
         return;
+    if (jp_pending(t->rec))
+        jp_pending_apply(t); /* a reset or zerobase it had not seen: its tree ends after it */
     jp_sampler_thread_end();
     uint64_t now = jp_now();
     jp_wait_thread_end(t, now);

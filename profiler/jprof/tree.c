@@ -282,6 +282,8 @@ JP_NOINSTR __attribute__((noinline)) static void enter_slow(struct jp_thread *t,
                                                             uintptr_t sp, uint64_t now, int synthetic)
 {
     struct arena_thread *rec = t->rec;
+    if (jp_pending(rec))
+        jp_pending_apply(t); /* a reset or zerobase given while the thread was away */
     if (!synthetic && t->stack[rec->depth].sp < sp)
         cut_back(t, sp, site, now);
     uint32_t depth = rec->depth;
@@ -354,8 +356,8 @@ JP_NOINSTR __attribute__((always_inline)) static inline void enter(int clock, vo
      * no function's address. */
     arena_ref c = t->edges[jp_edge_slot(cur, (uint64_t)fn)];
     struct arena_node *n = (struct arena_node *)(base + (size_t)c * ARENA_SLOT);
-    if (JP_UNLIKELY(top->sp < sp) || JP_UNLIKELY(fn_of(n) != (uint64_t)fn) ||
-        JP_UNLIKELY(n->parent != cur) || JP_UNLIKELY(depth + 1 >= t->capacity)) {
+    if (JP_UNLIKELY(top->sp < sp) || JP_UNLIKELY(fn_of(n) != (uint64_t)fn) || JP_UNLIKELY(n->parent != cur)
+        || JP_UNLIKELY(depth + 1 >= t->capacity) || JP_UNLIKELY(jp_pending(rec))) {
         enter_slow(t, (uint64_t)fn, (uintptr_t)site, sp, now, synthetic);
         return;
     }
@@ -413,8 +415,34 @@ leave_untimed(struct jp_thread *t, struct arena_thread *rec, uint32_t depth, voi
     rec->depth = depth - 1;
     t->cur = n->parent;
     barrier();
+    jp_busy_done(rec);          /* requests: leave checks them first (leave_requested) */
+}
+
+/* Exit with a request waiting (one load at the exit's start serves both
+ * needs): a reset or zerobase given while the thread was away (blocked,
+ * say) is applied first, as of its moment, so this exit's frame counts
+ * its time from then; the others are attended to after the exit, as
+ * always (jp_attend reads the word again).  A request made while this
+ * exit runs waits for the next one. */
+JP_NOINSTR __attribute__((noinline)) static void leave_requested(struct jp_thread *t, uint64_t fn,
+                                                                 uint64_t now, int timed)
+{
+    struct arena_thread *rec = t->rec;
+    if (jp_pending(rec))
+        jp_pending_apply(t);
+    uint32_t depth = rec->depth;
+    struct arena_frame *f = &t->stack[depth];
+    if (depth == 0 || fn_of(jp_node(f->node)) != fn) {
+        exit_unmatched(t, fn, now);
+        return;
+    }
+    rec->depth = depth - 1;
+    t->cur = f[-1].node;
+    barrier();
+    if (timed)
+        jp_node(f->node)->incl += now - f->t0;
     jp_busy_done(rec);
-    if (JP_UNLIKELY(rec->request))
+    if (rec->request)
         jp_attend(t);
 }
 
@@ -430,6 +458,10 @@ JP_NOINSTR __attribute__((always_inline)) static inline void leave(int clock, vo
     uint64_t now;
     if (!hook_begin(t, rec, clock, &now))
         return;
+    if (JP_UNLIKELY(rec->request)) {
+        leave_requested(t, (uint64_t)fn, now, clock != CLOCK_NONE);
+        return;
+    }
     uint32_t depth = rec->depth;
     if (clock == CLOCK_NONE) {
         leave_untimed(t, rec, depth, fn);
@@ -450,8 +482,6 @@ JP_NOINSTR __attribute__((always_inline)) static inline void leave(int clock, vo
     if (clock != CLOCK_NONE)
         n->incl += now - f->t0;
     jp_busy_done(rec);
-    if (JP_UNLIKELY(rec->request))
-        jp_attend(t);
 }
 
 /* Each entry point starts a cache line: otherwise where the linker puts

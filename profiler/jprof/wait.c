@@ -198,6 +198,15 @@ JP_NOINSTR void jp_wait_event(const struct hookit_wait *w)
         return;
     struct jp_thread *t = jp_self_live();
     uint64_t dt = jp_wait_net(t, w->token, w->t0, w->t1);
+    if (t && JP_UNLIKELY(jp_pending(t->rec))) {
+        /* A reset or zerobase given during this wait: the wait goes to the
+         * tree after it, only its time from that moment on when both
+         * clocks are the same (else the whole wait). */
+        jp_pending_settle(t);
+        uint64_t at = t->rec->pending_at;
+        if (jp_clock_is_tsc() == (host->io_clock == 0) && at > w->t0)
+            dt = dt > at - w->t0 ? dt - (at - w->t0) : 0;
+    }
     if (!t || jp_busy(t))
         return;
     struct node_ext *x = jp_node_ext(jp_cur(t));

@@ -41,7 +41,8 @@ def built():
         d = tempfile.mkdtemp(prefix="hookit-java-")
         atexit.register(shutil.rmtree, d, ignore_errors=True)
         p = subprocess.run(["javac", "-d", d, os.path.join(HERE, "App.java"),
-                            os.path.join(HERE, "Pure.java")], capture_output=True, text=True)
+                            os.path.join(HERE, "Pure.java"), os.path.join(HERE, "Idle.java")],
+                           capture_output=True, text=True)
         assert p.returncode == 0, p.stderr
         inc = jdk_include()
         for src, lib in (("native.c", "libNative.so"), ("later.c", "libLater.so")):
@@ -605,3 +606,58 @@ def test_a2n_perf_map_rules(tmp):
             os.unlink(path)
         except FileNotFoundError:
             pass
+
+
+def test_agent_alone_gets_the_control_thread(tmp):
+    """A JVMTI-only process (no LD_PRELOAD, no instrumented library) is
+    started by the libhookit the agent loads, as every start is, so it has
+    the control thread too: with every thread of the program blocked
+    (Idle.java in System.in.read), `ctl` and `snapshot` are served at once,
+    and a reset given then is what the snapshot shows and what the Java
+    thread continues from (Idle calls f 3 times before, 2 times after)."""
+    d = built()
+    rt = os.path.join(tmp, "rt")
+    e = hk.test_env(HOOKIT_OUTPUT=tmp, HOOKIT_RUNTIME_DIR=rt)
+    p = subprocess.Popen(["java", "-Xshare:auto", "-cp", d, "-agentpath:" + AGENT + "=include=Idle,noperfmap",
+                          "Idle"], cwd=tmp, env=e, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, text=True)
+    try:
+        assert p.stdout.readline() == "ready\n", p.stderr.read() if p.poll() is not None else ""
+        comms = []
+        for tid in os.listdir(f"/proc/{p.pid}/task"):
+            with open(f"/proc/{p.pid}/task/{tid}/comm") as f:
+                comms.append(f.read().strip())
+        assert comms.count("hookit-control") == 1, comms
+        env = {"HOOKIT_RUNTIME_DIR": rt}
+        flushed = []
+        for cmd in ("flush", "reset", "flush"):
+            # no thread of the program runs a hook: only the control thread
+            # can serve these within a second (ctl's default waits 5 s)
+            r = hk.hookit(tmp, "ctl", "--timeout", "1", str(p.pid), cmd, env=env, check=False)
+            assert r.returncode == 0 and r.stdout.strip() == f"process {p.pid}: {cmd} done", r
+            if cmd == "flush":
+                new = [f for f in hk.profiles(tmp, "java") if f not in flushed]
+                assert len(new) == 1, (flushed, new)
+                flushed += new
+        # the flushes, written by the process: before and after the reset
+        main = threads_named(hk.export_json(tmp, flushed[0]), "main")[0]
+        hk.assert_tree(main, {("J:Idle.main",): 1, ("J:Idle.main", "J:Idle.f"): 3})
+        main = threads_named(hk.export_json(tmp, flushed[1]), "main")[0]
+        hk.assert_tree(main, {("J:Idle.main",): 0})
+        # a snapshot is served too (the reader cannot name Java frames: they
+        # are the process's own synthetic keys); every count is 0 after the reset
+        snap = os.path.join(tmp, "after.snap")
+        r = hk.hookit(tmp, "snapshot", "-o", snap, str(p.pid), env=env)
+        assert f"wrote {snap}" in r.stdout, r.stdout
+        doc = hk.export_json(tmp, snap)
+        assert sum(n["calls"] for t in doc["threads"] for _p, n in hk.walk(t["roots"])) == 0, doc
+        out, err = p.communicate("go\n", timeout=60)
+    finally:
+        if p.poll() is None:
+            p.kill()
+            p.communicate()
+    assert p.returncode == 0 and out == "idle 17\n", (out, err)
+    final = [f for f in hk.profiles(tmp, "java") if f not in flushed]
+    assert len(final) == 1, (hk.profiles(tmp), flushed)
+    main = threads_named(hk.export_json(tmp, final[0]), "main")[0]
+    hk.assert_tree(main, {("J:Idle.main",): 0, ("J:Idle.main", "J:Idle.f"): 2})

@@ -1,0 +1,116 @@
+"""`ctl reset` and `ctl zerobase` on a process whose threads are all blocked
+(issue 18): the control thread cannot rewrite a tree only its own thread
+writes, so the command is pending for each blocked thread, every reader
+(snapshots, a flush written by the process) shows it applied, and the
+thread applies it, as of the command's moment, before its next change.
+The call counts are the program's own (tests/live/resetwait.c), not read
+back from hookit's output."""
+import os, signal, subprocess, time
+
+import hk
+
+SRC = os.path.join(hk.ROOT, "tests", "live", "resetwait.c")
+# thread 0: main; 1: a thread that ended before the command; 2: the worker
+BEFORE = {0: {"before": 100}, 1: {"early_main": 1, "early": 9}, 2: {"work": 50}}
+# what runs after the release: the worker's first hook is its SIGUSR1 handler's
+AFTER = {0: {"after_main": 20}, 1: {}, 2: {"on_usr1": 1, "after": 30}}
+OPEN = {0: ("main", "joiner"), 1: (), 2: ("worker", "wait_usr1")}   # open while blocked
+THREADS = [0, 1, 2]
+BLOCKED_S = 0.3                 # how long the threads stay blocked after the command
+
+
+def per_thread(doc):
+    """{thread index: {name: (calls, incl_ns)}}, summed over the name's nodes."""
+    out = {}
+    for th in doc["threads"]:
+        d = out.setdefault(th["index"], {})
+        for _path, n in hk.walk(th["roots"]):
+            calls, incl = d.get(n["name"], (0, 0))
+            d[n["name"]] = (calls + n["calls"], incl + n["incl_ns"])
+    return out
+
+
+def calls(doc):
+    return {i: {k: v[0] for k, v in d.items()} for i, d in per_thread(doc).items()}
+
+
+def snapshot(tmp, rt, pid, name, *opts):
+    out = os.path.join(tmp, name)
+    r = hk.hookit(tmp, "snapshot", *opts, "-o", out, str(pid), env={"HOOKIT_RUNTIME_DIR": rt})
+    assert f"wrote {out}" in r.stdout, r.stdout
+    return hk.export_json(tmp, out)
+
+
+def expect_applied(doc, cmd, what):
+    got = calls(doc)
+    assert sorted(got) == THREADS, (what, got)
+    for i in THREADS:
+        # every call made before the command is gone (zerobase: the nodes stay, at 0)
+        assert all(c == 0 for c in got[i].values()), (what, i, got[i])
+        names = set(got[i])
+        if cmd == "reset":
+            assert names == set(OPEN[i]), (what, i, names)
+        else:
+            assert names == set(OPEN[i]) | set(BEFORE[i]), (what, i, names)
+
+
+def run_blocked(tmp, cmd):
+    exe = hk.cc(tmp, [SRC], "resetwait", libs=["-lpthread"])
+    rt = os.path.join(tmp, "rt")
+    env = hk.test_env(HOOKIT_OUTPUT=tmp, HOOKIT_RUNTIME_DIR=rt)
+    p = subprocess.Popen([exe], cwd=tmp, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                         text=True)
+    try:
+        line = p.stdout.readline().split()
+        assert line[:1] == ["ready"], (line, p.stderr.read() if p.poll() is not None else "")
+        pid = int(line[1])
+        time.sleep(0.2)         # main reaches pthread_join
+        # before: the program's own numbers (so the checks below can fail)
+        got = calls(snapshot(tmp, rt, pid, "before.prof"))
+        for i in THREADS:
+            for name, n in BEFORE[i].items():
+                assert got[i].get(name) == n, (i, got)
+        t_cmd = time.monotonic()
+        r = hk.hookit(tmp, "ctl", str(pid), cmd, check=False, env={"HOOKIT_RUNTIME_DIR": rt})
+        assert r.returncode == 0 and r.stdout.strip() == f"process {pid}: {cmd} done", r
+        # every reader sees it applied, though neither thread has run since
+        expect_applied(snapshot(tmp, rt, pid, "thread.prof"), cmd, "snapshot")
+        expect_applied(snapshot(tmp, rt, pid, "process.prof", "--consistency=process"), cmd,
+                       "process snapshot")
+        r = hk.hookit(tmp, "ctl", str(pid), "flush", env={"HOOKIT_RUNTIME_DIR": rt})
+        flushed = hk.profiles(tmp, "resetwait")
+        assert len(flushed) == 1, flushed
+        expect_applied(hk.export_json(tmp, flushed[0]), cmd, "flush")
+        time.sleep(BLOCKED_S)
+        os.kill(pid, signal.SIGUSR1)        # only the worker's sigsuspend lets it in
+        out, err = p.communicate(timeout=30)
+        t_end = time.monotonic()
+    finally:
+        if p.poll() is None:
+            p.kill()
+            p.communicate()
+    assert p.returncode == 0, (out, err)
+    assert out.strip().endswith("wakes 1"), out     # woken once, by SIGUSR1: no hook ran before
+    final = [f for f in hk.profiles(tmp, "resetwait") if f != flushed[0]]
+    assert len(final) == 1, final
+    doc = per_thread(hk.export_json(tmp, final[0]))
+    for i in THREADS:
+        want = dict(AFTER[i])
+        want.update({name: 0 for name in OPEN[i]})  # re-made or zeroed, not called again
+        if cmd == "zerobase":
+            want.update({name: 0 for name in BEFORE[i]})
+        assert {k: v[0] for k, v in doc[i].items()} == want, (i, doc[i])
+        # The open frames count their time from the command, not from the
+        # moment their thread woke: at least the time blocked after it, at
+        # most the time since the command was sent.
+        for name in OPEN[i]:
+            incl = doc[i][name][1]
+            assert BLOCKED_S * 1e9 <= incl <= (t_end - t_cmd) * 1e9, (i, name, incl, t_end - t_cmd)
+
+
+def test_reset_reaches_blocked_threads_at_once(tmp):
+    run_blocked(tmp, "reset")
+
+
+def test_zerobase_reaches_blocked_threads_at_once(tmp):
+    run_blocked(tmp, "zerobase")
