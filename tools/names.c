@@ -120,8 +120,9 @@ static int word_char(char c)
     return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
 }
 
-/* name without its template argument lists (operator<, operator-> kept). */
-static char *strip_templates(const char *name)
+/* name without the template argument lists nested deeper than keep
+ * levels (0: all of them dropped; operator<, operator-> kept). */
+static char *strip_templates(const char *name, int keep)
 {
     size_t len = strlen(name), o = 0;
     char *out = malloc(len + 1);
@@ -131,7 +132,7 @@ static char *strip_templates(const char *name)
     for (size_t i = 0; i < len; ) {
         if (strncmp(name + i, "operator", 8) == 0 && (i == 0 || !word_char(name[i - 1]))) {
             size_t t = operator_token(name + i + 8);
-            if (depth == 0) {
+            if (depth <= keep) {
                 memcpy(out + o, name + i, 8 + t);
                 o += 8 + t;
             }
@@ -141,10 +142,12 @@ static char *strip_templates(const char *name)
         char c = name[i++];
         if (c == '<')
             depth++;
-        else if (c == '>' && depth > 0)
-            depth--;
-        else if (depth == 0)
+        if (c == '>' && depth <= keep && o > 0 && out[o - 1] == ' ')
+            o--; /* "pair<node >" from "pair<node<T> >" */
+        if (depth <= keep)
             out[o++] = c;
+        if (c == '>' && depth > 0)
+            depth--;
     }
     out[o] = '\0';
     return out;
@@ -181,9 +184,15 @@ static const char *skip_return_type(const char *s, size_t n)
     int depth = 0;
     const char *from = s;
     for (size_t i = 0; i < n; i++) {
-        if (s[i] == '(')
+        /* template arguments kept ("map<int, int>") hold spaces too */
+        if (strncmp(s + i, "operator", 8) == 0 && (i == 0 || !word_char(s[i - 1]))
+            && (s[i + 8] == '<' || s[i + 8] == '>' || s[i + 8] == '-')) {
+            i += 7 + operator_token(s + i + 8);
+            continue;
+        }
+        if (s[i] == '(' || s[i] == '<')
             depth++;
-        else if (s[i] == ')' && depth > 0)
+        else if ((s[i] == ')' || s[i] == '>') && depth > 0)
             depth--;
         else if (s[i] == ' ' && depth == 0) {
             int op = (i >= 8 && strncmp(s + i - 8, "operator", 8) == 0) ||
@@ -197,10 +206,12 @@ static const char *skip_return_type(const char *s, size_t n)
 
 /* The simple form: no return type, template arguments or parameters
  * ("Walker::Iterate"); with keep_params the parameters stay
- * ("twice(double)").  malloc'ed, or NULL. */
-static char *simple_name(const char *full, int keep_params)
+ * ("twice(double)"), with keep_templates the template arguments of that
+ * many levels ("forward<pair>(remove_reference<pair>::type&)").
+ * malloc'ed, or NULL. */
+static char *simple_name(const char *full, int keep_params, int keep_templates)
 {
-    char *t = strip_templates(full);
+    char *t = strip_templates(full, keep_templates);
     if (!t)
         return NULL;
     size_t ps = params_start(t);
@@ -272,17 +283,19 @@ void names_use_profile(const struct profile *p)
         display[f] = static_initializer(name);
         if (!display[f] && names_demangle == DEMANGLE_SIMPLE && !kind_prefix(name)
             && strpbrk(name, "<("))
-            display[f] = simple_name(name, 0);
+            display[f] = simple_name(name, 0, 0);
     }
     if (names_demangle != DEMANGLE_SIMPLE)
         return;
     /* Overloads and instantiations that the simple form makes equal keep
-     * their parameters, and the full name when that is not enough: sort by
+     * their parameters, then their outer template arguments (std::forward's
+     * instantiations differ only there: the full name can be 500
+     * characters), and the full name when that is not enough: sort by
      * (module, shown name) and look at neighbours. */
     uint32_t *order = malloc(p->nfuncs * sizeof *order);
     if (!order)
         return;
-    for (int pass = 0; pass < 2; pass++) {
+    for (int pass = 0; pass < 3; pass++) {
         for (uint32_t f = 0; f < p->nfuncs; f++)
             order[f] = f;
         qsort_r(order, p->nfuncs, sizeof *order, by_shown, (void *)p);
@@ -299,7 +312,7 @@ void names_use_profile(const struct profile *p)
                 if (!display[f])
                     continue;
                 free(display[f]);
-                display[f] = pass == 0 ? simple_name(p->funcs[f].name, 1) : NULL;
+                display[f] = pass < 2 ? simple_name(p->funcs[f].name, 1, pass) : NULL;
             }
             i = j;
         }

@@ -102,3 +102,25 @@ def test_callers_by_the_name_shown(tmp):
     assert "F:names.Walker::Iterate()" in out and "F:names.twice(int)" in out, out
     full = hk.hookit(tmp, "report", "--callees", "main", "--demangle=full", prof).stdout
     assert "F:names.Walker::Iterate(int) const" in full and "F:names.int twice<int>(int)" in full
+
+
+def test_instantiations_told_apart_by_outer_template_arguments(tmp):
+    """pick<std::map<std::string, int>> and pick<std::vector<std::string>>
+    have one parameter list once templates are dropped (Tag*): the simple
+    form keeps the outer template arguments, not the full names (over 200
+    characters each, as std::forward's instantiations in any STL program)."""
+    src = os.path.join(os.path.dirname(SRC), "names_nested.cc")
+    for compiler in ("g++", "clang++"):
+        if not hk.have(compiler):
+            continue
+        d = os.path.join(tmp, compiler)
+        os.makedirs(d)
+        exe = hk.cc(d, [src], "nested", compiler=compiler, flags=["-O2"], link_hookit=False)
+        p = hk.hookit(d, "run", "--", exe)
+        assert p.stdout == "1\n", p.stdout
+        prof = hk.one_profile(d, "nested")
+        simple = names(d, prof)
+        assert "nested.pick<std::map>(Tag<std::map>*)" in simple, (compiler, simple)
+        assert "nested.pick<std::vector>(Tag<std::vector>*)" in simple, (compiler, simple)
+        full = names(d, prof, "--demangle=full")
+        assert [n for n in full if n.startswith("nested.int pick<std::map<std::__cxx11::basic_string<char")], full

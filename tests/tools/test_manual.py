@@ -1,7 +1,8 @@
 """The manual is complete and the help agrees with itself: `hookit help
 CMD` is `hookit CMD --help`; the man page names every command, every long
-option of every command's --help, and every environment variable of the
-README's table; bash completion completes commands, options and profiles."""
+option of every command's --help and of the code's getopt tables, and
+every environment variable of the README's table and of the code's getenv
+calls; bash completion completes commands, options and profiles."""
 import os, re, subprocess, sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -62,6 +63,42 @@ def test_man_page_names_every_environment_variable(tmp):
     section = man.split(".SH ENVIRONMENT", 1)[1].split(".SH ", 1)[0]
     missing = [v for v in env if v not in section]
     assert not missing, f"ENVIRONMENT of docs/hookit.1 lacks {missing}"
+
+
+def sources(*dirs):
+    """The text of every C file under DIRS (the code, not the docs, is the
+    reference: an option or variable the code reads must be in the man page
+    even when no --help or README table names it)."""
+    text = []
+    for d in dirs:
+        for root, _, files in os.walk(os.path.join(hk.ROOT, d)):
+            text += [open(os.path.join(root, f), errors="replace").read()
+                     for f in sorted(files) if f.endswith(".c")]
+    return "\n".join(text)
+
+
+def test_man_page_names_every_getopt_option(tmp):
+    man = man_text()
+    opts = set()
+    for table in re.findall(r"struct option \w+\[\] = \{(.*?)\};", sources("tools"), re.S):
+        opts |= set(re.findall(r'\{\s*"([a-z][a-z0-9-]*)"', table))
+    assert len(opts) > 30, opts  # the tables were found
+    missing = sorted(o for o in opts if "--" + o not in man)
+    assert not missing, f"getopt options not in docs/hookit.1: {missing}"
+
+
+# Read by hookit but not hookit's to document: the loader's and the shell's.
+NOT_OURS = {"LD_LIBRARY_PATH", "LD_PRELOAD", "PATH", "TMPDIR"}
+
+
+def test_man_page_environment_has_every_getenv(tmp):
+    code = sources("tools", "hookit", "profiler", "profile", "common", "lifecycle")
+    env = set(re.findall(r'getenv\("([A-Z][A-Z0-9_]*)"\)', code)) - NOT_OURS
+    assert {"HOOKIT_ALL_PROCESSES", "JPROFOPTS", "NO_COLOR"} <= env, env
+    man = man_text()
+    section = man.split(".SH ENVIRONMENT", 1)[1].split(".SH ", 1)[0]
+    missing = sorted(v for v in env if not re.search(r"^\.TP\n\.BR? [^\n]*\b" + v + r"\b", section, re.M))
+    assert not missing, f"ENVIRONMENT of docs/hookit.1 has no entry for {missing}"
 
 
 def complete(tmp, *words):
