@@ -11,8 +11,8 @@ unsigned char *profile_read_fd(int fd, size_t *len)
 {
     /* A regular file's size is the first guess, with room for the NUL. */
     struct stat st;
-    size_t cap = fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0
-               ? (size_t)st.st_size + 1 : 64 * 1024;
+    size_t cap =
+        fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0 ? (size_t)st.st_size + 1 : 64 * 1024;
     unsigned char *buf = malloc(cap);
     *len = 0;
     while (buf) {
@@ -34,7 +34,7 @@ unsigned char *profile_read_fd(int fd, size_t *len)
             return NULL;
         }
         if (n == 0) {
-            buf[*len] = 0;      /* *len < cap: the loop grows first when full */
+            buf[*len] = 0; /* *len < cap: the loop grows first when full */
             return buf;
         }
         *len += (size_t)n;

@@ -23,9 +23,9 @@ struct builder {
 struct tree_copy {
     struct arena_copy_node *nodes;
     uint64_t n;
-    struct arena_frame *frames;     /* frames[0 .. depth] */
+    struct arena_frame *frames; /* frames[0 .. depth] */
     uint32_t depth;
-    uint64_t now;                   /* another running thread's: its open frames count up to here */
+    uint64_t now; /* another running thread's: its open frames count up to here */
 };
 
 JP_NOINSTR static void tree_copy_free(struct tree_copy *c)
@@ -37,7 +37,8 @@ JP_NOINSTR static void tree_copy_free(struct tree_copy *c)
 
 /* One copy of rec's tree and open frames (taken without looking at its
  * seq).  0, or -1 when out of memory. */
-JP_NOINSTR static int copy_once(const struct arena_thread *rec, const struct jp_thread *t, struct tree_copy *c)
+JP_NOINSTR static int copy_once(const struct arena_thread *rec, const struct jp_thread *t,
+                                struct tree_copy *c)
 {
     struct arena_view view = { jp_arena_base, (uint64_t)jp_arena_header()->used };
     uint32_t depth = t && rec->state == ARENA_THREAD_RUNNING ? rec->depth : 0;
@@ -51,7 +52,7 @@ JP_NOINSTR static int copy_once(const struct arena_thread *rec, const struct jp_
     c->frames = malloc(((size_t)depth + 1) * sizeof *c->frames);
     if (!c->nodes || !c->frames)
         return -1;
-    c->n = arena_tree_copy(&view, rec->root, c->nodes, n, NULL);   /* at most what was counted */
+    c->n = arena_tree_copy(&view, rec->root, c->nodes, n, NULL); /* at most what was counted */
     if (depth)
         memcpy(c->frames, t->stack, ((size_t)depth + 1) * sizeof *c->frames);
     c->n = arena_copy_pending(&view, pending, pending_at, c->nodes, (uint32_t)c->n, c->frames, &depth);
@@ -86,7 +87,7 @@ JP_NOINSTR static int copy_tree(const struct arena_thread *rec, struct tree_copy
         if (__atomic_load_n(&rec->seq, __ATOMIC_RELAXED) == s1)
             break;
     }
-    if (!c->nodes && copy_once(rec, t, c) != 0)    /* not running, or never let go */
+    if (!c->nodes && copy_once(rec, t, c) != 0) /* not running, or never let go */
         return -1;
     c->now = other_running ? jp_now() : 0;
     return 0;
@@ -98,7 +99,7 @@ JP_NOINSTR static int fill_nodes(struct builder *b, const struct arena_thread *r
 {
     struct tree_copy c = { 0 };
     int rc = copy_tree(rec, &c);
-    uint64_t now = c.now > b->now ? c.now : b->now;     /* b->now: the threads that do not run */
+    uint64_t now = c.now > b->now ? c.now : b->now; /* b->now: the threads that do not run */
     if (rc == 0)
         rc = arena_copy_to_thread(b->p, &b->funcs, c.nodes, (uint32_t)c.n, c.depth ? c.frames : NULL, c.depth,
                                   now, &b->timing, th);

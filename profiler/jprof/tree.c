@@ -415,7 +415,7 @@ leave_untimed(struct jp_thread *t, struct arena_thread *rec, uint32_t depth, voi
     rec->depth = depth - 1;
     t->cur = n->parent;
     barrier();
-    jp_busy_done(rec);          /* requests: leave checks them first (leave_requested) */
+    jp_busy_done(rec); /* requests: leave checks them first (leave_requested) */
 }
 
 /* Exit with a request waiting (one load at the exit's start serves both

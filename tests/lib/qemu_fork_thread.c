@@ -18,7 +18,10 @@ static void *wait_for_stop(void *arg)
     return arg;
 }
 
-static void *do_nothing(void *arg) { return arg; }
+static void *do_nothing(void *arg)
+{
+    return arg;
+}
 
 static int child_creates_a_thread(void)
 {
