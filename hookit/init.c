@@ -10,13 +10,14 @@
 #include "hookit/io_api.h"
 #include "hookit/mpi_api.h"
 #include "lifecycle/lifecycle.h"
+#include "monitor.h"
 
 #include <pthread.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
 /* Weak so libhookit links even without the lifecycle layer. */
-extern void lifecycle_register(const struct lc_client *client) __attribute__((weak));
+#pragma weak lifecycle_register
 
 static volatile int init_state;         /* 0 not started, 1 running, 2 done */
 static volatile int finished;
@@ -35,7 +36,7 @@ HK_NOINSTR static void send_thread(uint32_t type)
 
 /* The lifecycle layer numbers threads as they are created (in the creating
  * thread), which is the order a profile lists them in. */
-extern int monitor_get_thread_num(void) __attribute__((weak));
+#pragma weak monitor_get_thread_num
 
 HK_NOINSTR static void on_init_thread(void)
 {

@@ -6,6 +6,9 @@
  * program when there is one. */
 #include "hookit/internal.h"
 #include "hookit/io_api.h"
+#include "hookit/profiler.h"
+#include "lifecycle/lifecycle.h"
+#include "monitor.h"
 
 #include <dlfcn.h>
 #include <errno.h>
@@ -60,7 +63,7 @@ HK_NOINSTR static int abi_matches(void *handle, const char *path)
 
 /* hookit's own dlopen of its plugin is not the application's: load it with
  * the lifecycle layer's real dlopen so no client sees a dlopen callback. */
-extern void *monitor_real_dlopen(const char *path, int flags) __attribute__((weak));
+#pragma weak monitor_real_dlopen
 
 HK_NOINSTR static void *load_library(const char *path)
 {
@@ -71,7 +74,7 @@ HK_NOINSTR static void *load_library(const char *path)
 
 /* First access to a signal for the plugin: the lifecycle layer's, or (no
  * layer linked) a plain handler that passes on what it does not consume. */
-extern int lifecycle_signal_first(int sig, int (*handler)(int, siginfo_t *, void *)) __attribute__((weak));
+#pragma weak lifecycle_signal_first
 
 HK_NOINSTR static int signal_first(int sig, int (*handler)(int, siginfo_t *, void *))
 {
@@ -86,8 +89,7 @@ HK_NOINSTR static int signal_first(int sig, int (*handler)(int, siginfo_t *, voi
 }
 
 /* The plugin's own threads: the lifecycle layer's, else plain ones. */
-extern int lifecycle_own_thread(void *(*fn)(void *), void *arg, void (*stop)(void))
-    __attribute__((weak));
+#pragma weak lifecycle_own_thread
 
 HK_NOINSTR static int own_thread(void *(*fn)(void *), void *arg, void (*stop)(void))
 {
@@ -97,9 +99,9 @@ HK_NOINSTR static int own_thread(void *(*fn)(void *), void *arg, void (*stop)(vo
 }
 
 #ifdef HOOKIT_STATIC
-extern int HookitStart(const struct hookit_host *, struct hookit_plugin *) __attribute__((weak));
-extern void HookitEvent(const struct hookit_event *) __attribute__((weak));
-extern void HookitFinish(int) __attribute__((weak));
+#pragma weak HookitStart
+#pragma weak HookitEvent
+#pragma weak HookitFinish
 #endif
 
 #ifdef HOOKIT_STATIC
