@@ -20,6 +20,7 @@
  * freed, another thread may get the same address back from malloc, and its
  * ALLOC must find the old block gone. */
 #include "hookit/io_internal.h"
+#include "hookit/profiler.h"
 
 #include <string.h>
 
@@ -107,8 +108,8 @@ static void (*alloc_hook)(void *ptr, uint64_t size, void *old_ptr);
 static void (*free_hook)(void *ptr);
 
 #ifdef HOOKIT_STATIC
-extern void HookitAlloc(void *, uint64_t, void *) __attribute__((weak));
-extern void HookitFree(void *) __attribute__((weak));
+#pragma weak HookitAlloc
+#pragma weak HookitFree
 #endif
 
 HK_NOINSTR void hk_alloc_configure(void)

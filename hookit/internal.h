@@ -76,4 +76,9 @@ void hk_flow_thread_end(void);
  * connect them to ours, or name them once on stderr (HOOKIT_CONNECT). */
 void hk_rebind_scan(void);
 
+/* The hooks under hidden names (hooks.c's aliases): our own callers reach
+ * libhookit's, never glibc's no-op ones through the PLT. */
+void hk_func_enter(void *fn, void *site) __attribute__((visibility("hidden")));
+void hk_func_exit(void *fn, void *site) __attribute__((visibility("hidden")));
+
 #endif

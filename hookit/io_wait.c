@@ -23,6 +23,7 @@
  * it blocks), poll/select/epoll with a zero timeout, waitpid(WNOHANG).
  */
 #include "hookit/io_internal.h"
+#include "hookit/profiler.h"
 
 #include <dlfcn.h>
 
@@ -35,7 +36,7 @@ uint64_t (*hk_wait_begin_fn)(void);
 static void (*wait_hook)(const struct hookit_wait *w);
 
 #ifdef HOOKIT_STATIC
-extern void HookitWait(const struct hookit_wait *) __attribute__((weak));
+#pragma weak HookitWait
 #endif
 
 HK_NOINSTR void hk_wait_configure(uint32_t caps, uint64_t (*begin)(void))

@@ -37,9 +37,6 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-extern void hk_func_enter(void *fn, void *site) __attribute__((visibility("hidden")));
-extern void hk_func_exit(void *fn, void *site) __attribute__((visibility("hidden")));
-
 #if defined(__x86_64__)
 #define R_JUMP_SLOT R_X86_64_JUMP_SLOT
 #define R_GLOB_DAT  R_X86_64_GLOB_DAT
