@@ -6,6 +6,10 @@ both fetch through here.
   fetch_sqlite(cache)   the SQLite amalgamation from the npm package
                         better-sqlite3 (`npm pack`); returns the directory
                         holding sqlite3.c and sqlite3.h
+  fetch_speedscope(cache)
+                        speedscope's built web app from the npm package
+                        speedscope (`npm pack`); returns the directory
+                        holding its index.html
   unpack(package, top, cache)
                         the upstream tarball of a Debian source package
                         (`apt-get source --download-only` with a private
@@ -23,6 +27,8 @@ import tarfile
 import threading
 
 SQLITE_PACKAGE = os.environ.get("BENCH_SQLITE_PACKAGE") or "better-sqlite3@12"
+# Pinned: the tests read the DOM speedscope builds (its sandwich table).
+SPEEDSCOPE_PACKAGE = os.environ.get("HOOKIT_SPEEDSCOPE_PACKAGE") or "speedscope@1.25.0"
 LOCK = threading.Lock()
 
 
@@ -50,19 +56,51 @@ def fetch_sqlite(cache):
     if os.path.exists(os.path.join(src, "sqlite3.c")):
         return src
     os.makedirs(src, exist_ok=True)
-    tarballs = glob.glob(os.path.join(d, "better-sqlite3-*.tgz"))
-    if not tarballs:
-        if not shutil.which("npm"):
-            raise FetchFailed("npm is not installed (Debian/Ubuntu: apt-get install npm)")
-        _run(["npm", "pack", SQLITE_PACKAGE], d, "sqlite")
-        tarballs = glob.glob(os.path.join(d, "better-sqlite3-*.tgz"))
-        if not tarballs:
-            raise FetchFailed(f"npm pack {SQLITE_PACKAGE} gave no tarball")
-    with tarfile.open(sorted(tarballs)[-1]) as tar:
+    with tarfile.open(_npm_pack(SQLITE_PACKAGE, d, "sqlite")) as tar:
         for name in ("sqlite3.h", "sqlite3.c"):     # only these two, by their known names
             _write_atomically(os.path.join(src, name),
                               tar.extractfile(f"package/deps/sqlite3/{name}").read())
     return src
+
+
+def _npm_pack(package, d, what):
+    """The tarball `npm pack PACKAGE` leaves in d (kept there as the cache)."""
+    stem = package.split("@")[0]
+    tarballs = glob.glob(os.path.join(d, f"{stem}-*.tgz"))
+    if not tarballs:
+        if not shutil.which("npm"):
+            raise FetchFailed("npm is not installed (Debian/Ubuntu: apt-get install npm)")
+        os.makedirs(d, exist_ok=True)
+        _run(["npm", "pack", package], d, what)
+        tarballs = glob.glob(os.path.join(d, f"{stem}-*.tgz"))
+        if not tarballs:
+            raise FetchFailed(f"npm pack {package} gave no tarball")
+    return sorted(tarballs)[-1]
+
+
+def fetch_speedscope(cache):
+    """speedscope's release build (package/dist/release: index.html, its
+    script, styles and fonts), unpacked as cache/speedscope/release."""
+    d = os.path.join(cache, "speedscope")
+    out = os.path.join(d, "release")
+    if os.path.exists(os.path.join(out, "index.html")):
+        return out
+    tarball = _npm_pack(SPEEDSCOPE_PACKAGE, d, "speedscope")
+    tmp = out + ".tmp"
+    shutil.rmtree(tmp, ignore_errors=True)
+    os.makedirs(tmp)
+    prefix = "package/dist/release/"
+    with tarfile.open(tarball) as tar:
+        for m in tar.getmembers():
+            name = m.name[len(prefix):]
+            # only regular files, by plain names, of the release folder
+            if m.isfile() and m.name.startswith(prefix) and name and "/" not in name \
+                    and not name.startswith("."):
+                _write_atomically(os.path.join(tmp, name), tar.extractfile(m).read())
+    if not os.path.exists(os.path.join(tmp, "index.html")):
+        raise FetchFailed(f"{os.path.basename(tarball)} has no {prefix}index.html")
+    os.rename(tmp, out)
+    return out
 
 
 def _suite():
