@@ -156,6 +156,37 @@ HK_NOINSTR static void find_fallback(void)
     strcpy(hk_config.fallback_dir, "/tmp");
 }
 
+/* Whether dir (absolute) is what `hookit run` made of typed: typed itself,
+ * or the directory it ran in followed by typed. */
+HK_NOINSTR static int made_from(const char *dir, const char *typed)
+{
+    size_t d = strlen(dir), t = strlen(typed);
+    if (typed[0] == '/')
+        return strcmp(dir, typed) == 0;
+    return d > t && dir[d - t - 1] == '/' && strcmp(dir + d - t, typed) == 0;
+}
+
+/* How the user named the output directory, for the line that says it
+ * cannot be used: "hookit run -o 'out' (/abs/out)" when HOOKIT_OUTPUT is
+ * still what hookit run made of its -o (HOOKIT_RUN_OUTPUT="-o out"), else
+ * "HOOKIT_OUTPUT='/abs/out'". */
+HK_NOINSTR static void output_origin(char *buf, size_t size)
+{
+    const char *run = getenv("HOOKIT_RUN_OUTPUT");
+    const char *typed = run ? strchr(run, ' ') : NULL;
+    if (typed && typed[1] && made_from(hk_config.output_dir, typed + 1)) {
+        int optlen = (int)(typed - run);
+        typed++;
+        if (typed[0] == '/')
+            snprintf(buf, size, "hookit run %.*s '%.1000s'", optlen, run, typed);
+        else
+            snprintf(buf, size, "hookit run %.*s '%.1000s' (%.1000s)", optlen, run, typed,
+                     hk_config.output_dir);
+        return;
+    }
+    snprintf(buf, size, "HOOKIT_OUTPUT='%.1000s'", hk_config.output_dir);
+}
+
 /* The output directory is made when missing; one that cannot be used is
  * reported now, in one line, and the fallback takes its place, so the run
  * still ends with its profile. */
@@ -169,8 +200,10 @@ HK_NOINSTR static void prepare_output(void)
         return;
     }
     int e = errno;
-    hk_log("HOOKIT_OUTPUT='%.1000s' cannot be used (%s): profiles go to %.1000s instead",
-           hk_config.output_dir, strerror(e), hk_config.fallback_dir);
+    char origin[2200];
+    output_origin(origin, sizeof origin);
+    hk_log("%s cannot be used (%s): profiles go to %.1000s instead", origin, strerror(e),
+           hk_config.fallback_dir);
     strcpy(hk_config.output_dir, hk_config.fallback_dir);
     hk_config.output_fallback = 1;
     errno = saved;

@@ -173,20 +173,35 @@ static int set_preload(const char *libhookit)
     return rc;
 }
 
-/* HOOKIT_OUTPUT made absolute, so it still holds if the program changes
- * directory. */
-static int set_output(const char *dir)
+/* "-o" or "--output", as the user typed the option whose argument is
+ * optarg: the word before it, or the word it is attached to ("-oDIR",
+ * "--output=DIR"). */
+static const char *option_spelling(char **argv, int optind, const char *optarg)
 {
-    if (dir[0] == '/')
-        return setenv("HOOKIT_OUTPUT", dir, 1);
+    const char *word = argv[optind - 1] == optarg && optind >= 2 ? argv[optind - 2] : argv[optind - 1];
+    return strncmp(word, "--", 2) == 0 ? "--output" : "-o";
+}
+
+/* HOOKIT_OUTPUT made absolute, so it still holds if the program changes
+ * directory; HOOKIT_RUN_OUTPUT keeps the option and the directory as
+ * typed ("-o out"), so a directory libhookit cannot use is reported in the
+ * user's words, not as a variable they never set. */
+static int set_output(const char *dir, const char *opt)
+{
+    char *typed = malloc(strlen(opt) + strlen(dir) + 2);
+    if (!typed)
+        return -1;
+    sprintf(typed, "%s %s", opt, dir);
+    int rc = setenv("HOOKIT_RUN_OUTPUT", typed, 1);
+    free(typed);
     char cwd[PATH_MAX];
-    if (!getcwd(cwd, sizeof cwd))
-        return setenv("HOOKIT_OUTPUT", dir, 1);
+    if (rc != 0 || dir[0] == '/' || !getcwd(cwd, sizeof cwd))
+        return rc ? rc : setenv("HOOKIT_OUTPUT", dir, 1);
     char *abs = malloc(strlen(cwd) + strlen(dir) + 2);
     if (!abs)
         return -1;
     sprintf(abs, "%s/%s", cwd, dir);
-    int rc = setenv("HOOKIT_OUTPUT", abs, 1);
+    rc = setenv("HOOKIT_OUTPUT", abs, 1);
     free(abs);
     return rc;
 }
@@ -201,7 +216,7 @@ int cmd_run(int argc, char **argv)
         { "help", no_argument, NULL, 'h' },
         { 0, 0, 0, 0 },
     };
-    const char *output = NULL, *profiler = NULL, *client = NULL;
+    const char *output = NULL, *output_opt = "-o", *profiler = NULL, *client = NULL;
     int c, all_processes = 0;
     cli_reset_getopt();
     /* "+": PROG's own options are never ours. */
@@ -209,6 +224,7 @@ int cmd_run(int argc, char **argv)
         switch (c) {
         case 'o':
             output = optarg;
+            output_opt = option_spelling(argv, optind, optarg);
             break;
         case 'p':
             profiler = optarg;
@@ -247,7 +263,7 @@ int cmd_run(int argc, char **argv)
         free(abs);
     }
     if (rc == 0 && output)
-        rc = set_output(output);
+        rc = set_output(output, output_opt);
     if (rc == 0 && profiler)
         rc = setenv("HOOKIT_PROFILER", profiler, 1);
     if (rc == 0)

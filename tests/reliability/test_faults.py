@@ -89,6 +89,33 @@ def test_run_output_dir_missing_is_created(tmp):
     hk.one_profile(os.path.join(tmp, "a", "b", "c"), "fault_app")
 
 
+def test_run_output_unusable_is_named_as_typed(tmp):
+    """hookit run -o DIR that cannot be used: the line names the option and
+    DIR as typed (the user set no HOOKIT_OUTPUT), then where DIR is; with
+    --output=DIR, that spelling.  A HOOKIT_OUTPUT the program sets itself
+    is still named as the variable."""
+    app(tmp)
+    open(os.path.join(tmp, "afile"), "w").close()
+    fb = os.path.join(tmp, "fallback")
+    os.makedirs(fb)
+    exe = os.path.join(tmp, "fault_app")
+    for opts, said in ((["-o", "afile"], "hookit run -o 'afile'"),
+                       (["--output=afile"], "hookit run --output 'afile'"),
+                       (["-o", os.path.join(tmp, "afile")], f"hookit run -o '{tmp}/afile'")):
+        p = hk.hookit(tmp, "run", *opts, "--", exe, check=False, env={"TMPDIR": fb})
+        assert (p.returncode, p.stdout) == (3, EXPECT), (p.returncode, p.stdout, p.stderr)
+        line = fallback_lines(p.stderr, os.path.join(tmp, "afile"), "Not a directory", fb)
+        start = hk.hookit_lines(p.stderr)[0]
+        assert f"]: {said} " in start and "HOOKIT_OUTPUT" not in start, (opts, start)
+        os.unlink(line)
+    bad = os.path.join(tmp, "afile", "sub")
+    p = hk.hookit(tmp, "run", "-o", "out", "--", "env", "HOOKIT_OUTPUT=" + bad, exe, check=False,
+                  env={"TMPDIR": fb})
+    lines = hk.hookit_lines(p.stderr)
+    assert any(f"HOOKIT_OUTPUT='{bad}' cannot be used" in l for l in lines), p.stderr
+    assert not any("hookit run -o" in l for l in lines), p.stderr
+
+
 def test_output_dir_not_a_directory_falls_back_to_tmpdir(tmp):
     app(tmp)
     bad = os.path.join(tmp, "afile")
