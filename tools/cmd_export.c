@@ -4,6 +4,7 @@
  */
 #include "tools/cli.h"
 #include "tools/export_opts.h"
+#include "tools/names.h"
 #include "tools/progress.h"
 #include "tools/srclines.h"
 
@@ -187,6 +188,11 @@ int cmd_export(int argc, char **argv)
     job.n = (size_t)(argc - optind);
     if (cli_load_profiles(argv + optind, job.n, &job.profiles) < 0)
         return EXIT_FAIL;
+    for (size_t i = 0; i < job.n; i++)
+        if (names_read_static_initializers(job.profiles[i].prof) < 0) {
+            cli_free_profiles(job.profiles, job.n);
+            return cli_fail("out of memory");
+        }
     /* The viewers of these formats show source (KCachegrind, pprof -list). */
     lines = lines && (!strcmp(job.fmt->name, "callgrind") || !strcmp(job.fmt->name, "pprof"));
     for (size_t i = 0; i < job.n && lines; i++)

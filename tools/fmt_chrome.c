@@ -18,6 +18,7 @@
 #include "tools/cli.h"
 #include "tools/export_opts.h"
 #include "tools/json.h"
+#include "tools/names.h"
 #include "profile/trace.h"
 
 #include <stdlib.h>
@@ -202,6 +203,12 @@ int export_chrome(FILE *out, struct loaded_profile *profiles, size_t n)
         char err[1024];
         if (!(trs[i] = trace_read_file(profiles[i].path, err, sizeof err))) {
             cli_fail("%s", err);
+            rc = -1;
+            break;
+        }
+        /* read anew, so named as the other formats name them */
+        if (names_read_static_initializers(trs[i]->meta) < 0) {
+            cli_fail("out of memory");
             rc = -1;
             break;
         }

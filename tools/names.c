@@ -226,21 +226,42 @@ static char *simple_name(const char *full, int keep_params, int keep_templates)
     return out;
 }
 
-/* "_GLOBAL__sub_I_X" (GCC's static initialiser of a file) as c++filt
- * writes the older form: "global constructors keyed to X", X demangled. */
-static char *static_initializer(const char *name)
+/* "_GLOBAL__sub_I_X" and "_GLOBAL__sub_D_X", the static initialiser and
+ * finaliser GCC and clang make per file, read as c++filt reads the older
+ * form of the same symbols ("_GLOBAL__I_X", which libiberty demangles and
+ * "_GLOBAL__sub_I_X" it leaves alone): "global constructors keyed to X",
+ * X demangled when mangled. */
+char *names_static_initializer(const char *name)
 {
-    static const char prefix[] = "_GLOBAL__sub_I_";
-    if (strncmp(name, prefix, sizeof prefix - 1) != 0)
+    static const char prefix[] = "_GLOBAL__sub_";
+    if (!name || strncmp(name, prefix, sizeof prefix - 1) != 0)
         return NULL;
-    const char *key = name + sizeof prefix - 1;
+    const char *kind = name + sizeof prefix - 1;
+    if ((kind[0] != 'I' && kind[0] != 'D') || kind[1] != '_' || !kind[2])
+        return NULL;
+    const char *key = kind + 2;
     char *dm = strncmp(key, "_Z", 2) == 0 ? a2n_demangle(key) : NULL;
     const char *k = dm ? dm : key;
     char *out = malloc(strlen(k) + 32);
     if (out)
-        sprintf(out, "global constructors keyed to %s", k);
+        sprintf(out, "global %s keyed to %s", kind[0] == 'I' ? "constructors" : "destructors", k);
     free(dm);
     return out;
+}
+
+int names_read_static_initializers(struct profile *p)
+{
+    for (uint32_t f = 0; p && f < p->nfuncs; f++) {
+        char *readable = names_static_initializer(p->funcs[f].name);
+        if (!readable)
+            continue;
+        const char *in = profile_intern(p, readable);
+        free(readable);
+        if (!in)
+            return -1;
+        p->funcs[f].name = in;
+    }
+    return 0;
 }
 
 static void free_display(void)
@@ -280,7 +301,7 @@ void names_use_profile(const struct profile *p)
     shown = p;
     for (uint32_t f = 0; f < p->nfuncs; f++) {
         const char *name = p->funcs[f].name ? p->funcs[f].name : "";
-        display[f] = static_initializer(name);
+        display[f] = names_static_initializer(name);
         if (!display[f] && names_demangle == DEMANGLE_SIMPLE && !kind_prefix(name)
             && strpbrk(name, "<("))
             display[f] = simple_name(name, 0, 0);

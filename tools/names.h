@@ -32,6 +32,16 @@ int names_parse_demangle(const char *mode);
  * stored one. */
 const char *names_display(const struct prof_func *f);
 
+/* "_GLOBAL__sub_I_X" as "global constructors keyed to X" (X demangled),
+ * "_GLOBAL__sub_D_X" as "global destructors keyed to X": c++filt's words
+ * for the older "_GLOBAL__I_X".  A malloc'd string, or NULL for any other
+ * name. */
+char *names_static_initializer(const char *name);
+/* The exports: p's static initialisers renamed so in p itself, as every
+ * format shows them (the profile file keeps the symbol; report
+ * --demangle=no shows it).  0, or -1 when out of memory. */
+int names_read_static_initializers(struct profile *p);
+
 /* report --lines: names_print_jprof adds " (file:line)" when known. */
 extern int names_show_lines;
 /* Work out the display names of p's functions for names_print_jprof (the

@@ -213,6 +213,7 @@ int view_listing(FILE *out, const char *path, const struct report_opts *o, int *
     struct trace *tr = trace_read_file(path, err, sizeof err);
     if (!tr)
         return cli_fail("%s", err);
+    names_use_profile(tr->meta); /* --demangle, as the other views */
     int rc = 0;
     if (o->interleave) {
         rc = list_interleaved(out, tr, o, threads_shown);
@@ -226,6 +227,7 @@ int view_listing(FILE *out, const char *path, const struct report_opts *o, int *
             rc = list_thread(out, tr, th, o);
         }
     }
+    names_use_profile(NULL);
     trace_free(tr);
     return rc;
 }

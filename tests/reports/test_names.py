@@ -2,7 +2,7 @@
 template arguments or parameters, unless needed to tell two functions
 apart), --demangle=full|simple|no, signatures ending in const, static
 initialisers, and the full name always in the JSON."""
-import os, re, sys
+import gzip, os, re, subprocess, sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import hk  # noqa: E402
@@ -124,3 +124,58 @@ def test_instantiations_told_apart_by_outer_template_arguments(tmp):
         assert "nested.pick<std::vector>(Tag<std::vector>*)" in simple, (compiler, simple)
         full = names(d, prof, "--demangle=full")
         assert [n for n in full if n.startswith("nested.int pick<std::map<std::__cxx11::basic_string<char")], full
+
+
+def cxxfilt_static_initializers(exe):
+    """{symbol: reference} for the program's _GLOBAL__sub_I_X: c++filt's
+    reading of the older form of the same symbol, _GLOBAL__I_X (c++filt and
+    nm -C leave _GLOBAL__sub_I_X as it is)."""
+    syms = [l.split()[-1] for l in subprocess.run(["nm", exe], capture_output=True, text=True,
+                                                   check=True).stdout.splitlines()
+            if l.split()[-1].startswith("_GLOBAL__sub_I_")]
+    old = [s.replace("_GLOBAL__sub_", "_GLOBAL__", 1) for s in syms]
+    out = subprocess.run(["c++filt"], input="\n".join(old) + "\n", capture_output=True, text=True,
+                         check=True).stdout.splitlines()
+    assert len(out) == len(syms) and all(o.startswith("global constructors keyed to ") for o in out), out
+    return dict(zip(syms, out))
+
+
+def test_static_initializers_read_alike_in_every_output(tmp):
+    """GCC's static initialisers, keyed to a definition and to a file name,
+    read as c++filt reads them (see above) in the JSON, the report, a
+    trace's listing, and the pprof, callgrind, folded, SVG and Chrome
+    exports; the symbol itself only with --demangle=no."""
+    if not hk.have("c++filt"):
+        hk.skip("c++filt (binutils) not installed")
+    progs = os.path.dirname(SRC)
+    exe = hk.cc(tmp, [os.path.join(progs, "static_init.cc"), os.path.join(progs, "static_init2.cc")],
+                "sinit", compiler="g++", flags=["-O0"], link_hookit=False)
+    want = cxxfilt_static_initializers(exe)
+    assert sorted(want.values()) == ["global constructors keyed to keyed_obj",
+                                     "global constructors keyed to static_init2.cc"], want
+    assert hk.hookit(tmp, "run", "--", exe).stdout == "keyed\nsecond\nmain\n"
+    prof = hk.one_profile(tmp, "sinit")
+    doc = hk.export_json(tmp, prof)
+    json_names = {n["name"] for _, n in hk.walk(doc["threads"][0]["roots"])}
+    out = {"json": "\n".join(sorted(json_names))}
+    for fmt in ("folded", "callgrind", "svg"):
+        out[fmt] = hk.hookit(tmp, "export", "--format=" + fmt, prof).stdout
+    pb = os.path.join(tmp, "sinit.pb.gz")
+    hk.hookit(tmp, "export", "--format=pprof", "-o", pb, prof)
+    out["pprof"] = gzip.open(pb).read().decode("latin-1")       # its string table
+    hk.run(tmp, [exe], env={"HOOKIT_PROFILER": "libhktrace.so", "LD_PRELOAD": hk.LIBHOOKIT})
+    trace = [f for f in os.listdir(tmp) if f.endswith(".trace")]
+    assert len(trace) == 1, os.listdir(tmp)
+    out["chrome"] = hk.hookit(tmp, "export", "--format=chrome", os.path.join(tmp, trace[0])).stdout
+    out["trace listing"] = hk.hookit(tmp, "report", os.path.join(tmp, trace[0])).stdout
+    for mode in ("simple", "full"):
+        out["report " + mode] = "\n".join(names(tmp, prof, "--demangle=" + mode))
+    raw = names(tmp, prof, "--demangle=no")
+    for sym, readable in want.items():
+        assert readable in json_names, (readable, json_names)
+        for what, text in out.items():
+            assert readable in text and sym not in text, (what, sym, readable, text[:2000])
+        assert f"sinit.{readable}()" in out["report simple"].splitlines(), out["report simple"]
+        assert f"sinit.{sym}" in raw, raw
+    assert re.search(r"^fn=\(\d+\) global constructors keyed to keyed_obj$", out["callgrind"], re.M), \
+        out["callgrind"]
