@@ -110,6 +110,8 @@ JP_NOINSTR void jp_pending_apply(struct jp_thread *t)
         reset_tree(t, at);
     else if (req & ARENA_REQ_ZERO)
         zero_tree(t, at);
+    if (req & ARENA_REQ_PENDING)
+        jp_wait_cut(t, at);
 }
 
 /* Not busy: apply what is pending now, unless the thread is inside the
@@ -128,6 +130,7 @@ JP_NOINSTR static void apply_local(struct jp_thread *t, uint32_t cmd, uint64_t a
         reset_tree(t, at);
     else if (cmd == ARENA_CMD_ZEROBASE)
         zero_tree(t, at);
+    jp_wait_cut(t, at); /* a wait this thread is in (a handler gave the command) */
 }
 
 /* Every other thread: the ended ones (frozen: their threads are gone) are
