@@ -159,6 +159,23 @@ JP_NOINSTR static void apply_everywhere(struct jp_thread *self, uint32_t cmd)
     }
 }
 
+/* The command in the arena's control log (profile/arena.h), for the
+ * profiles made after it: CLOCK_MONOTONIC, which the process block's
+ * start is read with.  A log another writer holds (a command at the same
+ * instant, or the one a signal handler interrupted) is left to it. */
+JP_NOINSTR static void log_command(uint32_t cmd)
+{
+    struct arena_control_log *log = jp_at(ARENA_CONTROL_LOG_REF);
+    uint32_t seq = __atomic_load_n(&log->seq, __ATOMIC_RELAXED);
+    if ((seq & 1) || !__atomic_compare_exchange_n(&log->seq, &seq, seq + 1, 0, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
+        return;
+    __atomic_thread_fence(__ATOMIC_RELEASE);
+    log->command = cmd;
+    log->count++;
+    log->mono_ns = hk_mono_ns();
+    __atomic_store_n(&log->seq, seq + 2, __ATOMIC_RELEASE);
+}
+
 /* ---- a thread's copy of its own tree ---------------------------------------- */
 
 /* Allocates nothing (arena slots aside): this runs at a hook exit, maybe
@@ -236,6 +253,7 @@ JP_NOINSTR static uint32_t run_command(struct jp_thread *t, uint32_t cmd)
     case ARENA_CMD_ZEROBASE:
         jp_metrics_control(cmd);    /* I/O and memory numbers (metrics.c) */
         apply_everywhere(t, cmd == ARENA_CMD_RESET ? ARENA_CMD_RESET : ARENA_CMD_ZEROBASE);
+        log_command(cmd);
         return 0;
     default:
         return EINVAL;

@@ -5,7 +5,7 @@ writes, so the command is pending for each blocked thread, every reader
 thread applies it, as of the command's moment, before its next change.
 The call counts are the program's own (tests/live/resetwait.c), not read
 back from hookit's output."""
-import os, signal, subprocess, time
+import os, re, signal, subprocess, time
 
 import hk
 
@@ -208,3 +208,74 @@ def test_reset_cuts_blocked_io_and_wait(tmp):
 
 def test_zerobase_cuts_blocked_io_and_wait(tmp):
     run_blocked_io(tmp, "zerobase")
+
+
+def report_line(tmp, prof):
+    r = hk.hookit(tmp, "report", prof, check=False)
+    assert r.returncode == 1 and r.stdout == "", r
+    lines = r.stderr.splitlines()
+    assert len(lines) == 1, r.stderr
+    return lines[0]
+
+
+def test_report_after_reset_names_it(tmp):
+    """`hookit report` of a profile with no call counted because of a reset
+    or zerobase says so, with the command and its moment (checked against
+    when the test sent it), not "no instrumented function ran"."""
+    exe = hk.cc(tmp, [IO_SRC], "resetio", libs=["-lpthread"])
+    rt = os.path.join(tmp, "rt")
+    env = hk.test_env(HOOKIT_OUTPUT=tmp, HOOKIT_RUNTIME_DIR=rt)
+    ctl = {"HOOKIT_RUNTIME_DIR": rt}
+    started = time.monotonic_ns()
+    p = subprocess.Popen([exe, "1500"], cwd=tmp, env=env, stdin=subprocess.PIPE,
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        line = p.stdout.readline().split()
+        assert line[:1] == ["ready"], line
+        ready, pid = time.monotonic_ns(), int(line[1])
+        snap = os.path.join(tmp, "s.prof")
+        # before any command: the program's calls (main, read_input, worker...)
+        hk.hookit(tmp, "snapshot", "-o", snap, str(pid), env=ctl)
+        assert hk.hookit(tmp, "report", snap).returncode == 0
+        os.unlink(snap)
+        time.sleep(0.2)
+        seen = {}
+        for cmd in ("reset", "zerobase"):
+            cmd0 = time.monotonic_ns()
+            hk.hookit(tmp, "ctl", str(pid), cmd, env=ctl)
+            cmd1 = time.monotonic_ns()
+            hk.hookit(tmp, "snapshot", "-o", snap, str(pid), env=ctl)
+            seen[cmd] = (cmd0, cmd1, report_line(tmp, snap), hk.export_json(tmp, snap))
+            os.unlink(snap)
+        hk.hookit(tmp, "ctl", str(pid), "flush", env=ctl)
+        flushed = hk.one_profile(tmp, "resetio")
+        p.communicate("go\n", timeout=30)
+    finally:
+        if p.poll() is None:
+            p.kill()
+            p.communicate()
+    assert p.returncode == 0
+    for cmd, (cmd0, cmd1, said, doc) in seen.items():
+        m = re.fullmatch(r"hookit: report: (\S+): no call completed since the (\w+) ([0-9.]+) s "
+                         r"after the start \(`hookit ctl (\w+)`\): the calls before it were ([^;]*)(; .*)?",
+                         said)
+        assert m, said
+        assert m[2] == m[4] == cmd, said
+        assert m[5] == ("discarded" if cmd == "reset" else "zeroed, their contexts kept"), said
+        if cmd == "zerobase":
+            assert m[6] == "; 2 resets and zerobases in all", said
+        else:
+            assert m[6] is None, said
+        # the moment, after the process's start: between [cmd0 - ready, cmd1 - started]
+        lo, hi = (cmd0 - ready) / 1e9, (cmd1 - started) / 1e9
+        assert lo - 0.001 <= float(m[3]) <= hi + 0.001, (said, lo, hi)
+        meta = doc["process"]["meta"]
+        assert meta["reset_command"] == cmd and meta["reset_count"] == (1 if cmd == "reset" else 2)
+        assert lo * 1e9 <= meta["reset_at_ns"] <= hi * 1e9, (meta, lo, hi)
+    # the profile the process wrote itself says the same of its last command
+    said = report_line(tmp, flushed)
+    m = re.search(r"no call completed since the zerobase ([0-9.]+) s after the start", said)
+    assert m, said
+    cmd0, cmd1 = seen["zerobase"][:2]
+    lo, hi = (cmd0 - ready) / 1e9, (cmd1 - started) / 1e9
+    assert lo - 0.001 <= float(m[1]) <= hi + 0.001, (said, lo, hi)
