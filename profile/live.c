@@ -433,8 +433,7 @@ static uint64_t process_now(const struct live *l, double *ticks_per_ns)
     }
     uint64_t mono, tsc;
     do {
-        mono = hk_mono_ns();
-        tsc = hk_counter();
+        hk_clock_pair(&mono, &tsc);
         if (mono - pr->start_mono_ns < MIN_RATE_NS)
             nap_us(200);
     } while (mono - pr->start_mono_ns < MIN_RATE_NS);

@@ -321,8 +321,7 @@ JP_NOINSTR static void fill_process_block(void)
 {
     struct arena_process *pr = process_block();
     memset(pr, 0, sizeof *pr);
-    pr->start_mono_ns = clock_ns(CLOCK_MONOTONIC);
-    pr->start_tsc = hk_counter();
+    hk_clock_pair(&pr->start_mono_ns, &pr->start_tsc); /* a reader's rate is measured from them */
     pr->start_wall_ns = clock_ns(CLOCK_REALTIME);
     pr->proc_starttime = registry_starttime(getpid());
     pr->uid = (uint32_t)geteuid();
