@@ -68,8 +68,7 @@ int hk_counter_usable(void);
  * (the hookit command) has the header's clocks only. */
 #define HK_CLOCK_PAIR_GOOD_NS 2000u /* taken at once: a few reads' time, far below a pre-emption */
 #define HK_CLOCK_PAIR_TRIES 16
-__attribute__((no_instrument_function))
-static inline void hk_clock_pair(uint64_t *mono, uint64_t *counter)
+__attribute__((no_instrument_function)) static inline void hk_clock_pair(uint64_t *mono, uint64_t *counter)
 {
     uint64_t best = UINT64_MAX;
     for (int i = 0; i < HK_CLOCK_PAIR_TRIES && best > HK_CLOCK_PAIR_GOOD_NS; i++) {

@@ -222,9 +222,9 @@ struct arena_process {
 
 struct arena_control_log {
     volatile uint32_t seq;
-    uint32_t command;               /* ARENA_CMD_RESET or ARENA_CMD_ZEROBASE; 0: none yet */
-    uint64_t count;                 /* reset and zerobase commands carried out */
-    uint64_t mono_ns;               /* CLOCK_MONOTONIC at the last one (arena_process.start_mono_ns's clock) */
+    uint32_t command; /* ARENA_CMD_RESET or ARENA_CMD_ZEROBASE; 0: none yet */
+    uint64_t count;   /* reset and zerobase commands carried out */
+    uint64_t mono_ns; /* CLOCK_MONOTONIC at the last one (arena_process.start_mono_ns's clock) */
 };
 
 /* A node of a thread's own copy (ARENA_REQ_COPY) and of a reader's copy:

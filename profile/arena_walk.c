@@ -281,9 +281,13 @@ int arena_control_log_meta(struct profile *p, const struct arena_control_log *lo
     struct arena_control_log c;
     if (!log || arena_control_log_read(log, &c) != 0 || !c.count)
         return 0;
-    const char *what = c.command == ARENA_CMD_RESET ? "reset" : c.command == ARENA_CMD_ZEROBASE ? "zerobase" : NULL;
+    const char *what = NULL;
+    if (c.command == ARENA_CMD_RESET)
+        what = "reset";
+    else if (c.command == ARENA_CMD_ZEROBASE)
+        what = "zerobase";
     if (!what)
-        return 0;               /* a damaged log: say nothing rather than something wrong */
+        return 0; /* a damaged log: say nothing rather than something wrong */
     int rc = profile_set_meta(p, "reset_command", what);
     rc |= procinfo_set_meta_u64(p, "reset_count", c.count);
     rc |= procinfo_set_meta_u64(p, "reset_at_ns", c.mono_ns > start_mono_ns ? c.mono_ns - start_mono_ns : 0);

@@ -246,7 +246,8 @@ static int check_arena(struct live *l, char *err, size_t errlen)
                  "could not remove", (int)l->pid, l->path);
         return -1;
     }
-    if (memcmp(h->magic, ARENA_MAGIC, 8) || h->version < ARENA_VERSION_MIN || h->version > ARENA_VERSION || h->slot_size != ARENA_SLOT) {
+    if (memcmp(h->magic, ARENA_MAGIC, 8) || h->version < ARENA_VERSION_MIN || h->version > ARENA_VERSION
+        || h->slot_size != ARENA_SLOT) {
         snprintf(err, errlen, "%s is not a hookit arena of this version", l->path);
         return -1;
     }

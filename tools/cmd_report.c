@@ -470,9 +470,10 @@ static void say_empty(const char *path, const struct profile *p)
         double secs = at ? strtod(at, NULL) / 1e9 : 0;
         unsigned long long times = count ? strtoull(count, NULL, 10) : 1;
         int zero = !strcmp(cmd, "zerobase");
-        fprintf(stderr, "hookit: report: %s: no call completed since the %s %.3f s after the start "
-                "(`hookit ctl %s`): the calls before it were %s", path, cmd, secs, cmd,
-                zero ? "zeroed, their contexts kept" : "discarded");
+        fprintf(stderr,
+                "hookit: report: %s: no call completed since the %s %.3f s after the start "
+                "(`hookit ctl %s`): the calls before it were %s",
+                path, cmd, secs, cmd, zero ? "zeroed, their contexts kept" : "discarded");
         if (times > 1)
             fprintf(stderr, "; %llu resets and zerobases in all", times);
         fputc('\n', stderr);
@@ -480,15 +481,18 @@ static void say_empty(const char *path, const struct profile *p)
     }
     if (empty_kind(p) == EMPTY_INHERITED) {
         uint64_t frames = node_count(p);
-        fprintf(stderr, "hookit: report: %s: no call completed in process %d: its tree holds only the "
-                "%llu frame%s open in its parent when it forked\n", path, (int)p->process.pid,
-                (unsigned long long)frames, frames == 1 ? "" : "s");
+        fprintf(stderr,
+                "hookit: report: %s: no call completed in process %d: its tree holds only the "
+                "%llu frame%s open in its parent when it forked\n",
+                path, (int)p->process.pid, (unsigned long long)frames, frames == 1 ? "" : "s");
         return;
     }
     const char *exe = p->process.exe ? p->process.exe : "";
     const char *base = strrchr(exe, '/') ? strrchr(exe, '/') + 1 : exe;
-    fprintf(stderr, "hookit: report: %s: no instrumented function ran: was %s built with "
-            "-finstrument-functions?\n", path, *base ? base : "the program");
+    fprintf(stderr,
+            "hookit: report: %s: no instrumented function ran: was %s built with "
+            "-finstrument-functions?\n",
+            path, *base ? base : "the program");
 }
 
 /* "left out, WHY: PATH..." for the profiles of one kind among others. */

@@ -167,7 +167,8 @@ JP_NOINSTR static void log_command(uint32_t cmd)
 {
     struct arena_control_log *log = jp_at(ARENA_CONTROL_LOG_REF);
     uint32_t seq = __atomic_load_n(&log->seq, __ATOMIC_RELAXED);
-    if ((seq & 1) || !__atomic_compare_exchange_n(&log->seq, &seq, seq + 1, 0, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
+    if ((seq & 1)
+        || !__atomic_compare_exchange_n(&log->seq, &seq, seq + 1, 0, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
         return;
     __atomic_thread_fence(__ATOMIC_RELEASE);
     log->command = cmd;

@@ -6,8 +6,14 @@
 #include <pthread.h>
 #include <stdio.h>
 #include <unistd.h>
-static void *blocked(void *a) { for (;;) sleep(100); return a; }
-int main(void) {
+static void *blocked(void *a)
+{
+    for (;;)
+        sleep(100);
+    return a;
+}
+int main(void)
+{
     int cancelled = 0;
     for (int i = 0; i < 200; i++) {
         pthread_t t;
