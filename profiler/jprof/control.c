@@ -70,6 +70,16 @@ JP_NOINSTR static void zero_tree(struct jp_thread *t, uint64_t at)
     t->rec->dropped = t->rec->unmatched = 0;
 }
 
+/* An open frame's node old was re-made as new: a wait in progress there
+ * (a reset applied during it, by a signal handler's hook) goes on in the
+ * new context, so a profile made meanwhile (jp_wait_thread) and its end
+ * without an event (wait_charge) find it. */
+JP_NOINSTR static void remade(struct jp_thread *t, arena_ref old, arena_ref new)
+{
+    if (t->wait.active && t->wait.node == old)
+        t->wait.node = new;
+}
+
 /* A fresh root with the open path re-made under it (each frame's time
  * counted from `at`, or its entry if later): everything before is gone
  * from the profile.  The old nodes stay where they are (readers may be
@@ -79,6 +89,7 @@ JP_NOINSTR static void reset_tree(struct jp_thread *t, uint64_t at)
     arena_ref root = jp_node_new(t, 0, 0);
     if (root) {
         uint32_t depth = jp_depth(t);
+        remade(t, t->stack[0].node, root);
         t->stack[0].node = root;
         t->cur = root;
         t->rec->depth = 0;
@@ -86,6 +97,7 @@ JP_NOINSTR static void reset_tree(struct jp_thread *t, uint64_t at)
             arena_ref n = jp_node_new(t, t->stack[i - 1].node, jp_node(t->stack[i].node)->fn);
             if (!n)
                 break;
+            remade(t, t->stack[i].node, n);
             t->stack[i].node = n;
             if (t->stack[i].t0 < at)
                 t->stack[i].t0 = at;

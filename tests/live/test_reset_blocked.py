@@ -134,7 +134,10 @@ def span_bounds(end_ns, cmd0, cmd1, what):
     return lo * 0.99 - 2_000_000, hi * 1.01 + 2_000_000
 
 
-def run_blocked_io(tmp, cmd):
+POKE_AT_MS = 380                # poke: SIGUSR1, main's handler applies the command
+
+
+def run_blocked_io(tmp, cmd, poke=False):
     exe = hk.cc(tmp, [IO_SRC], "resetio", libs=["-lpthread"])
     rt = os.path.join(tmp, "rt")
     env = hk.test_env(HOOKIT_OUTPUT=tmp, HOOKIT_RUNTIME_DIR=rt)
@@ -151,6 +154,9 @@ def run_blocked_io(tmp, cmd):
         r = hk.hookit(tmp, "ctl", str(pid), cmd, check=False, env=ctl)
         cmd1 = time.monotonic_ns()
         assert r.returncode == 0 and r.stdout.strip() == f"process {pid}: {cmd} done", r
+        if poke:
+            time.sleep(max(0, ready / 1e9 + POKE_AT_MS / 1e3 - time.monotonic()))
+            os.kill(pid, signal.SIGUSR1)
         time.sleep(max(0, ready / 1e9 + FLUSH_AT_MS / 1e3 - time.monotonic()))
         flush0 = time.monotonic_ns()
         hk.hookit(tmp, "ctl", str(pid), "flush", env=ctl)
@@ -165,6 +171,7 @@ def run_blocked_io(tmp, cmd):
             p.communicate()
     assert p.returncode == 0, (out, err)
     mark = {w[0]: [int(x) for x in w[1:3]] for w in (ln.split() for ln in out.splitlines())}
+    assert mark["usr1"][0] == (1 if poke else 0), out
     read_t0, read_t1 = mark["read"]
     sleep_t0, sleep_t1 = mark["sleep"]
     assert read_t0 < cmd0 and sleep_t0 < cmd0, ("both blocked before the command", mark, cmd0)
@@ -208,6 +215,14 @@ def test_reset_cuts_blocked_io_and_wait(tmp):
 
 def test_zerobase_cuts_blocked_io_and_wait(tmp):
     run_blocked_io(tmp, "zerobase")
+
+
+def test_reset_applied_by_a_handler_during_the_read(tmp):
+    """The same, with main applying the reset itself during its read, at
+    the hook of a signal handler: the read's wait then goes on in the
+    re-made context, where the flush finds it (before: the wait still
+    named the old node, and the flush showed no wait for the read)."""
+    run_blocked_io(tmp, "reset", poke=True)
 
 
 def report_line(tmp, prof):
