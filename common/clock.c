@@ -53,8 +53,10 @@ NOINSTR int hk_counter_usable(void)
 NOINSTR void hk_clock_start(struct hk_clock *c, int want_counter)
 {
     c->counter = want_counter && hk_counter_usable();
-    c->mono0 = hk_mono_ns();
-    c->counter0 = c->counter ? hk_counter() : c->mono0;
+    if (c->counter)
+        hk_clock_pair(&c->mono0, &c->counter0);
+    else
+        c->counter0 = c->mono0 = hk_mono_ns();
     c->ticks_per_ns = 1.0;
 }
 
@@ -64,8 +66,7 @@ NOINSTR double hk_clock_rate(const struct hk_clock *c, uint64_t min_ns)
         return 1.0;
     uint64_t mono, ticks;
     do {
-        mono = hk_mono_ns();
-        ticks = hk_counter();
+        hk_clock_pair(&mono, &ticks);
     } while (mono - c->mono0 < min_ns);
     double rate = (double)(ticks - c->counter0) / (double)(mono - c->mono0);
     return rate > 0 ? rate : 1.0;

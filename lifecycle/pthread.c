@@ -102,8 +102,21 @@ static void lc_thread_cleanup(void *arg)
         lc_own_end();
 }
 
+/* A cancellation requested before the thread reached the program's start
+ * routine (pthread_cancel right after pthread_create, or a creator that
+ * outran a thread slow to be scheduled) must not act inside the
+ * trampoline: the callbacks' own cancellation points (a client's
+ * write(), the profiler's thread set-up) would end the thread before
+ * init_thread completed and before the cleanup handler that gives
+ * fini_thread was pushed, leaving a registered thread the exit shoot-down
+ * waits for in vain.  So the trampoline runs with cancellation disabled and
+ * restores the thread's state just before the start routine: the request
+ * acts at the routine's first cancellation point, as without hookit, with
+ * init_thread given and fini_thread to come from the cleanup handler. */
 LC_THREAD_START_FUNC static void *lc_thread_start(void *arg)
 {
+    int cancel_state;
+    pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &cancel_state);
     volatile char bottom[8] = "stakbot";
     struct lc_start start = *(struct lc_start *)arg;
     lc_release(arg);
@@ -126,6 +139,7 @@ LC_THREAD_START_FUNC static void *lc_thread_start(void *arg)
     if (!live) {
         lc_self = NULL;
         lc_release(t);
+        pthread_setcancelstate(cancel_state, NULL);
         return start.fn(start.arg);
     }
 
@@ -141,6 +155,7 @@ LC_THREAD_START_FUNC static void *lc_thread_start(void *arg)
 
     void *ret;
     pthread_cleanup_push(lc_thread_cleanup, t);
+    pthread_setcancelstate(cancel_state, NULL);
     ret = start.fn(start.arg);
     pthread_cleanup_pop(1);
     return ret;

@@ -7,7 +7,8 @@
  * mapping may sit at any address in the reader.
  *
  * Slot 0 holds struct arena_header; reference 0 means "none"; slot 1
- * holds struct arena_process.
+ * holds struct arena_process; slot 2 (version 2 on) struct
+ * arena_control_log, slot 3 is spare (allocations are slot pairs).
  *
  * Writers and readers (see docs/live.md):
  *  - Only a thread writes its own nodes and thread record.
@@ -51,7 +52,9 @@
  * libhookit did not see): readers take it for no process, `hookit
  * recover` and the next registration remove it without a profile. */
 #define ARENA_MAGIC_ENDED "HKENDED1"
-#define ARENA_VERSION 1
+/* 2: slot 2 holds struct arena_control_log.  Readers take 1 too (no log). */
+#define ARENA_VERSION 2
+#define ARENA_VERSION_MIN 1
 #define ARENA_SLOT 64u
 
 typedef uint32_t arena_ref;
@@ -203,6 +206,27 @@ struct arena_process {
     uint32_t sample_us;             /* timer=sample: the sampling period (time = samples), else 0 */
 };
 
+/*
+ * The last reset or zerobase (`hookit ctl`, or the program's own
+ * HOOKIT_EV_RESET/ZEROBASE): slot 2 (ARENA_CONTROL_LOG_REF), version 2 on.
+ * It lets a profile say why every count is zero ("reset 3.2 s after the
+ * start, no call completed since") rather than "no instrumented function
+ * ran".  Written by whoever carries the command out: seq goes odd (a CAS
+ * from even: a writer that finds it odd, another command at the same
+ * instant or the one its signal handler interrupted, leaves it to that
+ * one), the fields, seq even.  A reader copies it between two equal even
+ * seq loads.  A fork child keeps its parent's: its tree is the one after
+ * those commands.
+ */
+#define ARENA_CONTROL_LOG_REF 2u
+
+struct arena_control_log {
+    volatile uint32_t seq;
+    uint32_t command; /* ARENA_CMD_RESET or ARENA_CMD_ZEROBASE; 0: none yet */
+    uint64_t count;   /* reset and zerobase commands carried out */
+    uint64_t mono_ns; /* CLOCK_MONOTONIC at the last one (arena_process.start_mono_ns's clock) */
+};
+
 /* A node of a thread's own copy (ARENA_REQ_COPY) and of a reader's copy:
  * the tree in preorder, parent given as an index into the copy. */
 struct arena_copy_node {
@@ -218,5 +242,6 @@ _Static_assert(sizeof(struct arena_header) <= ARENA_SLOT, "header is one slot");
 _Static_assert(sizeof(struct arena_node) == ARENA_SLOT, "a node is one slot");
 _Static_assert(sizeof(struct arena_thread) <= ARENA_THREAD_SLOTS * ARENA_SLOT, "thread record");
 _Static_assert(sizeof(struct arena_process) == ARENA_SLOT, "process block is one slot");
+_Static_assert(sizeof(struct arena_control_log) <= ARENA_SLOT, "control log is one slot");
 
 #endif

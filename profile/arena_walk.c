@@ -1,6 +1,7 @@
 /* One walk of a thread's arena tree, shared by the profiler and the live
  * reader (arena_walk.h). */
 #include "profile/arena_walk.h"
+#include "profile/procinfo.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -252,4 +253,43 @@ int arena_copy_to_thread(struct profile *p, struct arena_funcs *funcs,
     free(child_sum);
     free(below);
     return rc;
+}
+
+/* ---- the control log ------------------------------------------------------------ */
+
+int arena_control_log_read(const struct arena_control_log *log, struct arena_control_log *out)
+{
+    for (int tries = 0; tries < 1000; tries++) {
+        uint32_t seq = __atomic_load_n(&log->seq, __ATOMIC_ACQUIRE);
+        if (seq & 1)
+            continue;
+        out->command = __atomic_load_n(&log->command, __ATOMIC_RELAXED);
+        out->count = __atomic_load_n(&log->count, __ATOMIC_RELAXED);
+        out->mono_ns = __atomic_load_n(&log->mono_ns, __ATOMIC_RELAXED);
+        __atomic_thread_fence(__ATOMIC_ACQUIRE);
+        if (__atomic_load_n(&log->seq, __ATOMIC_RELAXED) == seq) {
+            out->seq = seq;
+            return 0;
+        }
+    }
+    memset(out, 0, sizeof *out);
+    return -1;
+}
+
+int arena_control_log_meta(struct profile *p, const struct arena_control_log *log, uint64_t start_mono_ns)
+{
+    struct arena_control_log c;
+    if (!log || arena_control_log_read(log, &c) != 0 || !c.count)
+        return 0;
+    const char *what = NULL;
+    if (c.command == ARENA_CMD_RESET)
+        what = "reset";
+    else if (c.command == ARENA_CMD_ZEROBASE)
+        what = "zerobase";
+    if (!what)
+        return 0; /* a damaged log: say nothing rather than something wrong */
+    int rc = profile_set_meta(p, "reset_command", what);
+    rc |= procinfo_set_meta_u64(p, "reset_count", c.count);
+    rc |= procinfo_set_meta_u64(p, "reset_at_ns", c.mono_ns > start_mono_ns ? c.mono_ns - start_mono_ns : 0);
+    return rc ? -1 : 0;
 }

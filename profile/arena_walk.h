@@ -95,6 +95,22 @@ int arena_copy_to_thread(struct profile *p, struct arena_funcs *funcs,
                          const struct arena_frame *stack, uint32_t depth, uint64_t now,
                          const struct arena_timing *tm, struct prof_thread *th);
 
+/*
+ * The control log (struct arena_control_log, slot 2 of a version-2 arena)
+ * copied between two equal even seq loads into *out; 0, or -1 when a
+ * writer held it through every try (out then says no command).  The
+ * writer's side is libjprof's (control.c).
+ */
+int arena_control_log_read(const struct arena_control_log *log, struct arena_control_log *out);
+/*
+ * The last reset or zerobase as p's metadata, when there was one (log
+ * may be NULL: none):
+ * reset_command (reset or zerobase), reset_count, reset_at_ns (after
+ * start_mono_ns, the process's start; 0 when before it: a fork child's
+ * parent's).  0 or -1 (out of memory).  docs/profile-format.md.
+ */
+int arena_control_log_meta(struct profile *p, const struct arena_control_log *log, uint64_t start_mono_ns);
+
 /* ticks to ns, rounded, as libjprof does. */
 static inline uint64_t arena_ticks_to_ns(uint64_t ticks, double ticks_per_ns)
 {

@@ -246,7 +246,8 @@ static int check_arena(struct live *l, char *err, size_t errlen)
                  "could not remove", (int)l->pid, l->path);
         return -1;
     }
-    if (memcmp(h->magic, ARENA_MAGIC, 8) || h->version != ARENA_VERSION || h->slot_size != ARENA_SLOT) {
+    if (memcmp(h->magic, ARENA_MAGIC, 8) || h->version < ARENA_VERSION_MIN || h->version > ARENA_VERSION
+        || h->slot_size != ARENA_SLOT) {
         snprintf(err, errlen, "%s is not a hookit arena of this version", l->path);
         return -1;
     }
@@ -433,8 +434,7 @@ static uint64_t process_now(const struct live *l, double *ticks_per_ns)
     }
     uint64_t mono, tsc;
     do {
-        mono = hk_mono_ns();
-        tsc = hk_counter();
+        hk_clock_pair(&mono, &tsc);
         if (mono - pr->start_mono_ns < MIN_RATE_NS)
             nap_us(200);
     } while (mono - pr->start_mono_ns < MIN_RATE_NS);
@@ -942,6 +942,9 @@ static int fill_process(struct live *l, const struct live_snapshot *s, struct pr
     rc |= procinfo_set_meta_u64(p, "live_threads_self_copied", self);
     rc |= procinfo_set_meta_u64(p, "dropped_events", dropped);
     rc |= procinfo_set_meta_u64(p, "unmatched_exits", unmatched);
+    if (header(l)->version >= 2)
+        rc |= arena_control_log_meta(p, at(l, ARENA_CONTROL_LOG_REF, sizeof(struct arena_control_log)),
+                                     pr->start_mono_ns);
     return rc ? -1 : 0;
 }
 

@@ -434,6 +434,82 @@ static int is_trace(const struct profile *p)
     return src && !strcmp(src, "trace");
 }
 
+/* Why a profile has nothing to report, if it has not: its program ran
+ * none of its instrumented code; its counts were reset (or zeroed) and no
+ * call completed since; or it is a fork child that completed no call, its
+ * tree only the frames open in its parent at the fork (context, not
+ * calls). */
+enum empty_kind { EMPTY_NOT, EMPTY_NEVER_RAN, EMPTY_RESET, EMPTY_INHERITED };
+
+static uint64_t node_count(const struct profile *p)
+{
+    uint64_t n = 0;
+    for (uint32_t t = 0; t < p->nthreads; t++)
+        n += p->threads[t].nnodes;
+    return n;
+}
+
+static enum empty_kind empty_kind(const struct profile *p)
+{
+    if (is_trace(p) || profile_ran_code(p))
+        return EMPTY_NOT;
+    if (profile_get_meta(p, "reset_command"))
+        return EMPTY_RESET;
+    return node_count(p) ? EMPTY_INHERITED : EMPTY_NEVER_RAN;
+}
+
+/* The one line for a profile with nothing to report, alone.  A reset or
+ * zerobase (its metadata, docs/profile-format.md) is named with its moment:
+ * the functions did run, their counts were discarded or zeroed. */
+static void say_empty(const char *path, const struct profile *p)
+{
+    if (empty_kind(p) == EMPTY_RESET) {
+        const char *cmd = profile_get_meta(p, "reset_command");
+        const char *at = profile_get_meta(p, "reset_at_ns");
+        const char *count = profile_get_meta(p, "reset_count");
+        double secs = at ? strtod(at, NULL) / 1e9 : 0;
+        unsigned long long times = count ? strtoull(count, NULL, 10) : 1;
+        int zero = !strcmp(cmd, "zerobase");
+        fprintf(stderr,
+                "hookit: report: %s: no call completed since the %s %.3f s after the start "
+                "(`hookit ctl %s`): the calls before it were %s",
+                path, cmd, secs, cmd, zero ? "zeroed, their contexts kept" : "discarded");
+        if (times > 1)
+            fprintf(stderr, "; %llu resets and zerobases in all", times);
+        fputc('\n', stderr);
+        return;
+    }
+    if (empty_kind(p) == EMPTY_INHERITED) {
+        uint64_t frames = node_count(p);
+        fprintf(stderr,
+                "hookit: report: %s: no call completed in process %d: its tree holds only the "
+                "%llu frame%s open in its parent when it forked\n",
+                path, (int)p->process.pid, (unsigned long long)frames, frames == 1 ? "" : "s");
+        return;
+    }
+    const char *exe = p->process.exe ? p->process.exe : "";
+    const char *base = strrchr(exe, '/') ? strrchr(exe, '/') + 1 : exe;
+    fprintf(stderr,
+            "hookit: report: %s: no instrumented function ran: was %s built with "
+            "-finstrument-functions?\n",
+            path, *base ? base : "the program");
+}
+
+/* "left out, WHY: PATH..." for the profiles of one kind among others. */
+static void left_out(const struct loaded_profile *ps, size_t n, enum empty_kind kind, const char *why)
+{
+    int any = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (empty_kind(ps[i].prof) != kind)
+            continue;
+        if (!any++)
+            fprintf(stderr, "hookit: report: left out, %s:", why);
+        fprintf(stderr, " %s", ps[i].path);
+    }
+    if (any)
+        fputc('\n', stderr);
+}
+
 /* --merge: every profile into one; --merge-threads: each profile's threads
  * into one.  Replaces ps[i].prof (the originals are freed). */
 static int combine(struct loaded_profile *ps, size_t *n, const struct report_opts *o)
@@ -636,36 +712,32 @@ int cmd_report(int argc, char **argv)
             newest_free(found, nfound);
             return cli_fail("out of memory");
         }
-    /* A program that ran none of its instrumented code (not built with
-     * -finstrument-functions) gives an empty profile: say so, and fail when
-     * that is all there is; among others (the shell of a fork family) it is
-     * left out, named in one line. */
+    /* A profile with no call counted has nothing to report: say why, and
+     * fail when that is all there is; among others (the shell of a fork
+     * family) it is left out, named in one line.  Either the program ran
+     * none of its instrumented code (not built with -finstrument-functions),
+     * or its counts were reset and no call completed since. */
     size_t empty = 0;
     for (size_t i = 0; i < n; i++)
-        empty += !is_trace(ps[i].prof) && !profile_ran_code(ps[i].prof);
+        empty += empty_kind(ps[i].prof) != EMPTY_NOT;
     if (empty == n) {
-        for (size_t i = 0; i < n; i++) {
-            const char *exe = ps[i].prof->process.exe ? ps[i].prof->process.exe : "";
-            const char *base = strrchr(exe, '/') ? strrchr(exe, '/') + 1 : exe;
-            fprintf(stderr, "hookit: report: %s: no instrumented function ran: was %s built with "
-                    "-finstrument-functions?\n", ps[i].path, *base ? base : "the program");
-        }
+        for (size_t i = 0; i < n; i++)
+            say_empty(ps[i].path, ps[i].prof);
         cli_free_profiles(ps, n);
         newest_free(found, nfound);
         return EXIT_FAIL;
     }
     if (empty) {
-        fprintf(stderr, "hookit: report: left out, no instrumented function ran in:");
+        left_out(ps, n, EMPTY_NEVER_RAN, "no instrumented function ran in");
+        left_out(ps, n, EMPTY_RESET, "no call completed since a reset or zerobase in");
+        left_out(ps, n, EMPTY_INHERITED, "no call completed (only frames inherited at fork) in");
         size_t k = 0;
         for (size_t i = 0; i < n; i++) {
-            if (!is_trace(ps[i].prof) && !profile_ran_code(ps[i].prof)) {
-                fprintf(stderr, " %s", ps[i].path);
+            if (empty_kind(ps[i].prof) != EMPTY_NOT)
                 profile_free(ps[i].prof);
-            } else {
+            else
                 ps[k++] = ps[i];
-            }
         }
-        fputc('\n', stderr);
         n = k;
     }
     int listing = !o.flat && !o.tree && !o.callers && !o.callees && !o.merge && !o.merge_threads;

@@ -321,8 +321,7 @@ JP_NOINSTR static void fill_process_block(void)
 {
     struct arena_process *pr = process_block();
     memset(pr, 0, sizeof *pr);
-    pr->start_mono_ns = clock_ns(CLOCK_MONOTONIC);
-    pr->start_tsc = hk_counter();
+    hk_clock_pair(&pr->start_mono_ns, &pr->start_tsc); /* a reader's rate is measured from them */
     pr->start_wall_ns = clock_ns(CLOCK_REALTIME);
     pr->proc_starttime = registry_starttime(getpid());
     pr->uid = (uint32_t)geteuid();
@@ -359,7 +358,9 @@ JP_NOINSTR int jp_arena_init(void)
     struct arena_header *h = jp_arena_header();
     h->version = ARENA_VERSION;
     h->slot_size = ARENA_SLOT;
-    h->used = 2 * ARENA_SLOT;      /* slot 0 is this header, slot 1 the process block */
+    /* slot 0 is this header, slot 1 the process block, slot 2 the control
+     * log (zero: the mapping is new), slot 3 spare: allocations are pairs */
+    h->used = 4 * ARENA_SLOT;
     h->pid = getpid();
     fill_process_block();
     save_maps();
@@ -371,7 +372,7 @@ JP_NOINSTR int jp_arena_init(void)
 }
 
 /* Every allocation is a whole number of slot pairs (128 bytes, from slot
- * 2 on): most belong to one thread, which writes them on its hot path, and
+ * 4 on): most belong to one thread, which writes them on its hot path, and
  * a CPU's adjacent-line prefetcher fetches a line's pair with it, so no
  * pair is split between two threads' data. */
 JP_NOINSTR arena_ref jp_arena_alloc(uint32_t nslots)

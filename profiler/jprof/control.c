@@ -70,6 +70,16 @@ JP_NOINSTR static void zero_tree(struct jp_thread *t, uint64_t at)
     t->rec->dropped = t->rec->unmatched = 0;
 }
 
+/* An open frame's node old was re-made as new: a wait in progress there
+ * (a reset applied during it, by a signal handler's hook) goes on in the
+ * new context, so a profile made meanwhile (jp_wait_thread) and its end
+ * without an event (wait_charge) find it. */
+JP_NOINSTR static void remade(struct jp_thread *t, arena_ref old, arena_ref new)
+{
+    if (t->wait.active && t->wait.node == old)
+        t->wait.node = new;
+}
+
 /* A fresh root with the open path re-made under it (each frame's time
  * counted from `at`, or its entry if later): everything before is gone
  * from the profile.  The old nodes stay where they are (readers may be
@@ -79,6 +89,7 @@ JP_NOINSTR static void reset_tree(struct jp_thread *t, uint64_t at)
     arena_ref root = jp_node_new(t, 0, 0);
     if (root) {
         uint32_t depth = jp_depth(t);
+        remade(t, t->stack[0].node, root);
         t->stack[0].node = root;
         t->cur = root;
         t->rec->depth = 0;
@@ -86,6 +97,7 @@ JP_NOINSTR static void reset_tree(struct jp_thread *t, uint64_t at)
             arena_ref n = jp_node_new(t, t->stack[i - 1].node, jp_node(t->stack[i].node)->fn);
             if (!n)
                 break;
+            remade(t, t->stack[i].node, n);
             t->stack[i].node = n;
             if (t->stack[i].t0 < at)
                 t->stack[i].t0 = at;
@@ -110,6 +122,8 @@ JP_NOINSTR void jp_pending_apply(struct jp_thread *t)
         reset_tree(t, at);
     else if (req & ARENA_REQ_ZERO)
         zero_tree(t, at);
+    if (req & ARENA_REQ_PENDING)
+        jp_wait_cut(t, at);
 }
 
 /* Not busy: apply what is pending now, unless the thread is inside the
@@ -128,6 +142,7 @@ JP_NOINSTR static void apply_local(struct jp_thread *t, uint32_t cmd, uint64_t a
         reset_tree(t, at);
     else if (cmd == ARENA_CMD_ZEROBASE)
         zero_tree(t, at);
+    jp_wait_cut(t, at); /* a wait this thread is in (a handler gave the command) */
 }
 
 /* Every other thread: the ended ones (frozen: their threads are gone) are
@@ -154,6 +169,24 @@ JP_NOINSTR static void apply_everywhere(struct jp_thread *self, uint32_t cmd)
         jp_pending_apply(self); /* an older one first, as of its own moment */
         apply_local(self, cmd, now);
     }
+}
+
+/* The command in the arena's control log (profile/arena.h), for the
+ * profiles made after it: CLOCK_MONOTONIC, which the process block's
+ * start is read with.  A log another writer holds (a command at the same
+ * instant, or the one a signal handler interrupted) is left to it. */
+JP_NOINSTR static void log_command(uint32_t cmd)
+{
+    struct arena_control_log *log = jp_at(ARENA_CONTROL_LOG_REF);
+    uint32_t seq = __atomic_load_n(&log->seq, __ATOMIC_RELAXED);
+    if ((seq & 1)
+        || !__atomic_compare_exchange_n(&log->seq, &seq, seq + 1, 0, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
+        return;
+    __atomic_thread_fence(__ATOMIC_RELEASE);
+    log->command = cmd;
+    log->count++;
+    log->mono_ns = hk_mono_ns();
+    __atomic_store_n(&log->seq, seq + 2, __ATOMIC_RELEASE);
 }
 
 /* ---- a thread's copy of its own tree ---------------------------------------- */
@@ -233,6 +266,7 @@ JP_NOINSTR static uint32_t run_command(struct jp_thread *t, uint32_t cmd)
     case ARENA_CMD_ZEROBASE:
         jp_metrics_control(cmd);    /* I/O and memory numbers (metrics.c) */
         apply_everywhere(t, cmd == ARENA_CMD_RESET ? ARENA_CMD_RESET : ARENA_CMD_ZEROBASE);
+        log_command(cmd);
         return 0;
     default:
         return EINVAL;

@@ -73,6 +73,10 @@ struct jp_wait {
     arena_ref node;      /* the waiting context */
     uint32_t depth;      /* open frames when it began */
     uint32_t active;
+    /* jp_now() of the last reset or zerobase applied to the thread's tree:
+     * a blocking call that spanned it counts only its time after it
+     * (jp_wait_cut, jp_wait_since_cut). */
+    uint64_t cut;
 };
 
 struct jp_thread {
@@ -296,6 +300,14 @@ uint64_t jp_wait_net(struct jp_thread *t, uint64_t token, uint64_t t0, uint64_t 
 void jp_wait_exit(struct jp_thread *t);
 void jp_wait_jump(struct jp_thread *t, uint32_t depth, uint64_t now);
 void jp_wait_thread_end(struct jp_thread *t, uint64_t now);
+/* Busy held, by t's own thread: a reset or zerobase as of `at` was applied
+ * to its tree; the wait in progress, if any, now starts there. */
+void jp_wait_cut(struct jp_thread *t, uint64_t at);
+/* dt (I/O clock ticks) of a blocking call that began at t0 (I/O clock),
+ * less its part before the last reset or zerobase of t's tree.  Inline
+ * for the I/O path: nearly every call began after the last one. */
+uint64_t jp_wait_cut_part(const struct jp_thread *t, uint64_t t0, uint64_t dt);
+static inline uint64_t jp_wait_since_cut(const struct jp_thread *t, uint64_t t0, uint64_t dt);
 /* th's wait columns; t: the thread's live state when it still runs (its
  * wait in progress is counted up to now), else NULL. */
 int jp_wait_thread(struct profile *p, struct prof_thread *th, const struct arena_copy_node *nodes, uint32_t n,
@@ -328,6 +340,13 @@ void jp_pending_apply(struct jp_thread *t);
 /* The same outside a hook (an I/O, wait or flow event before the thread's
  * next hook): takes busy, does nothing when the thread is inside one. */
 void jp_pending_settle(struct jp_thread *t);
+/* (wait.c's, declared above: it needs jp_pending) */
+static inline uint64_t jp_wait_since_cut(const struct jp_thread *t, uint64_t t0, uint64_t dt)
+{
+    if (JP_LIKELY(!t || (t->wait.cut <= t0 && !jp_pending(t->rec))))
+        return dt;
+    return jp_wait_cut_part(t, t0, dt);
+}
 /* Claim the command waiting in the arena header, if any, carry it out and
  * acknowledge it; t is the calling thread's state, NULL for the control
  * thread (control.c). */

@@ -107,9 +107,13 @@ JP_EXPORT JP_NOINSTR void HookitAlloc(void *ptr, uint64_t size, void *old_ptr)
         metrics_live_publish(m);
     int64_t live = __atomic_load_n(&heap.pub, __ATOMIC_RELAXED) + m->live_delta - heap.base;
     raise_peak(live);
-    /* the heap series: on a new high of the slice, and every 32nd
-     * allocation to notice that a new slice began */
-    if (JP_UNLIKELY(live > (int64_t)m->mem_max) || JP_UNLIKELY((++m->nallocs & 31) == 0))
+    /* the heap series: on a new high of the slice, every 32nd allocation
+     * to notice that a new slice began, and at once after a reset or
+     * zerobase, which another thread (the control thread) may have carried
+     * out: mem_max is still the old high until the thread catches up, and
+     * a reset's live bytes, counted from 0, stay below it */
+    if (JP_UNLIKELY(live > (int64_t)m->mem_max) || JP_UNLIKELY((++m->nallocs & 31) == 0)
+        || JP_UNLIKELY(m->epoch != __atomic_load_n(&metrics_series_epoch, __ATOMIC_RELAXED)))
         metrics_series_heap(m, live);
 }
 

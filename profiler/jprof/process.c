@@ -1,6 +1,7 @@
 /* The profiled process's metadata for the profile: pid, parent, executable,
  * arguments, MPI rank, times, and how the run ended. */
 #include "jprof.h"
+#include "profile/arena_walk.h"
 #include "profile/procinfo.h"
 #include "profile/profile.h"
 
@@ -59,5 +60,6 @@ JP_NOINSTR int jp_fill_process(struct profile *p, int how)
         rc |= procinfo_set_meta_u64(p, "sample_period_ns", jp_sample_period_ns());
     rc |= procinfo_set_meta_u64(p, "dropped_events", sum_over_threads(offsetof(struct arena_thread, dropped)));
     rc |= procinfo_set_meta_u64(p, "unmatched_exits", sum_over_threads(offsetof(struct arena_thread, unmatched)));
+    rc |= arena_control_log_meta(p, jp_at(ARENA_CONTROL_LOG_REF), start_mono_ns);
     return rc ? -1 : 0;
 }

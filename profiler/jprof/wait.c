@@ -169,6 +169,52 @@ JP_NOINSTR void jp_wait_jump(struct jp_thread *t, uint32_t depth, uint64_t now)
         wait_charge(t, jp_depth(t) > w ? t->stack[w + 1].t0 : now);
 }
 
+/* The wait w as it is after a reset or zerobase at `at`: its time before
+ * is gone with the numbers it would have gone to, and so are the callbacks
+ * that ran then (a callback's frame open across `at` counts from there,
+ * like every open frame). */
+JP_NOINSTR static void cut_wait(struct jp_wait *w, uint64_t at)
+{
+    if (w->cut < at)
+        w->cut = at;
+    if (w->active && w->t0 < at) {
+        w->t0 = at;
+        w->callbacks = 0;
+        w->cb_samples = 0;
+    }
+}
+
+JP_NOINSTR void jp_wait_cut(struct jp_thread *t, uint64_t at)
+{
+    cut_wait(&t->wait, at);
+}
+
+/* The moment of the last reset or zerobase of t's tree, applied or still
+ * pending (a wait event inside the profiler cannot apply it). */
+JP_NOINSTR static uint64_t cut_of(const struct jp_thread *t)
+{
+    uint64_t at = t->wait.cut;
+    if (JP_UNLIKELY(jp_pending(t->rec))) {
+        uint64_t p = __atomic_load_n(&t->rec->pending_at, __ATOMIC_RELAXED);
+        at = p > at ? p : at;
+    }
+    return at;
+}
+
+/* jp_wait_since_cut's other case.  The event's t0 is the I/O clock's,
+ * the cut jprof's: the same TSC in the usual case, else (JPROFOPTS
+ * clock=monotonic, libhookit on the TSC) the two have no common origin
+ * and the whole call is kept. */
+JP_NOINSTR uint64_t jp_wait_cut_part(const struct jp_thread *t, uint64_t t0, uint64_t dt)
+{
+    if (!t || !host || jp_clock_is_tsc() != (host->io_clock == 0))
+        return dt;
+    uint64_t at = cut_of(t);
+    if (JP_LIKELY(at <= t0))
+        return dt;
+    return dt > at - t0 ? dt - (at - t0) : 0;
+}
+
 /* jp_thread_end, busy held, before it closes the open frames: a thread
  * that ends while it waits (cancelled, or shot down at exit). */
 JP_NOINSTR void jp_wait_thread_end(struct jp_thread *t, uint64_t now)
@@ -197,16 +243,12 @@ JP_NOINSTR void jp_wait_event(const struct hookit_wait *w)
     if (!w || !host)
         return;
     struct jp_thread *t = jp_self_live();
-    uint64_t dt = jp_wait_net(t, w->token, w->t0, w->t1);
-    if (t && JP_UNLIKELY(jp_pending(t->rec))) {
-        /* A reset or zerobase given during this wait: the wait goes to the
-         * tree after it, only its time from that moment on when both
-         * clocks are the same (else the whole wait). */
+    /* A reset or zerobase given during this wait is applied first: the
+     * wait goes to the tree after it, with only its time from then on
+     * (the callbacks before it went with the old numbers). */
+    if (t && JP_UNLIKELY(jp_pending(t->rec)))
         jp_pending_settle(t);
-        uint64_t at = t->rec->pending_at;
-        if (jp_clock_is_tsc() == (host->io_clock == 0) && at > w->t0)
-            dt = dt > at - w->t0 ? dt - (at - w->t0) : 0;
-    }
+    uint64_t dt = jp_wait_since_cut(t, w->t0, jp_wait_net(t, w->token, w->t0, w->t1));
     if (!t || jp_busy(t))
         return;
     struct node_ext *x = jp_node_ext(jp_cur(t));
@@ -246,9 +288,14 @@ JP_NOINSTR static void still_waiting(const struct jp_thread *t, const struct are
 {
     if (!t || !__atomic_load_n(&t->wait.active, __ATOMIC_ACQUIRE) || !now)
         return;
+    /* A reset or zerobase still pending for the blocked thread: the tree
+     * copied shows it applied, so does its wait. */
+    struct jp_wait w = t->wait;
+    if (jp_pending(t->rec))
+        cut_wait(&w, __atomic_load_n(&t->rec->pending_at, __ATOMIC_RELAXED));
     for (uint32_t i = 0; i < n; i++)
-        if (nodes[i].ref == t->wait.node) {
-            wait_ns[i] += (uint64_t)((double)open_io_ticks(&t->wait, now) / host->io_ticks_per_ns() + 0.5);
+        if (nodes[i].ref == w.node) {
+            wait_ns[i] += (uint64_t)((double)open_io_ticks(&w, now) / host->io_ticks_per_ns() + 0.5);
             calls[i]++;
             return;
         }

@@ -3,7 +3,10 @@
  *   before(): malloc 1000 x 2 (freed by after()) and 3000 (never freed);
  *             10 x (malloc 100, free); open/write 100 bytes/close before.dat
  *   then "ready\n" on stdout, and wait (calling an instrumented function
- *   every millisecond, so the command is carried out) until DIR/go exists
+ *   every millisecond, so the command is carried out) until DIR/go exists;
+ *   with argv[2] "quiet", wait running no hook at all, so that libjprof's
+ *   control thread carries the command out (as it does under load, when
+ *   the program runs no hook within 10 ms)
  *   after():  malloc 500 (never freed); 5 x (malloc 200, free); free the
  *             two 1000-byte blocks of before(); open/write 50 bytes/close
  *             after.dat
@@ -55,6 +58,15 @@ void wait_for_go(const char *dir)
         tick();
 }
 
+__attribute__((no_instrument_function)) static void wait_quietly(const char *dir)
+{
+    char go[4096];
+    snprintf(go, sizeof go, "%s/go", dir);
+    struct timespec ts = { 0, 1000000 };
+    for (int i = 0; i < 60000 && access(go, F_OK) != 0; i++)
+        nanosleep(&ts, NULL);
+}
+
 void after(const char *dir)
 {
     kept[3] = malloc(500);
@@ -74,7 +86,10 @@ int main(int argc, char **argv)
     before(argv[1]);
     if (write(1, "ready\n", 6) != 6)
         return 4;
-    wait_for_go(argv[1]);
+    if (argc > 2 && !strcmp(argv[2], "quiet"))
+        wait_quietly(argv[1]);
+    else
+        wait_for_go(argv[1]);
     after(argv[1]);
     return 0;
 }

@@ -42,9 +42,37 @@ static void nap_ms(int ms)
         ;
 }
 
+/* The waits below are timed by hookit from when main blocks.  A helper
+ * (a thread, a fork child) that began its nap before main reached its wait
+ * (main pre-empted right after pthread_create or fork, on a loaded
+ * machine) would make main's wait shorter than the nap: a 200 ms join was
+ * seen as 199.47 ms.  So a helper naps only once main sleeps (state S in
+ * /proc/PID/task/TID/stat: after the helper is made, main's next sleep is
+ * its wait), and gives up looking after 2 s. */
+static pid_t main_pid;
+
+static void await_main_blocked(void)
+{
+    char path[64], buf[512];
+    snprintf(path, sizeof path, "/proc/%d/task/%d/stat", (int)main_pid, (int)main_pid);
+    for (int i = 0; i < 20000; i++) {
+        FILE *f = fopen(path, "r");
+        size_t n = f ? fread(buf, 1, sizeof buf - 1, f) : 0;
+        if (f)
+            fclose(f);
+        buf[n] = 0;
+        const char *end = strrchr(buf, ')');
+        if (!end || (end[1] == ' ' && end[2] == 'S'))
+            return;
+        struct timespec ts = { 0, 100000 };
+        nanosleep(&ts, NULL);
+    }
+}
+
 /* ---- pthread_join: 200 ms ------------------------------------------------------------- */
 static void *slow_worker(void *arg)
 {
+    await_main_blocked();
     nap_ms(200);
     return arg;
 }
@@ -66,6 +94,7 @@ static int ready;
 
 static void *signaller(void *arg)
 {
+    await_main_blocked();
     nap_ms(150);
     pthread_mutex_lock(&lock);
     ready = 1;
@@ -140,6 +169,7 @@ static sem_t sem;
 
 static void *poster(void *arg)
 {
+    await_main_blocked();
     nap_ms(70);
     sem_post(&sem);
     return arg;
@@ -209,6 +239,7 @@ static void waiter(void)
 {
     pid_t pid = fork();
     if (pid == 0) {
+        await_main_blocked();
         nap_ms(80);
         _exit(7);
     }
@@ -285,6 +316,7 @@ static void cancel_wait(void)
 
 int main(void)
 {
+    main_pid = getpid();
     join_wait();
     cond_wait();
     mutex_wait();

@@ -109,6 +109,10 @@ sc("thr_many_exit", how=1, cflags=PT,
    expect=[("^init_thread ", 8), ("^fini_thread num=[0-9]", 8), ("^fini_thread num=main", 1)])
 sc("thr_1000", how=1, cflags=PT, expect=[("^init_thread ", 1000), ("^fini_thread", 1000)])
 sc("thr_cancel", how=1, cflags=PT, expect=[("^fini_thread num=1", 1)])
+# cancelled before they ran: init_thread and fini_thread all the same, and
+# no exit shoot-down waiting for threads that are gone
+sc("thr_cancel_early", how=1, cflags=PT,
+   expect=[("^init_thread num=[0-9]+ data=ok", 200), ("^fini_thread num=[0-9]+ ", 200)])
 sc("thr_pthread_exit", how=1, cflags=PT, expect=[("^fini_thread num=1", 1)])
 sc("thr_main_pthread_exit", how=1, cflags=PT,
    expect=[("^fini_thread num=[12] ", 2), ("^fini_thread num=main", 1)])

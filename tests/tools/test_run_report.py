@@ -57,6 +57,46 @@ def test_report_of_an_empty_profile_says_so(tmp):
                         "with -finstrument-functions?\n"), p.stderr
 
 
+FORK_APP = r"""
+#include <stdlib.h>
+#include <sys/wait.h>
+#include <unistd.h>
+volatile int x;
+__attribute__((noinline)) void g(void) { x++; }
+__attribute__((noinline)) void f(void) { g(); pid_t p = fork(); if (p == 0) exit(0); waitpid(p, 0, 0); }
+int main(void) { g(); f(); return 0; }
+"""
+
+
+def test_report_of_a_fork_child_that_made_no_call(tmp):
+    """A fork child that completes no call has a tree (the frames open in
+    its parent at the fork, main > f, context with no calls): its function
+    ran, so the report says what is true, not "no instrumented function
+    ran"; among the family it is left out with that reason."""
+    src = os.path.join(tmp, "forky.c")
+    with open(src, "w") as f:
+        f.write(FORK_APP)
+    exe = hk.cc(tmp, [src], "forky")
+    hk.run(tmp, [exe])
+    profs = hk.profiles(tmp, "forky")
+    assert len(profs) == 2, profs
+    docs = {f: hk.export_json(tmp, f) for f in profs}
+    pids = {d["process"]["pid"]: f for f, d in docs.items()}
+    child = [f for f, d in docs.items() if d["process"]["ppid"] in pids][0]
+    doc = docs[child]
+    assert [(n["name"], n["calls"]) for _, n in hk.walk(hk.thread_of(doc, 0)["roots"])] == \
+        [("main", 0), ("f", 0)], doc
+    r = hk.hookit(tmp, "report", child, check=False)
+    assert r.returncode == 1 and r.stdout == "", r
+    assert r.stderr == (f"hookit: report: {child}: no call completed in process {doc['process']['pid']}: its "
+                        "tree holds only the 2 frames open in its parent when it forked\n"), r.stderr
+    parent = [f for f in profs if f != child][0]
+    r = hk.hookit(tmp, "report", parent, child)
+    assert r.stderr == ("hookit: report: left out, no call completed (only frames inherited at "
+                        f"fork) in: {child}\n"), r.stderr
+    assert "F:forky.g()" in r.stdout, r.stdout
+
+
 def test_report_merge_is_headed_by_a_process_that_ran_code(tmp):
     plain, app = build(tmp, "plain", instrument=False), build(tmp, "app")
     hk.hookit(tmp, "run", "--all-processes", "--", "sh", "-c", f"{plain}; {app} 7; true")
