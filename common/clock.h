@@ -70,16 +70,18 @@ int hk_counter_usable(void);
 #define HK_CLOCK_PAIR_TRIES 16
 __attribute__((no_instrument_function)) static inline void hk_clock_pair(uint64_t *mono, uint64_t *counter)
 {
-    uint64_t best = UINT64_MAX;
-    for (int i = 0; i < HK_CLOCK_PAIR_TRIES && best > HK_CLOCK_PAIR_GOOD_NS; i++) {
+    uint64_t best = 0;
+    for (int i = 0; i < HK_CLOCK_PAIR_TRIES; i++) {
         uint64_t before = hk_mono_ns();
         uint64_t ticks = hk_counter();
         uint64_t after = hk_mono_ns();
-        if (after - before < best) {
+        if (i == 0 || after - before < best) {
             best = after - before;
             *mono = before + (after - before) / 2;
             *counter = ticks;
         }
+        if (best <= HK_CLOCK_PAIR_GOOD_NS)
+            break;
     }
 }
 
