@@ -9,6 +9,7 @@
  * our own (lc_alloc, never malloc, which may be the program's own
  * instrumented one): longjmp(env) and setcontext(ucp) look it up there. */
 #include "hookit/flow.h"
+#include "hookit/io_api.h"
 #include "lifecycle/internal.h"
 
 HK_NOINSTR uint64_t hk_flow_tell(uint32_t kind, uint64_t mark, uintptr_t sp, const void *from, const void *to)
@@ -17,7 +18,12 @@ HK_NOINSTR uint64_t hk_flow_tell(uint32_t kind, uint64_t mark, uintptr_t sp, con
     if (!flow)
         return 0;
     struct hookit_flow f = { .kind = kind, .mark = mark, .sp = sp, .from = from, .to = to };
-    return flow(&f);
+    /* The plugin's work is not the program's: a lock it takes (libjprof's
+     * context table on makecontext) must not time as the program's wait. */
+    hk_io_guard++;
+    uint64_t r = flow(&f);
+    hk_io_guard--;
+    return r;
 }
 
 /* ---- the marks of this thread ---------------------------------------------------- */

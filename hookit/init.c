@@ -64,7 +64,9 @@ HK_NOINSTR static void on_post_fork_child(void)
 
 HK_NOINSTR static void on_dlopen(const char *path, void *handle)
 {
+    hk_io_guard++; /* the scan's lock is ours: no wait of the program */
     hk_rebind_scan();
+    hk_io_guard--;
     struct hookit_event ev = { .type = HOOKIT_EV_DLOPEN, .path = path, .handle = handle };
     hk_plugin_event(&ev);
 }

@@ -50,6 +50,9 @@ static void export_usage(FILE *f)
             "                        that ran; a profile made with JPROFOPTS=lines has its own)\n"
             "      --nested          json: each node's children inside it (\"roots\" and\n"
             "                        \"children\") instead of the flat \"nodes\" table\n"
+            "      --demangle=MODE   full (the default): names as demangled, static\n"
+            "                        initialisers as 'global constructors keyed to X'; no:\n"
+            "                        names as the profile stores them (_GLOBAL__sub_I_X)\n"
             "An export that takes over 1 s shows its progress on stderr when that is a\n"
             "terminal.\n"
             "chrome (a timeline can be large; hookit estimates its size first and warns\n"
@@ -90,6 +93,8 @@ static int run_job(FILE *out, void *ctx)
 
 int cmd_export(int argc, char **argv)
 {
+    /* one option a line (clang-format would pack the table) */
+    /* clang-format off */
     static const struct option opts[] = {
         { "format", required_argument, NULL, 'f' },
         { "output", required_argument, NULL, 'o' },
@@ -102,9 +107,11 @@ int cmd_export(int argc, char **argv)
         { "depth", required_argument, NULL, 'D' },
         { "from", required_argument, NULL, 'F' },
         { "to", required_argument, NULL, 'U' },
+        { "demangle", required_argument, NULL, 'M' },
         { "help", no_argument, NULL, 'h' },
         { 0, 0, 0, 0 },
     };
+    /* clang-format on */
     const char *format = NULL, *output = NULL;
     int c, lines = 1;
     cli_reset_getopt();
@@ -140,6 +147,10 @@ int cmd_export(int argc, char **argv)
             break;
         case 'N':
             export_options.json_nested = 1;
+            break;
+        case 'M': /* "simple" is a view's: the exports keep full names */
+            if (strcmp(optarg, "simple") == 0 || names_parse_demangle(optarg) != 0)
+                return cli_usage_error("export", "--demangle is full or no, not '%s'", optarg);
             break;
         case 'L':
             lines = 0;

@@ -251,6 +251,8 @@ char *names_static_initializer(const char *name)
 
 int names_read_static_initializers(struct profile *p)
 {
+    if (names_demangle == DEMANGLE_NO)
+        return 0; /* export --demangle=no: the symbols as stored */
     for (uint32_t f = 0; p && f < p->nfuncs; f++) {
         char *readable = names_static_initializer(p->funcs[f].name);
         if (!readable)

@@ -38,8 +38,9 @@ const char *names_display(const struct prof_func *f);
  * name. */
 char *names_static_initializer(const char *name);
 /* The exports: p's static initialisers renamed so in p itself, as every
- * format shows them (the profile file keeps the symbol; report
- * --demangle=no shows it).  0, or -1 when out of memory. */
+ * format shows them (the profile file keeps the symbol; report and export
+ * --demangle=no show it: then this leaves p alone).  0, or -1 when out of
+ * memory. */
 int names_read_static_initializers(struct profile *p);
 
 /* report --lines: names_print_jprof adds " (file:line)" when known. */

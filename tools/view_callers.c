@@ -3,13 +3,12 @@
  * function, aggregated by the calling (or called) function, with calls,
  * inclusive and exclusive time.
  *
- * The recursion rule (docs/reports.md): a call carries its inclusive time
- * only when it is the outermost activation of its function on its call
- * path; an inner activation (recursion, direct or through other functions)
- * carries its calls and exclusive time but no inclusive time, because that
- * time is already inside the outer activation's.  So for --callers the
- * rows add up exactly to the function's line in --flat: calls, self
- * (exclusive) and total (inclusive) time.
+ * The recursion rule (docs/reports.md): an activation of FN nested in
+ * another one on its call path (recursion, direct or through other
+ * functions) belongs to the outermost, whose inclusive time holds it.  So
+ * for --callers the rows add up exactly to the function's line in --flat
+ * (calls, self and total time), for --callees the rows and [self] to FN's
+ * total, and no row's inclusive time is below its exclusive time.
  *
  * With the recursion collapsed (the default, as KCachegrind's cycles): FN
  * and every function on a call path from FN back to FN (an interpreter's
@@ -62,14 +61,14 @@ int report_name_matches(const struct prof_func *f, const char *fn)
 
 struct row {
     uint32_t func;              /* PROF_NONE: the thread (a root's caller) */
-    int recursive;              /* the other function is the function itself */
+    int recursive;              /* --callees: the other function is the function itself */
+    int entered;                /* --callers: some call is an outermost activation */
     uint64_t calls, incl, excl;
 };
 
 struct cctx {
     const struct profile *p;
-    const uint8_t *target;      /* per function: matches FN */
-    uint32_t *active;           /* per function: activations on the current path */
+    const uint8_t *target; /* per function: matches FN */
     int callees;
     struct row *rows;           /* per function + 1 (index nfuncs = the thread) */
     uint64_t calls, self, incl; /* the function's own totals (outermost rule) */
@@ -78,9 +77,13 @@ struct cctx {
     uint8_t *member;            /* per function: on a path from FN back to FN */
     uint32_t *path;             /* per depth: the function */
     uint8_t *region;            /* per depth: the node is in the cycle */
-    uint32_t tactive;           /* FN activations on the current path */
+    uint32_t tactive;           /* FN activations on the current path (any match of FN) */
     uint32_t nmembers;
     struct row inner;           /* --callers: calls of FN from within the cycle */
+    uint32_t entry;             /* --callers: the row of the outermost activation's caller */
+    /* apart */
+    uint32_t *focus_depth; /* per depth: depth of the nearest FN at or above, or none */
+    uint64_t *remaining;   /* per depth: a call out of FN's time not inside FN */
 };
 
 /* Pass 1: every function between an activation of FN and the next one
@@ -135,10 +138,14 @@ static void cycle_enter(const struct tree *t, uint32_t node, void *vctx)
                 r->calls += n->calls;
                 r->excl += n->excl_ns;
                 r->incl += n->incl_ns;
+                r->entered = 1;
+                c->entry = caller;
             }
         } else if (!c->callees && c->target[n->func]) {
+            /* the calls within the cycle on a row of their own; their
+             * time is inside the entry's inclusive time, so on its row */
             c->inner.calls += n->calls;
-            c->inner.excl += n->excl_ns;
+            c->rows[c->entry].excl += n->excl_ns;
         }
     } else if (parent_in && c->callees) {
         struct row *r = &c->rows[n->func];
@@ -148,39 +155,75 @@ static void cycle_enter(const struct tree *t, uint32_t node, void *vctx)
     }
 }
 
+/* Apart (--no-collapse-recursion), by the gprof convention for time spent
+ * in calls back into FN: an activation of FN nested inside another (on its
+ * call path, directly or through other functions) belongs to the
+ * outermost one.  --callers: the nested activation's call counts on the
+ * row of its own caller, its exclusive time on the row of the caller that
+ * entered the outermost activation (whose inclusive time already holds
+ * it).  --callees: a call out of FN carries its inclusive time less that
+ * of the activations of FN below it, which are FN's own time, spread over
+ * its [self] and its other rows; FN calling itself carries calls only. */
+static void callers_enter(struct cctx *c, const struct tree *t, const struct prof_node *n)
+{
+    uint32_t caller = n->parent == PROF_NONE ? c->p->nfuncs : t->thread->nodes[n->parent].func;
+    struct row *r = &c->rows[caller];
+    r->calls += n->calls;
+    if (c->tactive == 0) {
+        c->entry = caller;
+        r->entered = 1;
+        r->incl += n->incl_ns;
+        r->excl += n->excl_ns;
+    } else {
+        c->rows[c->entry].excl += n->excl_ns;
+    }
+    c->contexts++;
+}
+
+static int is_callee_node(const struct cctx *c, const struct tree *t, const struct prof_node *n)
+{
+    return n->parent != PROF_NONE && c->target[t->thread->nodes[n->parent].func];
+}
+
+static void callees_enter(struct cctx *c, const struct tree *t, uint32_t node)
+{
+    const struct prof_node *n = &t->thread->nodes[node];
+    uint32_t d = t->depth[node];
+    if (is_callee_node(c, t, n)) {
+        struct row *r = &c->rows[n->func];
+        r->calls += n->calls;
+        if (!c->target[n->func])
+            r->excl += n->excl_ns;
+        r->recursive = c->target[n->func];
+        c->remaining[d] = n->incl_ns; /* added on leave, less FN's nested time */
+    }
+    if (c->target[n->func]) {
+        c->contexts++;
+        uint32_t above = d > 0 ? c->focus_depth[d - 1] : UINT32_MAX;
+        if (above != UINT32_MAX) { /* the call out of FN this activation is in */
+            uint64_t *rem = &c->remaining[above + 1];
+            *rem = *rem > n->incl_ns ? *rem - n->incl_ns : 0;
+        }
+    }
+}
+
 static void enter(const struct tree *t, uint32_t node, void *vctx)
 {
     struct cctx *c = vctx;
     const struct prof_node *n = &t->thread->nodes[node];
-    int outer = c->active[n->func]++ == 0;
+    uint32_t d = t->depth[node];
+    int focus = c->target[n->func];
+    c->focus_depth[d] = focus ? d : d > 0 ? c->focus_depth[d - 1] : UINT32_MAX;
     if (!c->callees) {
-        if (!c->target[n->func])
-            return;
-        uint32_t caller = n->parent == PROF_NONE ? c->p->nfuncs : t->thread->nodes[n->parent].func;
-        struct row *r = &c->rows[caller];
-        r->calls += n->calls;
-        r->excl += n->excl_ns;
-        if (outer)
-            r->incl += n->incl_ns;
-        r->recursive = caller < c->p->nfuncs && c->target[caller];
-        c->contexts++;
+        if (focus)
+            callers_enter(c, t, n);
     } else {
-        if (n->parent == PROF_NONE || !c->target[t->thread->nodes[n->parent].func])
-            goto own;
-        struct row *r = &c->rows[n->func];
-        r->calls += n->calls;
-        r->excl += n->excl_ns;
-        if (outer)
-            r->incl += n->incl_ns;
-        r->recursive = c->target[n->func];
-    own:
-        if (c->target[n->func])
-            c->contexts++;
+        callees_enter(c, t, node);
     }
-    if (c->target[n->func]) {
+    if (focus) {
         c->calls += n->calls;
         c->self += n->excl_ns;
-        if (outer)
+        if (c->tactive++ == 0)
             c->incl += n->incl_ns;
     }
 }
@@ -188,7 +231,11 @@ static void enter(const struct tree *t, uint32_t node, void *vctx)
 static void leave(const struct tree *t, uint32_t node, void *vctx)
 {
     struct cctx *c = vctx;
-    c->active[t->thread->nodes[node].func]--;
+    const struct prof_node *n = &t->thread->nodes[node];
+    if (c->callees && is_callee_node(c, t, n))
+        c->rows[n->func].incl += c->remaining[t->depth[node]];
+    if (c->target[n->func])
+        c->tactive--;
 }
 
 static int cmp_rows(const void *va, const void *vb, void *vo)
@@ -251,11 +298,10 @@ int view_callers(FILE *out, const struct profile *p, const struct prof_thread *t
     struct cctx c = { .p = p, .callees = callees };
     int collapse = o->collapse != 0;
     uint8_t *target = calloc(p->nfuncs + 1, 1);
-    c.active = calloc(p->nfuncs + 1, sizeof *c.active);
     c.rows = calloc(p->nfuncs + 1, sizeof *c.rows);
     c.target = target;
     struct tree t;
-    int rc = target && c.active && c.rows ? 0 : -1;
+    int rc = target && c.rows ? 0 : -1;
     int any = 0;
     for (uint32_t f = 0; rc == 0 && f < p->nfuncs; f++)
         any |= target[f] = (uint8_t)report_name_matches(&p->funcs[f], fn);
@@ -271,7 +317,9 @@ int view_callers(FILE *out, const struct profile *p, const struct prof_thread *t
                 rc = tree_walk(&t, cycle_enter, NULL, &c);
             tree_free(&t);
         } else {
-            rc = tree_walk(&t, enter, leave, &c);
+            c.focus_depth = malloc(((size_t)t.n + 1) * sizeof *c.focus_depth);
+            c.remaining = malloc(((size_t)t.n + 1) * sizeof *c.remaining);
+            rc = c.focus_depth && c.remaining ? tree_walk(&t, enter, leave, &c) : -1;
             tree_free(&t);
         }
     }
@@ -282,7 +330,10 @@ int view_callers(FILE *out, const struct profile *p, const struct prof_thread *t
         for (uint32_t f = 0; f <= p->nfuncs; f++)
             if (c.rows[f].calls || c.rows[f].excl || c.rows[f].incl) {
                 c.rows[n] = c.rows[f];
-                c.rows[n++].func = f;
+                c.rows[n].func = f;
+                if (!callees) /* every call from it re-enters FN */
+                    c.rows[n].recursive = !c.rows[n].entered;
+                n++;
             }
         if (o->sort == SORT_NAME)
             qsort_r(c.rows, n, sizeof *c.rows, cmp_rows_name, (void *)p);
@@ -340,8 +391,9 @@ int view_callers(FILE *out, const struct profile *p, const struct prof_thread *t
         }
     }
     free(target);
-    free(c.active);
     free(c.rows);
+    free(c.focus_depth);
+    free(c.remaining);
     free(c.member);
     free(c.path);
     free(c.region);

@@ -16,7 +16,8 @@ both fetch through here.
                         sources list and state directory: the system's apt
                         configuration is not touched), unpacked as cache/top
 
-A fetch that cannot be done raises FetchFailed with the reason.  Callers
+cache may be relative (to the current directory); the paths returned are
+absolute.  A fetch that cannot be done raises FetchFailed with the reason.  Callers
 that run concurrently hold LOCK around a fetch.
 """
 import glob
@@ -51,7 +52,7 @@ def _write_atomically(path, data):
 
 
 def fetch_sqlite(cache):
-    d = os.path.join(cache, "sqlite")
+    d = os.path.join(os.path.abspath(cache), "sqlite")
     src = os.path.join(d, "sqlite3")
     if os.path.exists(os.path.join(src, "sqlite3.c")):
         return src
@@ -81,7 +82,7 @@ def _npm_pack(package, d, what):
 def fetch_speedscope(cache):
     """speedscope's release build (package/dist/release: index.html, its
     script, styles and fonts), unpacked as cache/speedscope/release."""
-    d = os.path.join(cache, "speedscope")
+    d = os.path.join(os.path.abspath(cache), "speedscope")
     out = os.path.join(d, "release")
     if os.path.exists(os.path.join(out, "index.html")):
         return out
@@ -117,6 +118,8 @@ def apt_source(package, cache):
     """Download a Debian source package with a private apt state (no deb-src
     line is needed in the system's configuration).  Returns the directory
     holding the downloaded files."""
+    # absolute: apt-get runs in d, and the -o paths below name files in it
+    cache = os.path.abspath(cache)
     d = os.path.join(cache, "apt")
     os.makedirs(os.path.join(d, "lists", "partial"), exist_ok=True)
     os.makedirs(os.path.join(d, "cache", "archives", "partial"), exist_ok=True)
@@ -147,7 +150,8 @@ def apt_source(package, cache):
 
 def unpack(package, top, cache):
     """Unpack the upstream tarball of a Debian source package; returns its
-    top directory, cache/top."""
+    top directory, cache/top (absolute)."""
+    cache = os.path.abspath(cache)
     d = apt_source(package, cache)
     dest = os.path.join(cache, top)
     if os.path.isdir(dest):

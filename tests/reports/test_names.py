@@ -144,7 +144,7 @@ def test_static_initializers_read_alike_in_every_output(tmp):
     """GCC's static initialisers, keyed to a definition and to a file name,
     read as c++filt reads them (see above) in the JSON, the report, a
     trace's listing, and the pprof, callgrind, folded, SVG and Chrome
-    exports; the symbol itself only with --demangle=no."""
+    exports; the symbol itself only with --demangle=no (report and export)."""
     if not hk.have("c++filt"):
         hk.skip("c++filt (binutils) not installed")
     progs = os.path.dirname(SRC)
@@ -179,3 +179,14 @@ def test_static_initializers_read_alike_in_every_output(tmp):
         assert f"sinit.{sym}" in raw, raw
     assert re.search(r"^fn=\(\d+\) global constructors keyed to keyed_obj$", out["callgrind"], re.M), \
         out["callgrind"]
+    # export --demangle=no: the symbols as the profile stores them, in the
+    # JSON and in the other formats; the other names unchanged
+    raw_doc = hk.export_json(tmp, prof, "--demangle=no")
+    raw_json = {n["name"] for _, n in hk.walk(raw_doc["threads"][0]["roots"])}
+    assert raw_json == (json_names - set(want.values())) | set(want), (raw_json, json_names)
+    raw_folded = hk.hookit(tmp, "export", "--format=folded", "--demangle=no", prof).stdout
+    assert all(sym in raw_folded for sym in want), raw_folded
+    assert hk.hookit(tmp, "export", "--format=json", "--demangle=full", prof).stdout == \
+        hk.hookit(tmp, "export", "--format=json", prof).stdout
+    p = hk.hookit(tmp, "export", "--format=json", "--demangle=simple", prof, check=False)
+    assert p.returncode == 2 and "--demangle is full or no" in p.stderr, p.stderr

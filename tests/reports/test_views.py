@@ -71,17 +71,27 @@ def test_recursion_rule_flat_and_callers(tmp):
     assert sum(int(r[1][:-2]) for r in rows) == 500000, out
     assert sum(int(r[2][:-2]) for r in rows) == 500000, out
     assert "total 500000ns" in out, out
-    # collapsed (the default): the inner calls in one row
+    # collapsed (the default): the inner calls in one row, their time inside
+    # the entry's (compute's): 500us inclusive, of which fib's own 500us
     recursive = [r for r in rows if "[within the recursion]" in " ".join(r)]
-    assert recursive and recursive[0][1] == "0ns" and recursive[0][0] == "6", out
-    # apart: fib as its own caller, marked
+    assert recursive and recursive[0][:3] == ["6", "0ns", "0ns"], out
+    assert [r[:3] for r in rows if "F:app.compute()" in r] == [["1", "500000ns", "500000ns"]], out
+    # apart: fib as its own caller, marked, with the same numbers
     out = report(tmp, ["--callers", "fib", "--units", "ns", "--thread", "1000",
                        "--no-collapse-recursion", "A"], a, a).stdout
     rows = [l.split() for l in out.splitlines() if l.strip().split()[:1] and
             l.split()[0].isdigit()]
     assert sum(int(r[1][:-2]) for r in rows) == 500000, out
+    assert sum(int(r[2][:-2]) for r in rows) == 500000, out
     recursive = [r for r in rows if "(recursive)" in " ".join(r)]
-    assert recursive and recursive[0][1] == "0ns" and recursive[0][0] == "6", out
+    assert recursive and recursive[0][:3] == ["6", "0ns", "0ns"], out
+    # --callees fib apart: fib calling itself carries calls only; its time is [self]
+    out = report(tmp, ["--callees", "fib", "--units", "ns", "--thread", "1000",
+                       "--no-collapse-recursion", "A"], a, a).stdout
+    rows = [l.split() for l in out.splitlines() if l.strip().split()[:1] and
+            l.split()[0].isdigit()]
+    assert rows == [["6", "0ns", "0ns", "F:app.fib()", "(recursive)"]], out
+    assert re.search(r"^\s+500000ns  \[self\]$", out, re.M), out
 
 
 def test_merge_threads_sums_by_path(tmp):
