@@ -6,6 +6,7 @@
  * in libhookit proper) it drives everything else: thread start/end, fork,
  * exec, dlopen, and the one process end.  The destructor below is the
  * last-chance fallback. */
+#include "common/foreign.h"
 #include "hookit/internal.h"
 #include "hookit/io_api.h"
 #include "hookit/mpi_api.h"
@@ -138,16 +139,11 @@ static const struct lc_client bridge = {
     .pre_set_user = on_pre_set_user,
 };
 
-#ifdef __SANITIZE_THREAD__
-extern void __tsan_init(void);
-#endif
-
 /* An instrumented function in .preinit_array starts us before libc's own
  * initialisation has set environ: getenv would see no variable at all (no
  * HOOKIT_OUTPUT, no HOOKIT_DEBUG, no JPROFOPTS).  The environment is on the
  * stack above argv, where the dynamic linker found it; libc sets environ to
- * the same array a moment later. */
-extern void *__libc_stack_end;
+ * the same array a moment later (__libc_stack_end: common/foreign.h). */
 
 HK_NOINSTR static void find_environment(void)
 {

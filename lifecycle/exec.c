@@ -15,8 +15,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-extern char **environ;
-
 /* ---- following ------------------------------------------------------------------------ */
 static char *lc_start_preload;          /* LD_PRELOAD's value at start */
 static char **lc_start_vars;            /* "HOOKIT_X=v" and "JPROFOPTS=v" at start */

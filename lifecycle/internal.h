@@ -74,6 +74,12 @@ typedef int lc_start_main_fn(lc_main_fn *main, int argc, char **argv, void (*ini
                              void (*rtld_fini)(void), void *stack_end);
 lc_start_main_fn __libc_start_main;
 lc_main_fn __wrap_main;
+#ifdef HOOKIT_STATIC
+/* The program's own main, as `ld --wrap=main` renames it; weak: NULL when
+ * libhookit.a is linked without --wrap=main (main.c then starts the
+ * process from its constructor). */
+extern lc_main_fn __real_main __attribute__((weak));
+#endif
 enum { LC_PROC_NONE, LC_PROC_RUNNING, LC_PROC_ENDING, LC_PROC_ENDED };
 extern atomic_int lc_proc_state;
 extern pid_t lc_pid;

@@ -106,7 +106,6 @@ static void lc_argv_from_proc(void)
  * enter main through us (libhookit dlopen'ed, or loaded as a dependency
  * of a preloaded library so libc's __libc_start_main wins), start now. */
 #ifdef HOOKIT_STATIC
-extern int __real_main(int, char **, char **) __attribute__((weak));
 static int lc_main_is_ours(void) { return __real_main != NULL; }
 #else
 int lc_own_start_main(lc_main_fn *, int, char **, void (*)(void), void (*)(void),

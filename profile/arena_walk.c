@@ -142,6 +142,95 @@ uint64_t arena_tree_copy(const struct arena_view *v, arena_ref root, struct aren
     return c.n;
 }
 
+/* ---- a thread's copy under its seq ------------------------------------------ */
+
+int arena_thread_copy_reserve(struct arena_thread_copy *c, uint64_t n, uint32_t depth)
+{
+    if (n > c->cap) {
+        uint64_t want = n > 2 * c->cap ? n : 2 * c->cap;
+        void *p = realloc(c->nodes, want * sizeof *c->nodes);
+        if (!p)
+            return -1;
+        c->nodes = p;
+        c->cap = want;
+    }
+    if (depth + 1 > c->fcap) {
+        uint32_t want = depth + 1 > 2 * c->fcap ? depth + 1 : 2 * c->fcap;
+        void *p = realloc(c->stack, (size_t)want * sizeof *c->stack);
+        if (!p)
+            return -1;
+        c->stack = p;
+        c->fcap = want;
+    }
+    return 0;
+}
+
+void arena_thread_copy_free(struct arena_thread_copy *c)
+{
+    free(c->nodes);
+    free(c->stack);
+    memset(c, 0, sizeof *c);
+}
+
+/* depth + 1 frames at ref, or NULL when they are not all in the view. */
+static const struct arena_frame *view_frames(const struct arena_view *v, arena_ref ref, uint32_t depth)
+{
+    uint64_t off = (uint64_t)ref * ARENA_SLOT, size = ((uint64_t)depth + 1) * sizeof(struct arena_frame);
+    if (!ref || off + size > v->size || off + size < off)
+        return NULL;
+    return (const struct arena_frame *)(v->base + off);
+}
+
+static int seq_moved(const struct arena_thread *rec, uint32_t s1)
+{
+    return __atomic_load_n(&rec->seq, __ATOMIC_ACQUIRE) != s1;
+}
+
+int arena_copy_thread(const struct arena_view *v, const struct arena_thread *rec, unsigned flags,
+                      struct arena_thread_copy *c)
+{
+    uint32_t s1 = __atomic_load_n(&rec->seq, __ATOMIC_ACQUIRE);
+    if ((s1 & 1) && !(flags & ARENA_COPY_ODD))
+        return 0;
+    /* A reset or zerobase the thread has not applied yet (it is blocked):
+     * shown applied, as the thread will apply it (profile/arena.h). */
+    uint32_t pending =
+        flags & ARENA_COPY_PENDING ? __atomic_load_n(&rec->request, __ATOMIC_ACQUIRE) & ARENA_REQ_PENDING : 0;
+    uint64_t pending_at = rec->pending_at;
+    arena_ref root = __atomic_load_n(&rec->root, __ATOMIC_ACQUIRE);
+    uint32_t depth = flags & ARENA_COPY_FRAMES ? rec->depth : 0;
+    arena_ref stack_ref = rec->stack;
+    /* Never walk with no buffer: arena_tree_copy would count, not copy. */
+    if (!c->nodes && arena_thread_copy_reserve(c, 256, 64) != 0)
+        return -1;
+    int complete;
+    uint64_t n = arena_tree_copy(v, root, c->nodes, c->cap, &complete);
+    if (!complete) {
+        if (seq_moved(rec, s1))
+            return 0; /* torn: the walk may have been cut by it */
+        if (n < c->cap)
+            return -1; /* a reference outside the arena: damaged */
+        uint64_t all = arena_tree_copy(v, root, NULL, UINT64_MAX, NULL);
+        return arena_thread_copy_reserve(c, all + 16, depth) == 0 ? 0 : -1;
+    }
+    if (arena_thread_copy_reserve(c, n, depth) != 0)
+        return -1;
+    if (flags & ARENA_COPY_FRAMES) {
+        const struct arena_frame *stack = view_frames(v, stack_ref, depth);
+        if (!stack)
+            return seq_moved(rec, s1) ? 0 : -1;
+        memcpy(c->stack, stack, ((size_t)depth + 1) * sizeof *stack);
+    }
+    __atomic_thread_fence(__ATOMIC_ACQUIRE);
+    int consistent = __atomic_load_n(&rec->seq, __ATOMIC_RELAXED) == s1;
+    c->n = arena_copy_pending(v, pending, pending_at, c->nodes, (uint32_t)n,
+                              flags & ARENA_COPY_FRAMES ? c->stack : NULL, &depth);
+    c->depth = depth;
+    c->pending = pending;
+    c->taken = 1;
+    return consistent;
+}
+
 /* ---- the function table --------------------------------------------------- */
 
 int arena_funcs_init(struct arena_funcs *f)

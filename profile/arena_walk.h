@@ -59,6 +59,51 @@ uint32_t arena_copy_pending(const struct arena_view *v, uint32_t req, uint64_t a
                             struct arena_copy_node *nodes, uint32_t n, struct arena_frame *stack,
                             uint32_t *depth);
 
+/*
+ * A thread's tree and open frames copied at one moment, the way
+ * profile/arena.h tells a reader to: under the thread's seq, the caller
+ * retrying while a copy is torn.  One primitive for every reader: libjprof
+ * writing another running thread's tree (profiler/jprof/build.c) and the
+ * live reader (profile/live.c).
+ *
+ * The buffers grow as needed and are kept across attempts (and threads),
+ * so a retry does not allocate.  Unlike the functions above, this one
+ * allocates (realloc): not for a hook or a signal handler.
+ */
+struct arena_thread_copy {
+    struct arena_copy_node *nodes; /* nodes[0 .. n): the tree in preorder */
+    struct arena_frame *stack;     /* stack[0 .. depth]: with ARENA_COPY_FRAMES */
+    uint64_t cap;                  /* room in nodes */
+    uint32_t fcap;                 /* room in stack */
+    uint32_t n, depth;             /* the last whole copy's nodes and open frames */
+    uint32_t pending;              /* the reset/zerobase bits applied to it (ARENA_COPY_PENDING) */
+    /* A whole copy is in the buffers (seq-checked or not); the caller
+     * clears it. */
+    int taken;
+};
+
+/* What arena_copy_thread takes besides the tree.  FRAMES: the open
+ * frames, stack[0 .. rec->depth] (else depth 0).  PENDING: a pending reset
+ * or zerobase, applied (arena_copy_pending).  ODD: an odd seq taken as it
+ * is, its writer will not move (dead, stopped, or the caller itself). */
+#define ARENA_COPY_FRAMES 0x1u
+#define ARENA_COPY_PENDING 0x2u
+#define ARENA_COPY_ODD 0x4u
+
+/*
+ * One attempt at copying rec's tree into c (view v).  Returns 1: a
+ * consistent copy (seq even, or odd with ARENA_COPY_ODD, and unchanged
+ * across the copy); 0: retry, because the seq was odd (nothing copied) or
+ * moved (c holds that torn copy, c->taken set) or the buffers had to
+ * grow; -1: out of memory, or a reference outside the view while the seq
+ * stood still (a damaged arena).
+ */
+int arena_copy_thread(const struct arena_view *v, const struct arena_thread *rec, unsigned flags,
+                      struct arena_thread_copy *c);
+/* Room for n nodes and depth + 1 frames, at least doubling.  0 or -1. */
+int arena_thread_copy_reserve(struct arena_thread_copy *c, uint64_t n, uint32_t depth);
+void arena_thread_copy_free(struct arena_thread_copy *c);
+
 /* Function addresses to indexes into a profile's function table. */
 struct arena_funcs {
     struct u64map map;          /* address -> index in array */

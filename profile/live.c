@@ -462,73 +462,26 @@ static void take_fields(struct live_thread *t, const struct arena_thread *rec)
     t->unmatched = rec->unmatched;
 }
 
-/* Grow the thread's buffers to hold n nodes and depth + 1 frames. */
-static int reserve(struct live_thread *t, uint64_t n, uint32_t depth, uint64_t *cap, uint32_t *fcap)
-{
-    if (n > *cap) {
-        uint64_t want = n > 2 * *cap ? n : 2 * *cap;
-        void *p = realloc(t->nodes, want * sizeof *t->nodes);
-        if (!p)
-            return -1;
-        t->nodes = p;
-        *cap = want;
-    }
-    if (depth + 1 > *fcap) {
-        uint32_t want = depth + 1 > 2 * *fcap ? depth + 1 : 2 * *fcap;
-        void *p = realloc(t->stack, (size_t)want * sizeof *t->stack);
-        if (!p)
-            return -1;
-        t->stack = p;
-        *fcap = want;
-    }
-    return 0;
-}
-
-/* One attempt under the thread's seq: 1 done, 0 torn, -1 no memory/damaged. */
+/* One attempt under the thread's seq (profile/arena_walk.c): 1 done, 0
+ * torn, -1 no memory/damaged.  A dead thread killed mid-update stays odd:
+ * taken as it is. */
 static int copy_under_seq(struct live *l, const struct arena_thread *rec, struct live_thread *t,
-                          uint64_t *cap, uint32_t *fcap)
+                          struct arena_thread_copy *c)
 {
-    uint32_t s1 = __atomic_load_n(&rec->seq, __ATOMIC_ACQUIRE);
-    if ((s1 & 1) && !l->dead)   /* a dead thread killed mid-update stays odd: take it as is */
-        return 0;
-    /* A reset or zerobase the thread has not applied yet (it is blocked):
-     * shown applied, as the thread will apply it (profile/arena.h). */
-    uint32_t pending = __atomic_load_n(&rec->request, __ATOMIC_ACQUIRE) & ARENA_REQ_PENDING;
-    uint64_t pending_at = rec->pending_at;
-    arena_ref root = __atomic_load_n(&rec->root, __ATOMIC_ACQUIRE);
-    uint32_t depth = rec->depth;
-    arena_ref stack_ref = rec->stack;
-    int complete;
-    uint64_t n = arena_tree_copy(&l->view, root, t->nodes, *cap, &complete);
-    if (!complete) {
-        if (__atomic_load_n(&rec->seq, __ATOMIC_ACQUIRE) != s1)
-            return 0;           /* torn: the walk may have been cut by it */
-        if (n < *cap)
-            return -1;          /* a reference outside the arena: damaged */
-        uint64_t all = arena_tree_copy(&l->view, root, NULL, UINT64_MAX, NULL);
-        return reserve(t, all + 16, depth, cap, fcap) == 0 ? 0 : -1;
-    }
-    if (reserve(t, n, depth, cap, fcap) != 0)
-        return -1;
-    const struct arena_frame *stack = at(l, stack_ref, ((uint64_t)depth + 1) * sizeof *stack);
-    if (!stack)
-        return __atomic_load_n(&rec->seq, __ATOMIC_ACQUIRE) == s1 ? -1 : 0;
-    memcpy(t->stack, stack, ((size_t)depth + 1) * sizeof *stack);
-    __atomic_thread_fence(__ATOMIC_ACQUIRE);
-    if (__atomic_load_n(&rec->seq, __ATOMIC_RELAXED) != s1)
-        return 0;
-    if (pending) {
-        n = arena_copy_pending(&l->view, pending, pending_at, t->nodes, (uint32_t)n, t->stack, &depth);
+    unsigned flags = ARENA_COPY_FRAMES | ARENA_COPY_PENDING | (l->dead ? ARENA_COPY_ODD : 0);
+    int rc = arena_copy_thread(&l->view, rec, flags, c);
+    if (rc != 1)
+        return rc;
+    if (c->pending)
         t->dropped = t->unmatched = 0;
-    }
-    t->nnodes = (uint32_t)n;
-    t->depth = depth;
+    t->nnodes = c->n;
+    t->depth = c->depth;
     return 1;
 }
 
 /* The thread's own copy (ARENA_REQ_COPY), once copy_seq moved past seen. */
 static int copy_from_self(struct live *l, const struct arena_thread *rec, uint32_t seen,
-                          struct live_thread *t, uint64_t *cap, uint32_t *fcap)
+                          struct live_thread *t, struct arena_thread_copy *c)
 {
     uint32_t s1 = __atomic_load_n(&rec->copy_seq, __ATOMIC_ACQUIRE);
     if ((s1 & 1) || s1 == seen)
@@ -536,16 +489,16 @@ static int copy_from_self(struct live *l, const struct arena_thread *rec, uint32
     uint32_t n = rec->copy_nodes, depth = rec->copy_depth;
     uint64_t bytes = (uint64_t)n * sizeof(struct arena_copy_node) + ((uint64_t)depth + 1) * sizeof(struct arena_frame);
     const char *block = at(l, rec->copy_ref, bytes);
-    if (!block || reserve(t, n, depth, cap, fcap) != 0)
+    if (!block || arena_thread_copy_reserve(c, n, depth) != 0)
         return -1;
-    memcpy(t->nodes, block, (size_t)n * sizeof *t->nodes);
-    memcpy(t->stack, block + (size_t)n * sizeof *t->nodes, ((size_t)depth + 1) * sizeof *t->stack);
+    memcpy(c->nodes, block, (size_t)n * sizeof *c->nodes);
+    memcpy(c->stack, block + (size_t)n * sizeof *c->nodes, ((size_t)depth + 1) * sizeof *c->stack);
     uint64_t taken = rec->copy_taken;
     __atomic_thread_fence(__ATOMIC_ACQUIRE);
     if (__atomic_load_n(&rec->copy_seq, __ATOMIC_RELAXED) != s1)
         return 0;
     for (uint32_t i = 0; i < n; i++)        /* a copy in the arena is data: check it */
-        if (t->nodes[i].parent != UINT32_MAX && t->nodes[i].parent >= i)
+        if (c->nodes[i].parent != UINT32_MAX && c->nodes[i].parent >= i)
             return -1;
     t->nnodes = n;
     t->depth = depth;
@@ -553,17 +506,17 @@ static int copy_from_self(struct live *l, const struct arena_thread *rec, uint32
     return 1;
 }
 
-static int copy_thread(struct live *l, const struct arena_thread *rec, struct live_thread *t,
-                       char *err, size_t errlen)
+/* Copies under the seq, then the thread's own copy if it is always
+ * mid-update.  0, or -1 with err. */
+static int copy_into(struct live *l, const struct arena_thread *rec, struct live_thread *t,
+                     struct arena_thread_copy *c, char *err, size_t errlen)
 {
-    uint64_t cap = 0;
-    uint32_t fcap = 0;
     take_fields(t, rec);
-    if (reserve(t, 256, 64, &cap, &fcap) != 0)
+    if (arena_thread_copy_reserve(c, 256, 64) != 0)
         goto oom;
     int rc = 0;
     for (uint32_t i = 0; i < l->seq_tries && rc == 0; i++) {
-        rc = copy_under_seq(l, rec, t, &cap, &fcap);
+        rc = copy_under_seq(l, rec, t, c);
         t->retries += rc == 0;
     }
     if (rc == 0 && !l->dead) {
@@ -575,12 +528,12 @@ static int copy_thread(struct live *l, const struct arena_thread *rec, struct li
         __atomic_fetch_or((uint32_t *)at_rw(l, &rec->request), ARENA_REQ_COPY, __ATOMIC_RELEASE);
         uint64_t deadline = hk_mono_ns() + SELF_COPY_WAIT_NS;
         while (rc == 0 && hk_mono_ns() < deadline) {
-            rc = copy_from_self(l, rec, seen, t, &cap, &fcap);
+            rc = copy_from_self(l, rec, seen, t, c);
             if (rc == 1) {
                 t->how = LIVE_COPY_SELF;
                 return 0;
             }
-            if (rc == 0 && (rc = copy_under_seq(l, rec, t, &cap, &fcap)) == 0) {
+            if (rc == 0 && (rc = copy_under_seq(l, rec, t, c)) == 0) {
                 t->retries++;
                 nap_us(100);
             }
@@ -597,6 +550,18 @@ static int copy_thread(struct live *l, const struct arena_thread *rec, struct li
 oom:
     snprintf(err, errlen, "cannot copy thread %d: out of memory or a damaged arena", t->tid);
     return -1;
+}
+
+/* The thread's copy into t, whose buffers it then owns (also on failure:
+ * live_snapshot_free frees them). */
+static int copy_thread(struct live *l, const struct arena_thread *rec, struct live_thread *t, char *err,
+                       size_t errlen)
+{
+    struct arena_thread_copy c = { 0 };
+    int rc = copy_into(l, rec, t, &c, err, errlen);
+    t->nodes = c.nodes;
+    t->stack = c.stack;
+    return rc;
 }
 
 /* ---- snapshots ---------------------------------------------------------------------- */

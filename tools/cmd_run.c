@@ -3,6 +3,7 @@
  * by preloading libhookit.so (found beside this hookit binary, in
  * <bindir>/../lib/).
  */
+#include "common/foreign.h"
 #include "tools/cli.h"
 
 #include <dlfcn.h>
@@ -120,10 +121,6 @@ static size_t sanitizer_head(const char *preload)
             return n;
     return 0;
 }
-
-#ifdef __SANITIZE_THREAD__
-extern void __tsan_init(void);
-#endif
 
 /* hookit built with TSan (make SANITIZE=thread), so libhookit is too: TSan's
  * runtime must load after libhookit, whose thread trampoline must run before

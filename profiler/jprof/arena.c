@@ -21,6 +21,7 @@
 #include "profile/registry.h"
 
 #include <dirent.h>
+#include <pthread.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -44,6 +45,10 @@
 char *jp_arena_base;
 static char registry[REGISTRY_PATH_MAX];  /* our registry directory, "" when none */
 static pid_t registered_pid;              /* the pid our files are named after, 0 = none */
+/* The loaded objects the maps copy was taken with (loaded.c), 0 unknown;
+ * the lock keeps a copy and the set it is labelled with together. */
+static uint64_t saved_set;
+static pthread_mutex_t saved_lock = PTHREAD_MUTEX_INITIALIZER;
 
 JP_NOINSTR struct arena_header *jp_arena_header(void)
 {
@@ -184,9 +189,12 @@ JP_NOINSTR static void clean_stale(const char *dir, pid_t self)
     free(kept);
 }
 
-/* Copy /proc/self/maps to PID.maps (temporary file, then rename). */
+/* Copy /proc/self/maps to PID.maps (temporary file, then rename).  The
+ * copies at start and in a forked child are labelled with no set: the
+ * first dlopen takes another. */
 JP_NOINSTR static void save_maps(void)
 {
+    __atomic_store_n(&saved_set, 0, __ATOMIC_RELEASE);
     if (!registered_pid)
         return;
     int saved = errno;
@@ -394,6 +402,9 @@ JP_NOINSTR int jp_arena_fork_child(void)
     if (used > ARENA_RESERVE)
         used = ARENA_RESERVE;
     registered_pid = 0;                 /* the parent's files are the parent's */
+    /* The only thread now may not be the one that held it. */
+    pthread_mutex_t fresh = PTHREAD_MUTEX_INITIALIZER;
+    saved_lock = fresh;
     int fd = new_backing_file();
     int ok = 0;
     if (fd >= 0) {
@@ -516,8 +527,23 @@ JP_NOINSTR void jp_arena_user_change(uid_t euid)
     errno = saved;
 }
 
-/* A library was loaded: `hookit recover` needs the new maps. */
-JP_NOINSTR void jp_arena_maps_changed(void)
+JP_NOINSTR static int save_maps_again(void *ctx)
 {
+    (void)ctx;
+    if (!registered_pid)
+        return -1;
     save_maps();
+    return 0;
+}
+
+/* A library was loaded: `hookit recover` needs the new maps, to name the
+ * library's functions even if it is closed before the process dies.  A
+ * library closed and opened again at the same place changes nothing the
+ * copy holds: no copy then (a loop of dlopen/dlclose read the maps each
+ * time). */
+JP_NOINSTR void jp_arena_maps_changed(int settled)
+{
+    pthread_mutex_lock(&saved_lock);
+    jp_loaded_refresh(&saved_set, settled, save_maps_again, NULL);
+    pthread_mutex_unlock(&saved_lock);
 }

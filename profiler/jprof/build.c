@@ -17,79 +17,53 @@ struct builder {
     struct arena_funcs funcs;   /* fn address -> function table index */
     struct arena_timing timing; /* ticks, samples and compensation to times */
     uint64_t now;
+    struct arena_thread_copy copy; /* one thread's tree at a time: the buffers are reused */
 };
-
-/* A thread's tree and open frames, copied at one moment. */
-struct tree_copy {
-    struct arena_copy_node *nodes;
-    uint64_t n;
-    struct arena_frame *frames; /* frames[0 .. depth] */
-    uint32_t depth;
-    uint64_t now; /* another running thread's: its open frames count up to here */
-};
-
-JP_NOINSTR static void tree_copy_free(struct tree_copy *c)
-{
-    free(c->nodes);
-    free(c->frames);
-    memset(c, 0, sizeof *c);
-}
-
-/* One copy of rec's tree and open frames (taken without looking at its
- * seq).  0, or -1 when out of memory. */
-JP_NOINSTR static int copy_once(const struct arena_thread *rec, const struct jp_thread *t,
-                                struct tree_copy *c)
-{
-    struct arena_view view = { jp_arena_base, (uint64_t)jp_arena_header()->used };
-    uint32_t depth = t && rec->state == ARENA_THREAD_RUNNING ? rec->depth : 0;
-    /* A reset or zerobase the thread has not applied yet (it is blocked,
-     * profile/arena.h): written as it will be. */
-    uint32_t pending = t ? __atomic_load_n(&rec->request, __ATOMIC_ACQUIRE) & ARENA_REQ_PENDING : 0;
-    uint64_t pending_at = rec->pending_at;
-    uint64_t n = arena_tree_copy(&view, rec->root, NULL, UINT64_MAX, NULL);
-    tree_copy_free(c);
-    c->nodes = malloc(((size_t)n + 1) * sizeof *c->nodes);
-    c->frames = malloc(((size_t)depth + 1) * sizeof *c->frames);
-    if (!c->nodes || !c->frames)
-        return -1;
-    c->n = arena_tree_copy(&view, rec->root, c->nodes, n, NULL); /* at most what was counted */
-    if (depth)
-        memcpy(c->frames, t->stack, ((size_t)depth + 1) * sizeof *c->frames);
-    c->n = arena_copy_pending(&view, pending, pending_at, c->nodes, (uint32_t)c->n, c->frames, &depth);
-    c->depth = depth;
-    return 0;
-}
 
 /* How long to wait for another thread's consistent copy, in attempts: a
  * hook holds its thread's seq odd for well under a microsecond. */
 enum { COPY_ATTEMPTS = 2000 };
 
-/* rec's tree as one consistent moment.  Another thread that is still
- * running (at exit, one the shoot-down found inside a hook goes on running
- * its hooks while we write) changes its tree as we copy: the copy is taken
- * under its seq, as live readers take it, and its open frames count up to
- * a clock read after the copy, so that every activation the copy holds
- * closed ended before that moment.  If the thread never lets go, the last
- * copy is kept. */
-JP_NOINSTR static int copy_tree(const struct arena_thread *rec, struct tree_copy *c)
+/* One attempt at rec's tree and open frames (profile/arena_walk.c), with
+ * the arena as it is now: another thread may have grown it. */
+JP_NOINSTR static int copy_attempt(const struct arena_thread *rec, unsigned flags,
+                                   struct arena_thread_copy *c)
+{
+    struct arena_view view = { jp_arena_base, (uint64_t)jp_arena_header()->used };
+    return arena_copy_thread(&view, rec, flags, c);
+}
+
+/* rec's tree as one consistent moment, into c.  Another thread that is
+ * still running (at exit, one the shoot-down found inside a hook goes on
+ * running its hooks while we write) changes its tree as we copy: the copy
+ * is taken under its seq, as live readers take it, and its open frames
+ * count up to a clock read after the copy (*now), so that every activation
+ * the copy holds closed ended before that moment.  If the thread never
+ * lets go, the last copy is kept.  Our own thread, and one that ended, do
+ * not change: copied as they are (their seq may be odd: ours is, inside a
+ * hook).  0, or -1 when out of memory. */
+JP_NOINSTR static int copy_tree(const struct arena_thread *rec, struct arena_thread_copy *c, uint64_t *now)
 {
     const struct jp_thread *t = (const struct jp_thread *)(uintptr_t)rec->priv;
     int other_running = t && t != jp_self && rec->state == ARENA_THREAD_RUNNING;
-    for (int attempt = 0; other_running && attempt < COPY_ATTEMPTS; attempt++) {
-        uint32_t s1 = __atomic_load_n(&rec->seq, __ATOMIC_ACQUIRE);
-        if (s1 & 1) {
+    /* A reset or zerobase the thread has not applied yet (it is blocked,
+     * profile/arena.h): written as it will be. */
+    unsigned flags =
+        (t && rec->state == ARENA_THREAD_RUNNING ? ARENA_COPY_FRAMES : 0) | (t ? ARENA_COPY_PENDING : 0);
+    int rc = 0;
+    c->taken = 0;
+    for (int attempt = 0; other_running && attempt < COPY_ATTEMPTS && rc == 0; attempt++) {
+        rc = copy_attempt(rec, flags, c);
+        if (rc == 0 && (__atomic_load_n(&rec->seq, __ATOMIC_ACQUIRE) & 1))
             sched_yield();
-            continue;
-        }
-        if (copy_once(rec, t, c) != 0)
-            return -1;
-        __atomic_thread_fence(__ATOMIC_ACQUIRE);
-        if (__atomic_load_n(&rec->seq, __ATOMIC_RELAXED) == s1)
-            break;
     }
-    if (!c->nodes && copy_once(rec, t, c) != 0) /* not running, or never let go */
+    /* Not running, or never let go without a copy: taken as it is (the
+     * attempts grow the buffers first if the tree does not fit). */
+    for (int attempt = 0; rc == 0 && !c->taken && attempt < COPY_ATTEMPTS; attempt++)
+        rc = copy_attempt(rec, flags | ARENA_COPY_ODD, c);
+    if (rc < 0 || !c->taken)
         return -1;
-    c->now = other_running ? jp_now() : 0;
+    *now = other_running ? jp_now() : 0;
     return 0;
 }
 
@@ -97,20 +71,20 @@ JP_NOINSTR static int copy_tree(const struct arena_thread *rec, struct tree_copy
  * walk live readers use too), open frames counted up to its copy's now. */
 JP_NOINSTR static int fill_nodes(struct builder *b, const struct arena_thread *rec, struct prof_thread *th)
 {
-    struct tree_copy c = { 0 };
-    int rc = copy_tree(rec, &c);
-    uint64_t now = c.now > b->now ? c.now : b->now; /* b->now: the threads that do not run */
+    struct arena_thread_copy *c = &b->copy;
+    uint64_t copy_now = 0;
+    int rc = copy_tree(rec, c, &copy_now);
+    uint64_t now = copy_now > b->now ? copy_now : b->now; /* b->now: the threads that do not run */
+    const struct arena_frame *stack = rc == 0 && c->depth ? c->stack : NULL;
     if (rc == 0)
-        rc = arena_copy_to_thread(b->p, &b->funcs, c.nodes, (uint32_t)c.n, c.depth ? c.frames : NULL, c.depth,
-                                  now, &b->timing, th);
+        rc = arena_copy_to_thread(b->p, &b->funcs, c->nodes, c->n, stack, c->depth, now, &b->timing, th);
     if (rc == 0)
-        rc = jp_metrics_thread(b->p, th, c.nodes, (uint32_t)c.n);
+        rc = jp_metrics_thread(b->p, th, c->nodes, c->n);
     if (rc == 0)
-        rc = jp_mpi_thread(b->p, th, c.nodes, (uint32_t)c.n);
+        rc = jp_mpi_thread(b->p, th, c->nodes, c->n);
     if (rc == 0) /* a thread still blocked: its wait so far, to the copy's now (wait.c) */
-        rc = jp_wait_thread(b->p, th, c.nodes, (uint32_t)c.n,
-                            c.depth ? (const struct jp_thread *)(uintptr_t)rec->priv : NULL, now);
-    tree_copy_free(&c);
+        rc = jp_wait_thread(b->p, th, c->nodes, c->n,
+                            c->depth ? (const struct jp_thread *)(uintptr_t)rec->priv : NULL, now);
     return rc;
 }
 
@@ -176,6 +150,7 @@ JP_NOINSTR struct profile *jp_build_profile(int how)
     if (rc == 0)
         rc = jp_resolve_names(b.p);
     arena_funcs_free(&b.funcs);
+    arena_thread_copy_free(&b.copy);
     if (rc != 0 && b.p) {
         profile_free(b.p);
         return NULL;

@@ -200,14 +200,13 @@ JP_NOINSTR static void handle_event(const struct hookit_event *ev)
         jp_write_profile(0);
         break;
     case HOOKIT_EV_DLOPEN:
-        jp_arena_maps_changed();
-        jp_names_reload();
+        jp_names_reload(); /* the maps copy too (names.c) */
         break;
     case HOOKIT_EV_PRE_DLCLOSE:
         jp_names_pre_dlclose(ev->handle);
         break;
     case HOOKIT_EV_DLCLOSE:
-        jp_names_reload();
+        /* No maps read: names.c reads them again when they are needed. */
         jp_names_post_dlclose();
         break;
     case HOOKIT_EV_EXEC_FAILED:

@@ -41,7 +41,21 @@ void jp_arena_exec_failed(void);
 /* The effective user is about to change (HOOKIT_EV_SET_USER): the registry
  * files move where the new user can remove them. */
 void jp_arena_user_change(uid_t euid);
-void jp_arena_maps_changed(void);
+/* After a dlopen (settled: as jp_loaded_refresh's), the maps copy again,
+ * unless the objects loaded are those it was taken with. */
+void jp_arena_maps_changed(int settled);
+
+/* ---- the loaded objects (loaded.c) ----------------------------------------
+ * Work done from /proc/self/maps is done again only when the objects the
+ * loader has loaded changed.  *have is the set of loaded objects the last
+ * reading reflects, 0 for unknown.  Unless the objects loaded now are
+ * *have, runs reread(ctx) (0 ok) and stores in *have the set it reflects:
+ * 0 when it failed, when objects were loaded or unloaded meanwhile, or when
+ * the caller could not keep dlclose out (settled 0: only under
+ * names.c's unload lock can no library be unmapped during the reading,
+ * unseen).  Returns whether reread ran.  Callers of one *have take turns
+ * (a lock). */
+int jp_loaded_refresh(uint64_t *have, int settled, int (*reread)(void *ctx), void *ctx);
 
 /* ---- threads (thread.c) -------------------------------------------------- */
 /* Private per-thread state, reached through initial-exec TLS.  The depth
@@ -405,7 +419,8 @@ extern int jp_death_signal;
 int jp_fill_process(struct profile *p, int how);
 
 /* Names (names.c): the modules and symbols the profile's addresses are
- * resolved against, kept up to date across dlopen, dlclose and fork. */
+ * resolved against, kept up to date across dlopen, dlclose and fork.
+ * jp_names_reload: after a dlopen (the maps copy too). */
 void jp_names_start(void);
 void jp_names_reload(void);
 void jp_names_pre_dlclose(void *handle);

@@ -1,5 +1,10 @@
 /* Names for the function table, through A2N.  The A2N view of the process
- * is opened at start and re-read on dlopen/dlclose.
+ * is opened at start and re-read when the loaded objects changed since it
+ * was read (loaded.c): after a dlopen, before the names of a library
+ * about to be closed are looked up, and before a profile is resolved.  Not
+ * after a dlclose: the modules A2N saw stay known, so an address in a
+ * closed library still resolves (a2n.h), and whatever is mapped there
+ * next is read before the next look-up.
  *
  * A library that is closed before the end: its functions are named while
  * it is still mapped (pre-dlclose), and once it is really gone (dlclose
@@ -22,6 +27,7 @@
 
 static struct a2n *a2n;
 static pthread_mutex_t a2n_lock = PTHREAD_MUTEX_INITIALIZER;
+static uint64_t a2n_set; /* the loaded objects a2n last read (loaded.c); under a2n_lock */
 
 /* ---- one unload at a time -------------------------------------------------
  * A thread holds unload_lock from its pre-dlclose to its post-dlclose, and
@@ -56,12 +62,28 @@ JP_NOINSTR void jp_names_start(void)
     a2n = a2n_open(0);
 }
 
+JP_NOINSTR static int a2n_reread(void *ctx)
+{
+    (void)ctx;
+    return a2n ? a2n_reload(a2n) : -1;
+}
+
+/* Under a2n_lock: a2n re-reads the maps if the loaded objects changed.
+ * settled: the caller holds unload_lock. */
+JP_NOINSTR static void a2n_refresh(int settled)
+{
+    if (a2n)
+        jp_loaded_refresh(&a2n_set, settled, a2n_reread, NULL);
+}
+
+/* After a dlopen.  The maps copy for `hookit recover` is taken here too,
+ * under unload_lock, so that no library is unmapped while it is read. */
 JP_NOINSTR void jp_names_reload(void)
 {
     int held = unload_lock_take();
+    jp_arena_maps_changed(held);
     pthread_mutex_lock(&a2n_lock);
-    if (a2n)
-        a2n_reload(a2n);
+    a2n_refresh(held);
     pthread_mutex_unlock(&a2n_lock);
     if (held)
         pthread_mutex_unlock(&unload_lock);
@@ -320,6 +342,7 @@ JP_NOINSTR void jp_names_pre_dlclose(void *handle)
     closing_find_libs(c, lm);
     for (unsigned i = 0; i < c->nlibs; i++)
         c->libs[i].walk = c->libs[i].nranges > 0;
+    a2n_refresh(c->locked); /* its functions are looked up: a2n must have read it */
     if (a2n)
         each_node_of(c, name_function);
     pthread_mutex_unlock(&a2n_lock);
@@ -433,6 +456,8 @@ JP_NOINSTR static int resolve_locked(struct profile *p)
 {
     if (!a2n)
         a2n = a2n_open(0);
+    else
+        a2n_refresh(0); /* not settled: the next dlopen reads again */
     unsigned char *foreign = calloc(p->nfuncs + 1, 1);
     if (!foreign)
         return -1;

@@ -1,6 +1,7 @@
 /* Threads: each thread gets, on its first event, a record in the arena
  * (readable from outside), a synthetic root node, its own chunk of node
  * slots, and a private shadow stack that grows without a fixed limit. */
+#include "common/foreign.h"
 #include "jprof.h"
 #include "metrics.h"
 
@@ -17,7 +18,6 @@ __thread struct jp_thread *jp_self __attribute__((tls_model("initial-exec")));
 
 static uint32_t next_index = 1;         /* 0 is the main thread */
 static pthread_key_t end_key;
-extern void *__libc_stack_end;
 
 #define FIRST_CHUNK 16u                 /* slots; chunks double up to MAX_CHUNK */
 #define MAX_CHUNK 1024u

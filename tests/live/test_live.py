@@ -410,6 +410,56 @@ def test_sigkill_then_recover(tmp):
     assert os.listdir(rt) == [], "recover removes what it recovered"
     r = hookit(tmp, rt, "recover")
     assert "nothing to recover" in r.stdout
+
+
+DLMAPS = os.path.join(hk.ROOT, "tests", "live", "dlmaps.c")
+
+
+def test_maps_copy_follows_the_loaded_libraries_not_each_dlopen(tmp):
+    """The maps copy `hookit recover` names functions from is taken again
+    only when the loaded objects changed (profiler/jprof/loaded.c): 50
+    dlopen/dlclose of a library, which lands where it was, leave the copy
+    as it is (before, each dlopen read /proc/self/maps into a new file);
+    another library, loaded where that one was, replaces it, and recover
+    names its function after a SIGKILL, not by the closed library's."""
+    loop = hk.cc(tmp, ["dep_inner.c"], "libloop.so", shared=True, link_hookit=False,
+                 flags=["-DFN=other_fn"])
+    keep = hk.cc(tmp, ["dep_inner.c"], "libkeep.so", shared=True, link_hookit=False)
+    exe = hk.cc(tmp, [DLMAPS], "dlmaps", libs=["-ldl"])
+    rt = runtime(tmp)
+    p = subprocess.Popen([exe], cwd=tmp, env=hk.test_env(HOOKIT_OUTPUT=tmp, HOOKIT_RUNTIME_DIR=rt),
+                         stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                         text=True)
+
+    def do(command):
+        p.stdin.write(command + "\n")
+        p.stdin.flush()
+        assert p.stdout.readline() == "ok\n", command
+
+    try:
+        maps = os.path.join(rt, f"{p.pid}.maps")
+        do(f"loop {loop} 1")
+        # A second name for the copy: while it lives, no new file can take
+        # its inode number, so a rewrite (a new file renamed over it) shows.
+        before = os.path.join(tmp, "maps.before")
+        os.link(maps, before)
+        do(f"loop {loop} 50")
+        assert os.path.samefile(maps, before), "a dlopen of objects already seen rewrote the maps copy"
+        do(f"keep {keep}")
+        assert not os.path.samefile(maps, before), "a library not seen before left the maps copy old"
+        with open(maps) as f:
+            assert "libkeep.so" in f.read()
+    finally:
+        p.kill()
+        p.communicate(timeout=30)
+    out = os.path.join(tmp, "rec")
+    os.mkdir(out)
+    r = hookit(tmp, rt, "recover", "-o", out, str(p.pid))
+    assert f"process {p.pid}: recovered" in r.stdout, r.stdout
+    main = hk.thread_of(hk.export_json(tmp, hk.one_profile(out, "dlmaps")), 0)
+    hk.check_tree_consistent(main)
+    inner = [n for path, n in hk.walk(main["roots"]) if n["name"] == "inner_fn"]
+    assert [(n["module"], n["calls"]) for n in inner] == [("libkeep.so", 1)], inner
     # a dead process's damaged leftover: removed by recover without a PID
     dead = subprocess.Popen(["true"])
     dead.wait()
