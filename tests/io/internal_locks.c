@@ -26,7 +26,10 @@ __attribute__((noinline)) void open_many(int n, const char *lib)
 {
     for (int i = 0; i < n; i++) {
         void *h = dlopen(lib, RTLD_NOW | RTLD_LOCAL);
-        if (!h) { fprintf(stderr, "%s\n", dlerror()); exit(1); }
+        if (!h) {
+            fprintf(stderr, "%s\n", dlerror());
+            exit(1);
+        }
         dlclose(h);
     }
 }

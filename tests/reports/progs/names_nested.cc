@@ -16,8 +16,8 @@ template <class T> __attribute__((noinline)) int pick(Tag<T> *)
 
 int main()
 {
-    int a = pick<std::map<std::string, int> >(nullptr);
-    int b = pick<std::vector<std::string> >(nullptr);
+    int a = pick<std::map<std::string, int>>(nullptr);
+    int b = pick<std::vector<std::string>>(nullptr);
     std::printf("%d\n", a > 0 && b > 0);
     return 0;
 }
