@@ -135,12 +135,12 @@ def test_callees_of_an_interpreter_loop_add_up_to_its_inclusive_time(tmp):
     check_apart(tmp, prof, "execute", callees=False)
 
 
-def test_callers_collapsed_add_up_to_the_flat_line(tmp):
-    prof = profile(tmp)
-    head, rows, _, out = view(tmp, prof, "--callers", "execute")
-    calls, self_ns, incl = execute_totals(tmp, prof)
-    assert set(rows) == {"F:interp.main()", "[within the recursion]"}, out
-    assert rows["F:interp.main()"][0] == 50 and rows["F:interp.main()"][1] == incl, out
+def check_callers_collapsed(tmp, prof, fn, label):
+    """--callers FN with recursion collapsed: the rows add up to FN's
+    totals from the JSON export and to its --flat line.  Returns the rows."""
+    head, rows, _, out = view(tmp, prof, "--callers", fn)
+    calls, self_ns, incl = execute_totals(tmp, prof, fn)
+    assert "[within the recursion]" in rows, out
     assert sum(r[0] for r in rows.values()) == calls
     assert sum(r[2] for r in rows.values()) == self_ns
     # the inner activations' time is inside their entry's: on its row
@@ -149,8 +149,16 @@ def test_callers_collapsed_add_up_to_the_flat_line(tmp):
     assert sum(r[1] for r in rows.values()) == incl
     assert (int(head.group(4)), int(head.group(5)), int(head.group(6))) == (calls, self_ns, incl), out
     flat = hk.hookit(tmp, "report", "--flat", "--units", "ns", prof).stdout
-    m = re.search(r"^\s*[\d.]+\s+(\d+)ns\s+\d+ns\s+(\d+)\s.*F:interp\.execute\(\)$", flat, re.M)
+    m = re.search(r"^\s*[\d.]+\s+(\d+)ns\s+\d+ns\s+(\d+)\s.*" + re.escape(label) + "$", flat, re.M)
     assert m and (int(m.group(1)), int(m.group(2))) == (self_ns, calls), flat
+    return rows, incl, out
+
+
+def test_callers_collapsed_add_up_to_the_flat_line(tmp):
+    prof = profile(tmp)
+    rows, incl, out = check_callers_collapsed(tmp, prof, "execute", "F:interp.execute()")
+    assert set(rows) == {"F:interp.main()", "[within the recursion]"}, out
+    assert rows["F:interp.main()"][0] == 50 and rows["F:interp.main()"][1] == incl, out
 
 
 def test_tree_collapse_recursion_folds_direct_recursion(tmp):
@@ -215,17 +223,5 @@ def test_callees_of_luas_interpreter_loop_add_up_to_its_inclusive_time(tmp):
 
 def test_callers_of_luas_interpreter_loop_add_up_to_the_flat_line(tmp):
     prof = lua_profile(tmp)
-    head, rows, _, out = view(tmp, prof, "--callers", "luaV_execute")
-    calls, self_ns, incl = execute_totals(tmp, prof, "luaV_execute")
-    assert "[within the recursion]" in rows, out
-    assert sum(r[0] for r in rows.values()) == calls
-    assert sum(r[2] for r in rows.values()) == self_ns
-    # the inner activations' time is inside their entry's: on its row
-    assert rows["[within the recursion]"][1:] == (0, 0), out
-    assert all(incl >= excl for _, incl, excl in rows.values()), out
-    assert sum(r[1] for r in rows.values()) == incl
-    assert (int(head.group(4)), int(head.group(5)), int(head.group(6))) == (calls, self_ns, incl), out
-    flat = hk.hookit(tmp, "report", "--flat", "--units", "ns", prof).stdout
-    m = re.search(r"^\s*[\d.]+\s+(\d+)ns\s+\d+ns\s+(\d+)\s.*F:lua\.luaV_execute\(\)$", flat, re.M)
-    assert m and (int(m.group(1)), int(m.group(2))) == (self_ns, calls), flat
+    check_callers_collapsed(tmp, prof, "luaV_execute", "F:lua.luaV_execute()")
     check_apart(tmp, prof, "luaV_execute", callees=False)

@@ -129,24 +129,26 @@ def check_table(rows, want, what):
             (what, name, rows[name], (total, self_ns))
 
 
-def test_folded_in_speedscope(tmp):
+def fixed_in_speedscope(tmp, fmt, name):
+    """The fixed profile exported as FMT into NAME, read back from
+    speedscope's sandwich table: the rows, after the page title is checked."""
     app = speedscope_app()
     a, _ = fixed.fixed_profiles(tmp)
-    hk.hookit(tmp, "export", "--format=folded", "-o", os.path.join(tmp, "a.folded"), a)
+    hk.hookit(tmp, "export", f"--format={fmt}", "-o", os.path.join(tmp, name), a)
     with Served(tmp, app) as s:
-        title, rows = s.sandwich(tmp, "a.folded", "hookit-folded")
-    assert title == "hookit-folded - speedscope", title
+        title, rows = s.sandwich(tmp, name, f"hookit-{fmt}")
+    assert title == f"hookit-{fmt} - speedscope", title
+    return rows
+
+
+def test_folded_in_speedscope(tmp):
+    rows = fixed_in_speedscope(tmp, "folded", "a.folded")
     # weights without a unit: the exclusive ns as plain numbers
     check_table(rows, {**FIXED, **THREAD_FRAMES}, "folded")
 
 
 def test_pprof_in_speedscope(tmp):
-    app = speedscope_app()
-    a, _ = fixed.fixed_profiles(tmp)
-    hk.hookit(tmp, "export", "--format=pprof", "-o", os.path.join(tmp, "a.pb.gz"), a)
-    with Served(tmp, app) as s:
-        title, rows = s.sandwich(tmp, "a.pb.gz", "hookit-pprof")
-    assert title == "hookit-pprof - speedscope", title
+    rows = fixed_in_speedscope(tmp, "pprof", "a.pb.gz")
     # the time sample types are nanoseconds: speedscope shows µs and ms
     assert rows["fib"][1].startswith("800.00µs"), rows["fib"]
     check_table(rows, FIXED, "pprof")
