@@ -19,6 +19,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "ms_clock.h"
+
 static int failures;
 #define CHECK(cond)                                                        \
     do {                                                                   \
@@ -27,20 +29,6 @@ static int failures;
             failures++;                                                    \
         }                                                                  \
     } while (0)
-
-static double now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
-}
-
-static void nap_ms(int ms)
-{
-    struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
-    while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
-        ;
-}
 
 /* The waits below are timed by hookit from when main blocks.  A helper
  * (a thread, a fork child) that began its nap before main reached its wait
