@@ -89,7 +89,7 @@ struct jp_wait {
     uint32_t active;
     /* jp_now() of the last reset or zerobase applied to the thread's tree:
      * a blocking call that spanned it counts only its time after it
-     * (jp_wait_cut, jp_wait_since_cut). */
+     * (jp_wait_cut, jp_blocking_ticks). */
     uint64_t cut;
 };
 
@@ -318,10 +318,12 @@ void jp_wait_thread_end(struct jp_thread *t, uint64_t now);
  * to its tree; the wait in progress, if any, now starts there. */
 void jp_wait_cut(struct jp_thread *t, uint64_t at);
 /* dt (I/O clock ticks) of a blocking call that began at t0 (I/O clock),
- * less its part before the last reset or zerobase of t's tree.  Inline
- * for the I/O path: nearly every call began after the last one. */
+ * less its part before the last reset or zerobase of t's tree. */
 uint64_t jp_wait_cut_part(const struct jp_thread *t, uint64_t t0, uint64_t dt);
-static inline uint64_t jp_wait_since_cut(const struct jp_thread *t, uint64_t t0, uint64_t dt);
+/* A blocking call (a wait, or an I/O call) that just returned, t0 to t1
+ * (I/O clock), token from jp_wait_begin: its time in I/O clock ticks, the
+ * one rule for both (jprof.h, below jp_pending, which it needs). */
+static inline uint64_t jp_blocking_ticks(struct jp_thread *t, uint64_t token, uint64_t t0, uint64_t t1);
 /* th's wait columns; t: the thread's live state when it still runs (its
  * wait in progress is counted up to now), else NULL. */
 int jp_wait_thread(struct profile *p, struct prof_thread *th, const struct arena_copy_node *nodes, uint32_t n,
@@ -354,9 +356,16 @@ void jp_pending_apply(struct jp_thread *t);
 /* The same outside a hook (an I/O, wait or flow event before the thread's
  * next hook): takes busy, does nothing when the thread is inside one. */
 void jp_pending_settle(struct jp_thread *t);
-/* (wait.c's, declared above: it needs jp_pending) */
-static inline uint64_t jp_wait_since_cut(const struct jp_thread *t, uint64_t t0, uint64_t dt)
+/* A reset or zerobase given while the call blocked is applied first (the
+ * call goes to the tree after it), and the call counts only its time from
+ * that moment on; a signal handler's time during it is the handler's
+ * frames' own (jp_wait_net).  Inline for the I/O path: nearly every call
+ * began after the last reset, and has nothing pending. */
+static inline uint64_t jp_blocking_ticks(struct jp_thread *t, uint64_t token, uint64_t t0, uint64_t t1)
 {
+    if (t && JP_UNLIKELY(jp_pending(t->rec)))
+        jp_pending_settle(t);
+    uint64_t dt = jp_wait_net(t, token, t0, t1);
     if (JP_LIKELY(!t || (t->wait.cut <= t0 && !jp_pending(t->rec))))
         return dt;
     return jp_wait_cut_part(t, t0, dt);

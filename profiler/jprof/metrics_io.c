@@ -24,13 +24,7 @@ JP_NOINSTR static void on_io(const struct hookit_io *io)
     uint64_t rd = ok && io->op == HOOKIT_IO_READ ? io->bytes : 0;
     uint64_t wr = ok && io->op == HOOKIT_IO_WRITE ? io->bytes : 0;
     struct jp_thread *t = jp_self_live();
-    /* A reset or zerobase given while the call blocked is applied first:
-     * the call goes to the tree after it, its time from that moment on. */
-    if (t && JP_UNLIKELY(jp_pending(t->rec)))
-        jp_pending_settle(t);
-    /* Less a signal handler's time during the call: it is the handler's
-     * frames' own (wait.c, the same as for a wait). */
-    uint64_t dt = jp_wait_since_cut(t, io->t0, jp_wait_net(t, io->token, io->t0, io->t1));
+    uint64_t dt = jp_blocking_ticks(t, io->token, io->t0, io->t1); /* as a wait's */
     if (JP_LIKELY(t != NULL)) {
         struct metrics_thread *m = &t->metrics;
         account_context(metrics_context_ext(m, metrics_context_node(t)), rd, wr, dt);

@@ -22,7 +22,8 @@
  * hook exit during the wait reaches jp_attend, off the hot path); every
  * frame that closes back at the waiting depth adds its time to the
  * callbacks' total, which the wait's event subtracts.  The I/O wrappers
- * take the same token, and metrics.c subtracts the same way (jp_wait_net).
+ * take the same token, and metrics_io.c counts a call as a wait
+ * (jp_blocking_ticks).
  * Nested waits (a handler that waits) count as themselves.
  *
  * A wait that never returns.  The wait's start (jprof's clock) and node
@@ -91,11 +92,17 @@ JP_NOINSTR uint64_t jp_wait_begin(void)
     return TOKEN_OUTER;
 }
 
-/* jprof ticks to the I/O clock's (the same TSC in the usual case). */
+/* jprof and libhookit's I/O clock are the same TSC (the usual case): their
+ * ticks are alike and have one origin. */
+JP_NOINSTR static int io_clock_is_ours(void)
+{
+    return jp_clock_is_tsc() == (host->io_clock == 0);
+}
+
+/* jprof ticks to the I/O clock's. */
 JP_NOINSTR static uint64_t to_io_ticks(uint64_t ticks)
 {
-    int same = jp_clock_is_tsc() == (host->io_clock == 0);
-    if (same)
+    if (io_clock_is_ours())
         return ticks;
     return (uint64_t)((double)jp_ticks_to_ns(ticks) * host->io_ticks_per_ns());
 }
@@ -201,13 +208,13 @@ JP_NOINSTR static uint64_t cut_of(const struct jp_thread *t)
     return at;
 }
 
-/* jp_wait_since_cut's other case.  The event's t0 is the I/O clock's,
+/* jp_blocking_ticks's other case.  The event's t0 is the I/O clock's,
  * the cut jprof's: the same TSC in the usual case, else (JPROFOPTS
  * clock=monotonic, libhookit on the TSC) the two have no common origin
  * and the whole call is kept. */
 JP_NOINSTR uint64_t jp_wait_cut_part(const struct jp_thread *t, uint64_t t0, uint64_t dt)
 {
-    if (!t || !host || jp_clock_is_tsc() != (host->io_clock == 0))
+    if (!t || !host || !io_clock_is_ours())
         return dt;
     uint64_t at = cut_of(t);
     if (JP_LIKELY(at <= t0))
@@ -243,12 +250,8 @@ JP_NOINSTR void jp_wait_event(const struct hookit_wait *w)
     if (!w || !host)
         return;
     struct jp_thread *t = jp_self_live();
-    /* A reset or zerobase given during this wait is applied first: the
-     * wait goes to the tree after it, with only its time from then on
-     * (the callbacks before it went with the old numbers). */
-    if (t && JP_UNLIKELY(jp_pending(t->rec)))
-        jp_pending_settle(t);
-    uint64_t dt = jp_wait_since_cut(t, w->t0, jp_wait_net(t, w->token, w->t0, w->t1));
+    /* (the callbacks before a reset during the wait went with the old numbers) */
+    uint64_t dt = jp_blocking_ticks(t, w->token, w->t0, w->t1);
     if (!t || jp_busy(t))
         return;
     struct node_ext *x = jp_node_ext(jp_cur(t));
