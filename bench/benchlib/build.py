@@ -47,6 +47,12 @@ def clock_floor_lib():
     return preload_lib("clock_floor")
 
 
+def count_floor_libs():
+    """bench/tree_floor.c and bench/key_floor.c: hooks that count calls per
+    context and do nothing else, the floors under timer=sample."""
+    return preload_lib("tree_floor"), preload_lib("key_floor")
+
+
 def shared_line_lib():
     """bench/shared_line.c: hooks that write one line every thread shares."""
     return preload_lib("shared_line")

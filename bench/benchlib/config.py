@@ -49,7 +49,8 @@ WORKLOADS = [w for w in (os.environ.get("BENCH_WORKLOADS") or
                          ("micro,threads" if QUICK else "micro,sqlite,lua,fmt,scale,threads")).split(",")
              if w]
 # Rows of the real-code tables (SQLite, Lua, fmt) to run, by key, comma
-# separated (hookit, sample, floor, alloc, nolines, uftrace, callgrind);
+# separated (hookit, sample, floor, treefloor, keyfloor, alloc,
+# nolines, uftrace, callgrind);
 # the uninstrumented and no-op rows always run.  Unset: all.  Targets and
 # exactness gates follow the rows that ran (BENCH_ROWS=floor,sample: the
 # timer=sample target and its gate).

@@ -104,6 +104,20 @@ def check_targets(s, calls):
         print("  (CPU-equivalent = main's compensated time with the run's wall time replaced")
         print("   by its CPU time, i.e. without waiting for a CPU)")
     print()
+    return targets.results + floor_targets(s)
+
+
+def floor_targets(s):
+    """Issue 17's target on fib: the default mode within 1.5 ns per call of
+    the TSC floor (two clock reads per call and nothing else), loop CPU."""
+    if "floor" not in s:
+        return []
+    targets = Targets("issue 17")
+    above = s["hookit"]["loop_ns_per_call"] - s["floor"]["loop_ns_per_call"]
+    targets.add("exact_over_floor", "default mode over the TSC floor, ns per call <= 1.5",
+                above, above <= 1.5, " ns",
+                f"({s['hookit']['loop_ns_per_call']:.2f} vs {s['floor']['loop_ns_per_call']:.2f} ns, loop CPU)")
+    print()
     return targets.results
 
 

@@ -17,7 +17,7 @@ import shutil
 
 from . import config, realcode
 from .alternate import run_alternating
-from .build import clock_floor_lib, three_builds
+from .build import clock_floor_lib, count_floor_libs, three_builds
 from .measure import count_calls
 from .rows import standard_rows
 from .sources import Unavailable, fetch, upstream
@@ -72,6 +72,7 @@ def run(name, reps):
     calls = count_calls(hooked, args, os.path.join(config.OUT, name + "-count"))
     rows = config.chosen_rows(standard_rows(plain, noop, hooked, config.WITH_OTHERS,
                                             with_compensate=False, floor_lib=clock_floor_lib(),
+                                            count_floors=count_floor_libs(),
                                             uftrace_args=uftrace_args))
     runs = run_alternating(rows, lambda row: args, reps, name)
     sums = {r["fields"].get("checksum") for rs in runs.values() for r in rs}
@@ -82,7 +83,7 @@ def run(name, reps):
           f"{reps} alternating rounds ==")
     print_table(rows, summary)
     print()
-    targets = realcode.check_targets(summary)
+    targets = realcode.check_targets(summary, calls)
     realcode.gate(name, noop, args, targets, rows)
     print()
     return {"calls": calls, "reps": reps, "rows": summary, "targets": targets.results}

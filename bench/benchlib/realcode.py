@@ -7,12 +7,18 @@ of issue 17, checked side by side in the same run, and the exactness gate.
   peak RSS         <= the no-op build's + 10 MB
   at exit          <= 20 ms CPU for names and writing, for up to 100,000
                    nodes (more nodes: proportionally more)
+
+Beside the timer=sample target, the floors under it (bench/tree_floor.c,
+bench/key_floor.c): what counting calls per context costs with nothing
+else done, shown, and checked to have counted every call.
 """
+import re
+
 from . import exact
 from .table import Targets
 
 
-def check_targets(s):
+def check_targets(s, calls):
     targets = Targets("issue 17")
     add = targets.add
     hk, noop = s.get("hookit"), s["noop"]
@@ -26,7 +32,29 @@ def check_targets(s):
             f"(+{sm['added_ns_per_call_over_noop']:.1f} ns per call"
             + (f"; the TSC floor {floor['cpu_s'] / noop['cpu_s']:.2f}x" if floor and not hk else "")
             + ")")
+    count_floor_targets(s, calls, targets)
     return targets
+
+
+def count_floor_targets(s, calls, targets):
+    """The floors under timer=sample, when their rows ran: their CPU over the
+    no-op build's (shown), and whether the tree floor counted every call (a
+    floor that skipped work would be no floor)."""
+    noop = s["noop"]
+    for key, what in (("treefloor", "tree floor (bare context tree)"),
+                      ("keyfloor", "key floor (context keys, lossy)")):
+        if key in s:
+            x = s[key]["cpu_s"] / noop["cpu_s"]
+            targets.show(key + "_vs_noop", f"{what} CPU / no-op hooks' CPU", x, "x",
+                         f"(+{s[key]['added_ns_per_call_over_noop']:.1f} ns per call)")
+    if "treefloor" in s:
+        said = [m for line in s["treefloor"]["stderr"]
+                for m in [re.match(r"tree floor: (\d+) contexts, (\d+) calls", line)] if m]
+        counted = int(said[0].group(2)) if said else 0
+        targets.add("tree_floor_counted", "the tree floor counted every call", counted,
+                    counted == calls, " calls",
+                    f"(of {calls:,}; {int(said[0].group(1)):,} contexts)" if said
+                    else "(it printed no count)")
 
 
 def exact_targets(s, targets):

@@ -55,15 +55,23 @@ def missing_tool_notes(want_others):
 
 
 def standard_rows(plain, noop, hooked, want_others, extra=(), with_compensate=True,
-                  with_off=False, floor_lib=None, uftrace_args=()):
+                  with_off=False, floor_lib=None, count_floors=None, uftrace_args=()):
     """The rows of issue 5, in table order.  plain, noop, hooked: the three builds;
-    floor_lib: bench/clock_floor.c built, for a "TSC floor" row; uftrace_args:
-    options uftrace record needs on this workload (in the row's label)."""
+    floor_lib: bench/clock_floor.c built, for a "TSC floor" row; count_floors:
+    bench/tree_floor.c and key_floor.c built, for the rows of the floors under
+    timer=sample (count_floor_libs()); uftrace_args: options uftrace record needs
+    on this workload (in the row's label)."""
     rows = [Row("uninstrumented", "uninstrumented", [plain]),
             Row("noop", "glibc no-op hooks", [noop])]
     if floor_lib:
         rows.append(Row("floor", "TSC floor (hooks: rdtsc only)", [noop],
                         env={"LD_PRELOAD": floor_lib}))
+    if count_floors:
+        tree, key = count_floors
+        rows += [Row("treefloor", "tree floor (bare tree)", [noop],
+                     env={"LD_PRELOAD": tree, "TREE_FLOOR_REPORT": "1"}),
+                 Row("keyfloor", "key floor (context keys)", [noop],
+                     env={"LD_PRELOAD": key})]
     if with_off:
         rows.append(Row("off", "hookit off (HOOKIT_PROFILING=0)", [hooked],
                         env={"HOOKIT_PROFILING": "0"}))

@@ -14,7 +14,7 @@ import sys
 from . import config, realcode
 from .sources import Unavailable, fetch, upstream
 from .alternate import run_alternating
-from .build import INSTRUMENT, LINK_HOOKIT, clock_floor_lib
+from .build import INSTRUMENT, LINK_HOOKIT, clock_floor_lib, count_floor_libs
 from .measure import count_calls
 from .rows import Row, standard_rows
 from .table import Targets, human_bytes, print_table, summarize
@@ -67,7 +67,8 @@ def run(reps):
                   {"JPROFOPTS": "nolines"})
     rows = config.chosen_rows(standard_rows(plain, noop, hooked, config.WITH_OTHERS,
                                             with_compensate=False, extra=[nolines],
-                                            floor_lib=clock_floor_lib()))
+                                            floor_lib=clock_floor_lib(),
+                                            count_floors=count_floor_libs()))
     runs = run_alternating(rows, lambda row: [config.SQLITE_ORDERS], reps, "sqlite")
     sums = {r["fields"].get("checksum") for rs in runs.values() for r in rs}
     if len(sums) != 1:
@@ -79,7 +80,7 @@ def run(reps):
     print_table(rows, summary)
     print()
     targets = check_targets(summary, calls)
-    real = realcode.check_targets(summary)
+    real = realcode.check_targets(summary, calls)
     realcode.gate("sqlite", noop, [config.SQLITE_ORDERS], real, rows)
     print()
     return {"calls": calls, "orders": config.SQLITE_ORDERS, "lines": lines, "reps": reps,

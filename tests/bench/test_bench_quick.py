@@ -98,7 +98,9 @@ def check_micro(text, doc):
     assert rows["hookit"]["meta_overhead_ns_per_call"] > 0
     check_cores(micro)
     targets = {t["target"] for t in micro["targets"]}
-    assert {"default_ns_per_call", "sample_vs_noop", "node_bytes", "compensate"} <= targets
+    assert {"default_ns_per_call", "sample_vs_noop", "node_bytes", "compensate",
+            "exact_over_floor"} <= targets
+    assert "targets (issue 17):" in text and "default mode over the TSC floor" in text, text
 
 
 def check_threads(doc):
@@ -154,12 +156,30 @@ def test_quick_real_code(tmp):
     assert "exactness (fmt, JPROFOPTS=timer=sample):" in text, text
     assert fmt["calls"] > 1000000, fmt["calls"]
     keys = {t["target"] for t in fmt["targets"]}
-    assert {"exact_vs_noop", "sample_vs_noop", "rss_added", "write_ms"} <= keys, keys
+    assert {"exact_vs_noop", "sample_vs_noop", "rss_added", "write_ms", "treefloor_vs_noop",
+            "keyfloor_vs_noop"} <= keys, keys
+    check_tree_floor(fmt, text)
     scale = doc["scale"]
     assert scale["contexts"] == 40 ** 3 + 40 ** 2 + 40
     assert 64 <= scale["bytes_per_node"] < 1000, scale["bytes_per_node"]
     linear = [t for t in scale["targets"] if t["target"] == "linear"][0]
     assert linear["ok"], linear
+
+
+def check_tree_floor(fmt, text):
+    """The tree floor under timer=sample is a floor only if it did the work:
+    it counted every call, in as many contexts as the reference tree has
+    paths (fmt does not longjmp, so its bare tree is the exact one)."""
+    counted = [t for t in fmt["targets"] if t["target"] == "tree_floor_counted"]
+    assert len(counted) == 1 and counted[0]["ok"] is True, (counted, text)
+    assert counted[0]["value"] == fmt["calls"], counted
+    paths = [t for t in fmt["targets"] if t["target"] == "exact_tree"][0]["value"]
+    assert f"; {paths:,} contexts)" in counted[0]["note"], (counted, paths)
+    rows = fmt["rows"]
+    for key in ("treefloor", "keyfloor"):
+        assert rows[key]["output_bytes"] == 0 and rows[key]["cpu_s"] > 0, rows[key]
+        # Counting per context costs more than the no-op hooks (by a wide margin).
+        assert rows[key]["loop_ns_per_call"] > rows["noop"]["loop_ns_per_call"], rows
 
 
 def test_scale_check_can_fail(tmp):
