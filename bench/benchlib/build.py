@@ -32,13 +32,16 @@ def three_builds(stem, sources, libs=(), extra_flags=(), cc=None):
     return plain, noop, hooked
 
 
-def preload_lib(stem):
-    """bench/<stem>.c as a preloadable library of compiler hooks."""
+def preload_lib(stem, defines=()):
+    """bench/<stem>.c as a preloadable library of compiler hooks, built with
+    -D of each of defines (a library of its own per set)."""
     src = os.path.join(config.ROOT, "bench", stem + ".c")
-    lib = os.path.join(config.OUT, f"lib{stem.replace('_', '')}.so")
+    tag = "".join("-" + d.lower() for d in defines)
+    lib = os.path.join(config.OUT, f"lib{stem.replace('_', '')}{tag}.so")
     if not os.path.exists(lib) or os.path.getmtime(src) > os.path.getmtime(lib):
         os.makedirs(config.OUT, exist_ok=True)
-        subprocess.run([config.CC, "-O2", "-shared", "-fPIC", "-o", lib, src], check=True)
+        subprocess.run([config.CC, "-O2", "-shared", "-fPIC", "-o", lib, src]
+                       + ["-D" + d for d in defines], check=True)
     return lib
 
 

@@ -44,7 +44,11 @@ SCALE_WIDTH = _int("BENCH_SCALE_WIDTH", 100, 40)
 SCALE_THREADS = _int("BENCH_SCALE_THREADS", 8, 4)
 SCALE_PASSES = _int("BENCH_SCALE_PASSES", 4, 3)
 SCALE_REPS = _int("BENCH_SCALE_REPS", 3, 1)
-# Workloads to run (comma separated): micro, threads, sqlite, lua, fmt, scale.
+# The programs of the floors table (bench/benchlib/floors.py).
+FLOORS_PROGRAMS = [p for p in (os.environ.get("BENCH_FLOORS_PROGRAMS") or
+                               ("fmt" if QUICK else "sqlite,lua,fmt")).split(",") if p]
+# Workloads to run (comma separated): micro, threads, sqlite, lua, fmt, scale,
+# floors (not by default: issue 17's decomposition, run on demand).
 WORKLOADS = [w for w in (os.environ.get("BENCH_WORKLOADS") or
                          ("micro,threads" if QUICK else "micro,sqlite,lua,fmt,scale,threads")).split(",")
              if w]

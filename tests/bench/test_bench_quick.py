@@ -142,7 +142,7 @@ def test_quick_real_code(tmp):
     if not os.path.exists("/usr/include/fmt/format.h"):
         hk.skip("libfmt-dev is not installed (make deps installs it)")
     # The builds are cached in the build directory: fmt compiles slowly.
-    text, doc = run_quick(tmp, BENCH_WORKLOADS="fmt,scale",
+    text, doc = run_quick(tmp, BENCH_WORKLOADS="fmt,scale,floors",
                           BENCH_OUT=os.path.join(hk.BUILD, "bench-quick"))
     assert "targets (issue 17):" in text and "targets (issue 17, scale):" in text, text
     for name in ("fmt", "scale"):
@@ -159,6 +159,7 @@ def test_quick_real_code(tmp):
     assert {"exact_vs_noop", "sample_vs_noop", "rss_added", "write_ms", "treefloor_vs_noop",
             "keyfloor_vs_noop"} <= keys, keys
     check_tree_floor(fmt, text)
+    check_floors(doc, text)
     scale = doc["scale"]
     assert scale["contexts"] == 40 ** 3 + 40 ** 2 + 40
     assert 64 <= scale["bytes_per_node"] < 1000, scale["bytes_per_node"]
@@ -180,6 +181,23 @@ def check_tree_floor(fmt, text):
         assert rows[key]["output_bytes"] == 0 and rows[key]["cpu_s"] > 0, rows[key]
         # Counting per context costs more than the no-op hooks (by a wide margin).
         assert rows[key]["loop_ns_per_call"] > rows["noop"]["loop_ns_per_call"], rows
+
+
+def check_floors(doc, text):
+    """The floors table (fmt in quick mode): the bare tree and each of
+    hookit's duties added to it, every one counting every call in as many
+    contexts as the reference tree has paths, beside timer=sample."""
+    assert "== 7. floors, fmt:" in text and "targets (issue 17, floors):" in text, text
+    fmt = doc["floors"]["programs"]["fmt"]
+    assert fmt["calls"] == doc["fmt"]["calls"]
+    assert {"treefloor", "frames", "busy", "switch", "sample", "noop"} <= set(fmt["rows"])
+    paths = [t for t in doc["fmt"]["targets"] if t["target"] == "exact_tree"][0]["value"]
+    counted = {t["target"]: t for t in doc["floors"]["targets"] if t["target"].endswith("_counted")}
+    assert sorted(counted) == ["fmt:busy_counted", "fmt:frames_counted", "fmt:switch_counted",
+                               "fmt:treefloor_counted"], counted
+    for t in counted.values():
+        assert t["ok"] is True and t["value"] == fmt["calls"], t
+        assert t["note"] == f"({paths:,} contexts)", (t, paths)
 
 
 def test_scale_check_can_fail(tmp):
