@@ -44,8 +44,7 @@ static __thread struct thread_keys *self __attribute__((tls_model("initial-exec"
 
 NOINSTR static struct thread_keys *attach(void)
 {
-    struct thread_keys *t =
-        mmap(NULL, sizeof *t, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    struct thread_keys *t = mmap(NULL, sizeof *t, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (t == MAP_FAILED)
         return NULL;
     self = t;

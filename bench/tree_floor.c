@@ -56,7 +56,7 @@ struct frame {
     struct node *node;
 };
 
-#define STACK_FRAMES (1u << 16) /* deeper calls are not counted: a floor needs no more */
+#define STACK_FRAMES (1u << 16) /* deeper frames share slots: a floor needs no more */
 
 struct thread_tree {
     struct node *cur;
@@ -306,8 +306,14 @@ NOINSTR void FLOOR_EXIT(void *fn, void *site)
 static void (*volatile floor_entry)(void *, void *) = floor_enter;
 static void (*volatile floor_exit_entry)(void *, void *) = floor_exit;
 
-NOINSTR void __cyg_profile_func_enter(void *fn, void *site) { floor_entry(fn, site); }
-NOINSTR void __cyg_profile_func_exit(void *fn, void *site) { floor_exit_entry(fn, site); }
+NOINSTR void __cyg_profile_func_enter(void *fn, void *site)
+{
+    floor_entry(fn, site);
+}
+NOINSTR void __cyg_profile_func_exit(void *fn, void *site)
+{
+    floor_exit_entry(fn, site);
+}
 #endif
 
 /* The main thread's tree: how many contexts and calls it counted. */
