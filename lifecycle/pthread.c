@@ -341,6 +341,20 @@ static int lc_send_shootdown(pid_t tid)
     return (int)syscall(SYS_rt_tgsigqueueinfo, getpid(), tid, lc_shootdown_signo, &info);
 }
 
+/* t is inside its fini_thread already (it was ending on its own, or it
+ * lost the race to exit and runs its own): wait for it like the others,
+ * or fini_process would come before its fini_thread.  It may finish
+ * between our reading its state and our counting it: lc_thread_fini's end
+ * (state DONE, then counted taken) and our check after counting decide
+ * between them who gives the count back, exactly once.  1 if we wait. */
+static int lc_wait_for_finishing(struct lc_thread *t)
+{
+    atomic_store(&t->counted, 1);
+    if (atomic_load(&t->state) != LC_T_DONE)
+        return 1; /* it takes counted when done */
+    return atomic_exchange(&t->counted, 0) ? 0 : 1;
+}
+
 /* Ask t to run its fini_thread: 1 if we now wait for it. */
 static int lc_shoot_one(struct lc_thread *t)
 {
@@ -349,6 +363,8 @@ static int lc_shoot_one(struct lc_thread *t)
         atomic_store(&t->counted, 1);       /* it finis itself after init */
         return 1;
     }
+    if (expected == LC_T_FINISHING)
+        return lc_wait_for_finishing(t);
     if (expected != LC_T_RUNNING)
         return 0;
     atomic_store(&t->counted, 1);

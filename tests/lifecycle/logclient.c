@@ -4,7 +4,9 @@
  * closed around each write: the client must not change the program's fds).
  * LC_CLIENT_SIG=N registers a monitor_sigaction handler for signal N that
  * logs and hands the signal on to the application (LC_CLIENT_CONSUME=1:
- * consumes it).  Built as a preloadable .so or linked into a program.
+ * consumes it).  LC_FINI_THREAD_DELAY_MS=N makes a thread's fini_thread
+ * sleep N ms before it logs.  Built as a preloadable .so or linked into a
+ * program.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -14,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "monitor.h"
@@ -121,6 +124,13 @@ void *monitor_init_thread(int tid, void *data)
 
 void monitor_fini_thread(void *data)
 {
+    /* LC_FINI_THREAD_DELAY_MS: a slow client, whose fini_thread an exit
+     * must wait for (threads other than main). */
+    const char *delay = getenv("LC_FINI_THREAD_DELAY_MS");
+    if (delay && data != (void *)0x1234) {
+        struct timespec nap = { atoi(delay) / 1000, (atoi(delay) % 1000) * 1000000L };
+        nanosleep(&nap, NULL);
+    }
     if (data == (void *)0x1234)         /* main: init_process's data */
         logf_("fini_thread num=main tid=%ld", (long)syscall(SYS_gettid));
     else

@@ -338,6 +338,32 @@ def test_exit_race_4_threads_10_runs(tmp):
     exit_race(tmp, 10)
 
 
+def test_exit_waits_for_a_fini_thread_in_progress(tmp):
+    """A thread whose fini_thread is still running when another thread
+    exits (it was ending on its own, or lost the race to exit) is waited
+    for like any other: its fini_thread completes before fini_process.
+    The client makes the thread's fini_thread take 600 ms; main exits
+    150 ms after the thread ended.  An exit that did not wait would log
+    fini_process first, or lose the thread's fini_thread altogether."""
+    client = lcscen.build_client(tmp)
+    exe = lcscen.compile_c(tmp, ["thr_exit_while_ending.c"], "thr_exit_while_ending",
+                           flags=["-pthread"])
+    log = os.path.join(tmp, "lc.log")
+    env = hk.sanitizer_env(hk.test_env(HOOKIT_OUTPUT=tmp, HOOKIT_LC_LOG=log, HOOKIT_PROFILING=0,
+                                       LC_FINI_THREAD_DELAY_MS="600",
+                                       LD_PRELOAD=f"{client}:{hk.LIBHOOKIT}"))
+    run = lcscen.execute(tmp, [exe], env, 30)
+    assert run.rc == 0 and run.out == "exiting\n", (run.rc, run.out, run.err)
+    assert "did not run fini_thread" not in run.err, run.err
+    events = lcscen.parse_log(log)
+    order = [e[1] for e in events]
+    text = "\n".join(e[3] for e in events)
+    # main's own exit gives no fini_thread for main (fini_process stands for it)
+    assert order.count("fini_thread") == 1 and order.count("fini_process") == 1, text
+    assert order.index("fini_process") > max(i for i, e in enumerate(order) if e == "fini_thread"), text
+    assert not lcscen.check_order(events), (lcscen.check_order(events), text)
+
+
 def test_failing_exec_keeps_threads(tmp):
     """An exec that cannot succeed (ENOENT, checked with access() first, as
     libmonitor does) in a threaded program ends nothing: no
