@@ -139,8 +139,19 @@ NOINSTR static struct thread_tree *attach(void)
     return t;
 }
 
+NOINSTR static inline void busy_done(struct thread_tree *t)
+{
+#ifdef FLOOR_BUSY
+    __atomic_store_n(&t->busy, t->busy + 1, __ATOMIC_RELEASE);
+#else
+    (void)t;
+#endif
+}
+
 /* FLOOR_BUSY's word: odd while a hook runs.  One xadd, which a signal
- * cannot split; 0 when the hook interrupted another and must drop out. */
+ * cannot split; 0 when the hook interrupted another and must drop out,
+ * or when the thread state is no longer ours (the word is then even
+ * again, as hookit leaves it). */
 NOINSTR static inline int busy_take(struct thread_tree *t)
 {
 #ifdef FLOOR_BUSY
@@ -150,19 +161,14 @@ NOINSTR static inline int busy_take(struct thread_tree *t)
         t->busy = old;
         return 0;
     }
-    return self == t;
+    if (__builtin_expect(self != t, 0)) {
+        busy_done(t);
+        return 0;
+    }
+    return 1;
 #else
     (void)t;
     return 1;
-#endif
-}
-
-NOINSTR static inline void busy_done(struct thread_tree *t)
-{
-#ifdef FLOOR_BUSY
-    __atomic_store_n(&t->busy, t->busy + 1, __ATOMIC_RELEASE);
-#else
-    (void)t;
 #endif
 }
 

@@ -12,17 +12,17 @@ it adds, one at a time, what hookit must do besides counting:
   + switch          FLOOR_SWITCH: the compiler's hooks jump to the profiler
                     through pointers (libhookit's switch and plugin)
 
-Each row runs alternately with the uninstrumented and no-op builds and hookit's timer=sample,
-on each program of BENCH_FLOORS_PROGRAMS (sqlite, lua, fmt; quick: fmt),
-and must count every call (a floor that skipped work would be none)."""
+Each row runs alternately with the uninstrumented and no-op builds and
+hookit's timer=sample, on each program of BENCH_FLOORS_PROGRAMS (sqlite,
+lua, fmt; quick: fmt), and must count every call (a floor that skipped
+work would be none)."""
 import os
-import re
 
 from . import config, programs, sqlite
 from .alternate import run_alternating
 from .build import preload_lib
 from .measure import count_calls
-from .rows import Row
+from .rows import Row, tree_floor_count, tree_floor_row
 from .sources import Unavailable
 from .table import Targets, print_table, summarize
 
@@ -30,8 +30,6 @@ STEPS = (("treefloor", "tree floor (bare tree)", ()),
          ("frames", "+ frame stack", ("FLOOR_FRAMES",)),
          ("busy", "+ signal word", ("FLOOR_FRAMES", "FLOOR_BUSY")),
          ("switch", "+ switch: hookit's duties", ("FLOOR_FRAMES", "FLOOR_BUSY", "FLOOR_SWITCH")))
-
-COUNTED = re.compile(r"tree floor: (\d+) contexts, (\d+) calls")
 
 
 def program(name):
@@ -45,8 +43,7 @@ def program(name):
 
 def rows_for(plain, noop, hooked):
     rows = [Row("uninstrumented", "uninstrumented", [plain]), Row("noop", "glibc no-op hooks", [noop])]
-    rows += [Row(key, label, [noop], env={"LD_PRELOAD": preload_lib("tree_floor", defines),
-                                          "TREE_FLOOR_REPORT": "1"})
+    rows += [tree_floor_row(noop, preload_lib("tree_floor", defines), key, label)
              for key, label, defines in STEPS]
     rows.append(Row("sample", "hookit JPROFOPTS=timer=sample", [hooked], "hookit",
                     {"JPROFOPTS": "timer=sample"}))
@@ -83,8 +80,8 @@ def check(s, calls):
     for key, label, _ in STEPS + (("sample", "hookit timer=sample", ()),):
         targets.show(key + "_vs_noop", f"{label} CPU / no-op hooks' CPU", s[key]["cpu_s"] / noop, "x")
     for key, label, _ in STEPS:
-        said = [m for line in s[key]["stderr"] for m in [COUNTED.match(line)] if m]
-        counted = int(said[0].group(2)) if said else 0
+        said = tree_floor_count(s[key])
+        counted = said[1] if said else 0
         targets.add(key + "_counted", f"{label}: counted every call", counted, counted == calls,
-                    " calls", f"({int(said[0].group(1)):,} contexts)" if said else "(no count printed)")
+                    " calls", f"({said[0]:,} contexts)" if said else "(no count printed)")
     return targets

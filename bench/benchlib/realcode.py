@@ -12,9 +12,8 @@ Beside the timer=sample target, the floors under it (bench/tree_floor.c,
 bench/key_floor.c): what counting calls per context costs with nothing
 else done, shown, and checked to have counted every call.
 """
-import re
-
 from . import exact
+from .rows import tree_floor_count
 from .table import Targets
 
 
@@ -40,21 +39,17 @@ def count_floor_targets(s, calls, targets):
     """The floors under timer=sample, when their rows ran: their CPU over the
     no-op build's (shown), and whether the tree floor counted every call (a
     floor that skipped work would be no floor)."""
-    noop = s["noop"]
-    for key, what in (("treefloor", "tree floor (bare context tree)"),
-                      ("keyfloor", "key floor (context keys, lossy)")):
+    for key in ("treefloor", "keyfloor"):
         if key in s:
-            x = s[key]["cpu_s"] / noop["cpu_s"]
-            targets.show(key + "_vs_noop", f"{what} CPU / no-op hooks' CPU", x, "x",
+            x = s[key]["cpu_s"] / s["noop"]["cpu_s"]
+            targets.show(key + "_vs_noop", f"{s[key]['label']} CPU / no-op hooks' CPU", x, "x",
                          f"(+{s[key]['added_ns_per_call_over_noop']:.1f} ns per call)")
     if "treefloor" in s:
-        said = [m for line in s["treefloor"]["stderr"]
-                for m in [re.match(r"tree floor: (\d+) contexts, (\d+) calls", line)] if m]
-        counted = int(said[0].group(2)) if said else 0
+        said = tree_floor_count(s["treefloor"])
+        counted = said[1] if said else 0
         targets.add("tree_floor_counted", "the tree floor counted every call", counted,
                     counted == calls, " calls",
-                    f"(of {calls:,}; {int(said[0].group(1)):,} contexts)" if said
-                    else "(it printed no count)")
+                    f"(of {calls:,}; {said[0]:,} contexts)" if said else "(it printed no count)")
 
 
 def exact_targets(s, targets):

@@ -5,6 +5,7 @@ glibc's no-op hooks, instrumented and linked with libhookit), and the rows
 run those binaries plainly, with hookit's options, or under uftrace and
 callgrind."""
 import os
+import re
 import shutil
 
 KINDS = ("plain", "hookit", "uftrace", "callgrind")
@@ -68,8 +69,7 @@ def standard_rows(plain, noop, hooked, want_others, extra=(), with_compensate=Tr
                         env={"LD_PRELOAD": floor_lib}))
     if count_floors:
         tree, key = count_floors
-        rows += [Row("treefloor", "tree floor (bare tree)", [noop],
-                     env={"LD_PRELOAD": tree, "TREE_FLOOR_REPORT": "1"}),
+        rows += [tree_floor_row(noop, tree),
                  Row("keyfloor", "key floor (context keys)", [noop],
                      env={"LD_PRELOAD": key})]
     if with_off:
@@ -91,3 +91,21 @@ def standard_rows(plain, noop, hooked, want_others, extra=(), with_compensate=Tr
     if want_others and shutil.which("valgrind"):
         rows.append(Row("callgrind", "callgrind (uninstrumented)", [plain], "callgrind"))
     return rows
+
+
+def tree_floor_row(noop, lib, key="treefloor", label="tree floor (bare tree)"):
+    """The no-op build with bench/tree_floor.c (lib, built with some of its
+    options) preloaded, asked to report what it counted."""
+    return Row(key, label, [noop], env={"LD_PRELOAD": lib, "TREE_FLOOR_REPORT": "1"})
+
+
+TREE_FLOOR_SAID = re.compile(r"tree floor: (\d+) contexts, (\d+) calls")
+
+
+def tree_floor_count(summary):
+    """(contexts, calls) a tree floor row's report gave, or None."""
+    for line in summary["stderr"]:
+        m = TREE_FLOOR_SAID.match(line)
+        if m:
+            return int(m.group(1)), int(m.group(2))
+    return None
