@@ -2,7 +2,7 @@
  * with exact call counts and inclusive/exclusive times.  This file is the
  * plugin ABI (include/hookit/profiler.h): start, events, finish. */
 #include "jprof.h"
-#include "metrics.h"
+#include "profiler/jprof/metrics/metrics.h"
 
 #include <stdlib.h>
 

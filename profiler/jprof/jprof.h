@@ -7,7 +7,7 @@
 #include "common/pages.h"
 #include "common/spin.h"
 #include "profile/arena.h"
-#include "metrics_thread.h"
+#include "profiler/jprof/base/metrics_thread.h"
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>

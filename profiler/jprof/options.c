@@ -1,7 +1,7 @@
 /* JPROFOPTS: libjprof's options, comma separated.  `help` lists them; an
  * unknown option or bad value gets one line and the default stays. */
 #include "jprof.h"
-#include "metrics.h"
+#include "profiler/jprof/metrics/metrics.h"
 
 #include <stdio.h>
 #include <stdlib.h>

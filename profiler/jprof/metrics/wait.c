@@ -43,7 +43,7 @@
  * A wait left in a way none of these sees (a longjmp not wrapped) is
  * dropped when the next one begins at or below its depth: its end is not
  * known. */
-#include "jprof.h"
+#include "profiler/jprof/jprof.h"
 #include "metrics.h"
 #include "profile/profile.h"
 

@@ -9,7 +9,7 @@
  * loaded before, at the same place: the set is one the last reading saw.
  * dl_iterate_phdr gives the set from the loader's own list, with no system
  * call. */
-#include "jprof.h"
+#include "profiler/jprof/jprof.h"
 
 #include <elf.h>
 #include <link.h>

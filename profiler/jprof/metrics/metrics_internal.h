@@ -24,7 +24,7 @@
 #ifndef JPROF_METRICS_INTERNAL_H
 #define JPROF_METRICS_INTERNAL_H
 
-#include "jprof.h"
+#include "profiler/jprof/jprof.h"
 #include "metrics.h"
 
 /* ---- options and the clock (metrics.c) ---------------------------------- */

@@ -2,10 +2,10 @@
  * open frames counted up to now (without touching the live tree, so a
  * flush leaves collection undisturbed), exclusive time derived, and a
  * function table of every distinct address (names come later, names.c). */
-#include "jprof.h"
+#include "profiler/jprof/jprof.h"
 #include "profile/profile.h"
 #include "profile/arena_walk.h"
-#include "metrics.h"
+#include "profiler/jprof/metrics/metrics.h"
 
 #include <sched.h>
 #include <stdlib.h>

@@ -12,8 +12,8 @@
  *
  * Node chunks carry a header in their first slot linking a thread's chunks
  * together (arena_thread.chunks), so they can be handed back. */
-#include "jprof.h"
-#include "metrics.h"
+#include "profiler/jprof/jprof.h"
+#include "profiler/jprof/metrics/metrics.h"
 #include "profile/arena_walk.h"
 
 #include <pthread.h>

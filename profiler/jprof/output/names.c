@@ -11,7 +11,7 @@
  * may only drop a reference) the tree nodes of its functions become named
  * synthetic frames, so a library mapped later at the same address cannot
  * lend them its names. */
-#include "jprof.h"
+#include "profiler/jprof/jprof.h"
 #include "profile/inlined.h"
 #include "profile/profile.h"
 #include <hookit/a2n.h>

@@ -3,7 +3,7 @@
  * become nanoseconds when a profile is written, with a rate measured over
  * the whole run (at least 2 ms).  The arena's header says which clock the
  * ticks are, for a live reader. */
-#include "jprof.h"
+#include "profiler/jprof/jprof.h"
 
 static struct hk_clock clk = { .ticks_per_ns = 1.0 };
 

@@ -27,7 +27,7 @@
  * pointer at its hook call: the hooks reach us by a tail jump from
  * libhookit, so that is our own canonical frame address.  No search of the
  * caller's frame is needed. */
-#include "jprof.h"
+#include "profiler/jprof/jprof.h"
 
 #include <string.h>
 #include <time.h>

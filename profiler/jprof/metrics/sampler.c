@@ -7,7 +7,7 @@
  *
  * A CPU-time timer only runs while its thread runs, so a thread blocked in
  * a system call is never interrupted by it. */
-#include "jprof.h"
+#include "profiler/jprof/jprof.h"
 
 #include <errno.h>
 #include <signal.h>

@@ -17,7 +17,7 @@
  * exit or death by a signal; a forked child gets its own; an exec hides the
  * old image's files (renamed to .PID.*) and a failed exec brings them back;
  * the new image removes them when it registers under the same pid. */
-#include "jprof.h"
+#include "profiler/jprof/jprof.h"
 #include "profile/registry.h"
 
 #include <dirent.h>

@@ -1,6 +1,6 @@
 /* The profiled process's metadata for the profile: pid, parent, executable,
  * arguments, MPI rank, times, and how the run ended. */
-#include "jprof.h"
+#include "profiler/jprof/jprof.h"
 #include "profile/arena_walk.h"
 #include "profile/procinfo.h"
 #include "profile/profile.h"

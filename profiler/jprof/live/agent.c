@@ -20,7 +20,7 @@
  * live view (a registry file a reader can open) gets one; a fork child
  * starts its own, the parent's does not survive the fork.  It ends before
  * the final profile is written. */
-#include "jprof.h"
+#include "profiler/jprof/jprof.h"
 
 #include <errno.h>
 #include <limits.h>

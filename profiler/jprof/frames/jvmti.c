@@ -32,7 +32,7 @@
  * name addresses in them.
  *
  * Without the JDK's jvmti.h this file compiles to nothing. */
-#include "jprof.h"
+#include "profiler/jprof/jprof.h"
 #include "common/log.h"
 
 #if __has_include(<jvmti.h>)

@@ -2,8 +2,8 @@
  * (readable from outside), a synthetic root node, its own chunk of node
  * slots, and a private shadow stack that grows without a fixed limit. */
 #include "common/foreign.h"
-#include "jprof.h"
-#include "metrics.h"
+#include "profiler/jprof/jprof.h"
+#include "profiler/jprof/metrics/metrics.h"
 
 #include <errno.h>
 #include <pthread.h>

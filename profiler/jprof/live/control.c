@@ -20,8 +20,8 @@
  *                     claim it (attention 1 -> 2) carries it out and
  *                     acknowledges it (control_done = control_seq).
  * The protocol is described in docs/live.md. */
-#include "jprof.h"
-#include "metrics.h"
+#include "profiler/jprof/jprof.h"
+#include "profiler/jprof/metrics/metrics.h"
 #include "profile/arena_walk.h"
 
 #include <errno.h>

@@ -13,7 +13,7 @@
  * figure: on a shared VM about one start in five runs the whole
  * measurement (half a millisecond) in a slow state, 38-40 ns per call
  * against 24, which compensation would then subtract from every call. */
-#include "jprof.h"
+#include "profiler/jprof/jprof.h"
 
 static uint64_t overhead_full_ticks, overhead_inner_ticks;
 

@@ -5,7 +5,7 @@
  *
  * Registration is rare (callers cache their key) and locked; the hot path
  * only ever sees the key. */
-#include "jprof.h"
+#include "profiler/jprof/jprof.h"
 #include "profile/u64map.h"
 
 #include <pthread.h>

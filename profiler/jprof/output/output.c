@@ -1,7 +1,7 @@
 /* Writing the process's profile: hookit.<exe>[.r<rank>].<pid>.prof in
  * HOOKIT_OUTPUT, atomically, never over an existing file: when the name is
  * taken (a flush, or an exec that kept the pid) a counter is added. */
-#include "jprof.h"
+#include "profiler/jprof/jprof.h"
 #include "profile/procinfo.h"
 #include "profile/profile.h"
 

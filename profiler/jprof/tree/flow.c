@@ -23,7 +23,7 @@
  * The records are shared by the process's threads (a coroutine may be
  * resumed by another thread), in private pages of our own: no malloc,
  * which may be the program's own instrumented one. */
-#include "jprof.h"
+#include "profiler/jprof/jprof.h"
 
 #include <pthread.h>
 #include <string.h>

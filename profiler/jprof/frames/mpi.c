@@ -7,7 +7,7 @@
  * The bytes of a frame's node are kept in the node's spare word
  * (arena_node.reserved), written by the owning thread only, like the rest
  * of the node. */
-#include "jprof.h"
+#include "profiler/jprof/jprof.h"
 #include "profile/profile.h"
 
 #include <stdio.h>
