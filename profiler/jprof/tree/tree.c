@@ -34,11 +34,6 @@
 
 #define barrier() __asm__ volatile("" ::: "memory")
 
-JP_NOINSTR uint64_t jp_now(void)
-{
-    return jp_clock_is_tsc() ? hk_counter() : hk_mono_ns();
-}
-
 /* A node's function, which a dlclose in another thread may rename (to a
  * synthetic key, stored atomically): read as one load. */
 JP_NOINSTR static inline uint64_t fn_of(const struct arena_node *n)
