@@ -8,7 +8,6 @@
 
 HOOKIT_PLUGIN_ABI;
 
-const struct hookit_host *jp_host;
 static hookit_fast_fn fast_enter, fast_exit;
 
 /* The hook pair's own cost (calibrate.c): at start, and again before the

@@ -233,6 +233,8 @@ void jp_thread_publish(struct jp_thread *t);
  * first, linked by all_next: the metrics are summed over it.  States are
  * never unmapped once listed. */
 struct jp_thread *jp_thread_all(void);
+/* Add a new state to that list (thread.c, once per state). */
+void jp_thread_list(struct jp_thread *t);
 
 /* ---- retiring ended threads (retire.c) ------------------------------------ */
 arena_ref jp_chunk_alloc(struct jp_thread *t, uint32_t slots);

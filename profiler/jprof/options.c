@@ -9,17 +9,6 @@
 
 #include "profile/optlist.h"
 
-struct jp_options jp_opt = {
-    .use_tsc = 1,
-    .lines = 0,
-    .start_on = 1,
-    .control_thread = 1,
-    .sample = 0,
-    .sample_us = 1000,
-    .death_timeout_ms = 10000,
-    .threads_kept = 1000,
-};
-
 JP_NOINSTR static int set_clock(const char *v)
 {
     if (!strcmp(v, "tsc"))

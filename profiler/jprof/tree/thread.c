@@ -14,8 +14,6 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-__thread struct jp_thread *jp_self __attribute__((tls_model("initial-exec")));
-
 static uint32_t next_index = 1;         /* 0 is the main thread */
 static pthread_key_t end_key;
 
@@ -176,24 +174,6 @@ JP_NOINSTR static void recycle_thread(struct jp_thread *t)
     pthread_mutex_unlock(&free_lock);
 }
 
-/* Every state made, newest first (jp_thread_all).  A state joins once,
- * when its pages are new, and is never unmapped after: the metrics read
- * the list at any time from any thread. */
-static struct jp_thread *all_threads;
-
-JP_NOINSTR struct jp_thread *jp_thread_all(void)
-{
-    return __atomic_load_n(&all_threads, __ATOMIC_ACQUIRE);
-}
-
-JP_NOINSTR static void list_thread(struct jp_thread *t)
-{
-    struct jp_thread *head = __atomic_load_n(&all_threads, __ATOMIC_RELAXED);
-    do
-        t->all_next = head;
-    while (!__atomic_compare_exchange_n(&all_threads, &head, t, 1, __ATOMIC_RELEASE, __ATOMIC_RELAXED));
-}
-
 /* A thread state with its shadow stack, and a record: a retired thread's
  * when reuse_record allows (never for the scratch states, which retire.c
  * itself makes while holding its lock), else a new one.  *stack_ref is the
@@ -222,7 +202,7 @@ JP_NOINSTR static struct jp_thread *make_thread(int reuse_record, arena_ref *sta
         return NULL;
     }
     if (fresh)
-        list_thread(t);
+        jp_thread_list(t);
     return t;
 }
 
