@@ -236,8 +236,12 @@ struct jp_thread *jp_thread_all(void);
 /* Add a new state to that list (thread.c, once per state). */
 void jp_thread_list(struct jp_thread *t);
 
-/* ---- retiring ended threads (retire.c) ------------------------------------ */
+/* ---- the node allocator (chunk.c) ----------------------------------------- */
 arena_ref jp_chunk_alloc(struct jp_thread *t, uint32_t slots);
+void jp_chunks_give_back(struct arena_thread *rec);
+void jp_chunk_fork_child(void);
+
+/* ---- retiring ended threads (retire.c) ------------------------------------ */
 arena_ref jp_retired_record(void);
 void jp_retire(struct arena_thread *rec, arena_ref ref);
 void jp_retire_init(void);

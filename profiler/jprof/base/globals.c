@@ -37,4 +37,3 @@ JP_NOINSTR void jp_thread_list(struct jp_thread *t)
         t->all_next = head;
     while (!__atomic_compare_exchange_n(&all_threads, &head, t, 1, __ATOMIC_RELEASE, __ATOMIC_RELAXED));
 }
-

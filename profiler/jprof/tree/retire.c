@@ -8,10 +8,8 @@
  * and its thread record is reused in place for the new thread.  Merging
  * adds calls, times, samples and the extension counters, so every total
  * in the profile stays exact; only which thread did what is lost for the
- * merged ones.
- *
- * Node chunks carry a header in their first slot linking a thread's chunks
- * together (arena_thread.chunks), so they can be handed back. */
+ * merged ones.  The merged tree's chunks come from the node allocator
+ * (chunk.c), which takes its own lock inside this file's. */
 #include "profiler/jprof/jprof.h"
 #include "profiler/jprof/metrics/metrics.h"
 #include "profile/arena_walk.h"
@@ -20,59 +18,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define SIZE_CLASSES 8          /* 16 .. 2048 slots */
-
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
-static arena_ref free_chunks[SIZE_CLASSES];
 static arena_ref *ended;        /* ring of ended thread records, oldest first */
 static uint32_t ended_cap, ended_head, ended_count;
 static struct jp_thread *merged; /* the merged threads' tree and its allocator */
-
-JP_NOINSTR static int size_class(uint32_t slots)
-{
-    int c = 0;
-    while ((16u << c) < slots && c < SIZE_CLASSES - 1)
-        c++;
-    return (16u << c) == slots ? c : -1;
-}
-
-/* A chunk of slots for t's nodes (the first slot is the header), linked to
- * t's record so it can be given back when the thread's tree is merged. */
-JP_NOINSTR arena_ref jp_chunk_alloc(struct jp_thread *t, uint32_t slots)
-{
-    int c = size_class(slots);
-    arena_ref r = 0;
-    if (c >= 0 && __atomic_load_n(&free_chunks[c], __ATOMIC_RELAXED)) {
-        pthread_mutex_lock(&lock);
-        if ((r = free_chunks[c]) != 0)
-            __atomic_store_n(&free_chunks[c], ((struct arena_chunk *)jp_at(r))->next,
-                             __ATOMIC_RELAXED);
-        pthread_mutex_unlock(&lock);
-    }
-    if (!r && !(r = jp_arena_alloc(slots)))
-        return 0;
-    struct arena_chunk *h = jp_at(r);
-    h->next = t->rec->chunks;
-    h->slots = slots;
-    t->rec->chunks = r;
-    return r;
-}
-
-JP_NOINSTR static void free_chunks_of(struct arena_thread *rec)
-{
-    arena_ref r = rec->chunks;
-    while (r) {
-        struct arena_chunk *h = jp_at(r);
-        arena_ref next = h->next;
-        int c = size_class(h->slots);
-        if (c >= 0) {
-            h->next = free_chunks[c];
-            __atomic_store_n(&free_chunks[c], r, __ATOMIC_RELAXED);   /* read unlocked */
-        }
-        r = next;
-    }
-    rec->chunks = 0;
-}
 
 JP_NOINSTR static arena_ref merged_child(arena_ref parent, uint64_t fn)
 {
@@ -190,7 +139,7 @@ JP_NOINSTR arena_ref jp_retired_record(void)
         /* The record changes identity under its seq, for live readers. */
         rec->seq++;
         __atomic_thread_fence(__ATOMIC_RELEASE);
-        free_chunks_of(rec);
+        jp_chunks_give_back(rec);
     }
     pthread_mutex_unlock(&lock);
     return ref;
@@ -259,6 +208,7 @@ JP_NOINSTR void jp_retired_control(uint32_t cmd)
 JP_NOINSTR void jp_retire_fork_child(void)
 {
     pthread_mutex_init(&lock, NULL);
+    jp_chunk_fork_child();
     ended_head = ended_count = 0;
     merged = NULL;
 }
