@@ -3,6 +3,13 @@
  * plugin ABI (include/hookit/profiler.h): start, events, finish. */
 #include "jprof.h"
 #include "profiler/jprof/metrics/metrics.h"
+#include "profiler/jprof/frames/frames.h"
+#include "profiler/jprof/live/attend.h"
+#include "profiler/jprof/live/live.h"
+#include "profiler/jprof/metrics/sampler.h"
+#include "profiler/jprof/metrics/wait.h"
+#include "profiler/jprof/output/output.h"
+#include "profiler/jprof/tree/tree.h"
 
 #include <stdlib.h>
 

@@ -2,6 +2,7 @@
  * unknown option or bad value gets one line and the default stays. */
 #include "jprof.h"
 #include "profiler/jprof/metrics/metrics.h"
+#include "profiler/jprof/metrics/wait.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -6,10 +6,22 @@
 #include <pthread.h>
 #include <stdio.h>
 
-static int deep(int d) { return d ? 1 + deep(d - 1) : 0; }
-static int other(int d) { return d ? 1 + other(d - 1) : 0; }
-static void *big(void *arg) { return (void *)(long)deep((int)(long)arg); }
-static void *small(void *arg) { return (void *)(long)other((int)(long)arg); }
+static int deep(int d)
+{
+    return d ? 1 + deep(d - 1) : 0;
+}
+static int other(int d)
+{
+    return d ? 1 + other(d - 1) : 0;
+}
+static void *big(void *arg)
+{
+    return (void *)(long)deep((int)(long)arg);
+}
+static void *small(void *arg)
+{
+    return (void *)(long)other((int)(long)arg);
+}
 
 int main(void)
 {

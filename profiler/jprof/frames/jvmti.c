@@ -33,6 +33,8 @@
  *
  * Without the JDK's jvmti.h this file compiles to nothing. */
 #include "profiler/jprof/jprof.h"
+#include "frames.h"
+#include "profiler/jprof/tree/tree.h"
 #include "common/log.h"
 
 #if __has_include(<jvmti.h>)

@@ -8,6 +8,8 @@
  * (arena_node.reserved), written by the owning thread only, like the rest
  * of the node. */
 #include "profiler/jprof/jprof.h"
+#include "frames.h"
+#include "profiler/jprof/tree/tree.h"
 #include "profile/profile.h"
 
 #include <stdio.h>

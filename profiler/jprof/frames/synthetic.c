@@ -6,6 +6,7 @@
  * Registration is rare (callers cache their key) and locked; the hot path
  * only ever sees the key. */
 #include "profiler/jprof/jprof.h"
+#include "frames.h"
 #include "profile/u64map.h"
 
 #include <pthread.h>

@@ -21,6 +21,7 @@
  * starts its own, the parent's does not survive the fork.  It ends before
  * the final profile is written. */
 #include "profiler/jprof/jprof.h"
+#include "live.h"
 
 #include <errno.h>
 #include <limits.h>

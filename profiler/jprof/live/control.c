@@ -21,7 +21,11 @@
  *                     acknowledges it (control_done = control_seq).
  * The protocol is described in docs/live.md. */
 #include "profiler/jprof/jprof.h"
+#include "live.h"
 #include "profiler/jprof/metrics/metrics.h"
+#include "profiler/jprof/metrics/wait.h"
+#include "profiler/jprof/output/output.h"
+#include "profiler/jprof/tree/tree.h"
 #include "profile/arena_walk.h"
 
 #include <errno.h>

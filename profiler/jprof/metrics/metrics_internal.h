@@ -25,6 +25,7 @@
 #define JPROF_METRICS_INTERNAL_H
 
 #include "profiler/jprof/jprof.h"
+#include "profiler/jprof/live/attend.h"
 #include "metrics.h"
 
 /* ---- options and the clock (metrics.c) ---------------------------------- */

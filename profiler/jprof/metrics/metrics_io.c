@@ -5,6 +5,7 @@
  * switch is here, with the I/O call it mostly dispatches, so that the
  * two are one function for the compiler. */
 #include "metrics_files.h"
+#include "wait.h"
 
 /* Into the context's block, when the thread is in one. */
 JP_NOINSTR static void account_context(struct node_ext *x, uint64_t read, uint64_t written, uint64_t ticks)

@@ -8,6 +8,7 @@
  * A CPU-time timer only runs while its thread runs, so a thread blocked in
  * a system call is never interrupted by it. */
 #include "profiler/jprof/jprof.h"
+#include "sampler.h"
 
 #include <errno.h>
 #include <signal.h>

@@ -44,7 +44,9 @@
  * dropped when the next one begins at or below its depth: its end is not
  * known. */
 #include "profiler/jprof/jprof.h"
+#include "wait.h"
 #include "metrics.h"
+#include "sampler.h"
 #include "profile/profile.h"
 
 #include <errno.h>

@@ -6,6 +6,11 @@
 #include "profile/profile.h"
 #include "profile/arena_walk.h"
 #include "profiler/jprof/metrics/metrics.h"
+#include "profiler/jprof/frames/frames.h"
+#include "profiler/jprof/metrics/sampler.h"
+#include "profiler/jprof/metrics/wait.h"
+#include "output.h"
+#include "profiler/jprof/tree/tree.h"
 
 #include <sched.h>
 #include <stdlib.h>

@@ -12,6 +12,8 @@
  * synthetic frames, so a library mapped later at the same address cannot
  * lend them its names. */
 #include "profiler/jprof/jprof.h"
+#include "output.h"
+#include "profiler/jprof/frames/frames.h"
 #include "profile/inlined.h"
 #include "profile/profile.h"
 #include <hookit/a2n.h>

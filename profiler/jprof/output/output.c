@@ -2,6 +2,7 @@
  * HOOKIT_OUTPUT, atomically, never over an existing file: when the name is
  * taken (a flush, or an exec that kept the pid) a counter is added. */
 #include "profiler/jprof/jprof.h"
+#include "output.h"
 #include "profile/procinfo.h"
 #include "profile/profile.h"
 

@@ -1,6 +1,9 @@
 /* The profiled process's metadata for the profile: pid, parent, executable,
  * arguments, MPI rank, times, and how the run ended. */
 #include "profiler/jprof/jprof.h"
+#include "output.h"
+#include "profiler/jprof/metrics/sampler.h"
+#include "profiler/jprof/tree/tree.h"
 #include "profile/arena_walk.h"
 #include "profile/procinfo.h"
 #include "profile/profile.h"

@@ -14,6 +14,7 @@
  * measurement (half a millisecond) in a slow state, 38-40 ns per call
  * against 24, which compensation would then subtract from every call. */
 #include "profiler/jprof/jprof.h"
+#include "tree.h"
 
 static uint64_t overhead_full_ticks, overhead_inner_ticks;
 

@@ -9,6 +9,7 @@
  * both a merge that needed a chunk of a class on a free list waited for
  * itself. */
 #include "profiler/jprof/jprof.h"
+#include "tree.h"
 
 #include <pthread.h>
 

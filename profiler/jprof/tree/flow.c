@@ -24,6 +24,9 @@
  * resumed by another thread), in private pages of our own: no malloc,
  * which may be the program's own instrumented one. */
 #include "profiler/jprof/jprof.h"
+#include "profiler/jprof/live/attend.h"
+#include "profiler/jprof/metrics/wait.h"
+#include "tree.h"
 
 #include <pthread.h>
 #include <string.h>

@@ -12,6 +12,7 @@
  * (chunk.c), which takes its own lock inside this file's. */
 #include "profiler/jprof/jprof.h"
 #include "profiler/jprof/metrics/metrics.h"
+#include "tree.h"
 #include "profile/arena_walk.h"
 
 #include <pthread.h>

@@ -4,6 +4,10 @@
 #include "common/foreign.h"
 #include "profiler/jprof/jprof.h"
 #include "profiler/jprof/metrics/metrics.h"
+#include "profiler/jprof/live/attend.h"
+#include "profiler/jprof/metrics/sampler.h"
+#include "profiler/jprof/metrics/wait.h"
+#include "tree.h"
 
 #include <errno.h>
 #include <pthread.h>

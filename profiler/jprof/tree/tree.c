@@ -28,6 +28,8 @@
  * libhookit, so that is our own canonical frame address.  No search of the
  * caller's frame is needed. */
 #include "profiler/jprof/jprof.h"
+#include "profiler/jprof/live/attend.h"
+#include "tree.h"
 
 #include <string.h>
 #include <time.h>
