@@ -215,7 +215,7 @@ stress: deps all
 	@HOOKIT_BUILD_DIR=$(abspath $(B)) HOOKIT_SANITIZE=$(SANITIZE) python3 tests/run --stress $(TESTS)
 
 lint:
-	@tools/lint.sh
+	@scripts/lint.sh
 
 bench: all
 	@HOOKIT_BUILD_DIR=$(abspath $(B)) bench/run
@@ -250,7 +250,7 @@ uninstall:
 
 # ---- dependencies ------------------------------------------------------------
 deps:
-	@tools/deps.sh
+	@scripts/deps.sh
 
 clean:
 	rm -rf $(B)

@@ -1,6 +1,6 @@
 #!/bin/sh
 # make lint: cppcheck and clang-tidy over hookit's C sources with the
-# checked-in configuration (.clang-tidy, tools/cppcheck.supp), and
+# checked-in configuration (.clang-tidy, scripts/cppcheck.supp), and
 # clang-format (.clang-format) over the lines changed since it came in.
 # Fails on any finding.  LINT_DEEP=1 also runs clang-tidy's path-sensitive checks that
 # .clang-tidy leaves out, reporting without failing (docs/reliability.md).
@@ -22,7 +22,7 @@ JNI=""
 echo "== cppcheck"
 # shellcheck disable=SC2086
 cppcheck --quiet --error-exitcode=1 --enable=warning,portability --inline-suppr \
-    --suppressions-list=tools/cppcheck.supp --std=c11 -j2 \
+    --suppressions-list=scripts/cppcheck.supp --std=c11 -j2 \
     -Iinclude -I. $DEFS -D__x86_64__ -D__linux__ -D'ElfW(type)=Elf64_##type' \
     $SOURCES
 
