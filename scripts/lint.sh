@@ -42,6 +42,31 @@ if [ "${LINT_DEEP:-0}" = 1 ]; then
         "$@" -- $LINT_FLAGS 2>/dev/null' sh || true
 fi
 echo "== clang-format (lines added or changed since .clang-format came in)"
+# A file's path when .clang-format came in ($1), or nothing when it is
+# newer.  The history pairs each move in the commit that made it (git log
+# --follow): one diff against that commit would pair a moved file with its
+# old path only while half of it is unchanged (profiler/jprof's folders).
+path_at() {
+    p=$(git log --follow --format= --name-status "$1"..HEAD -- "$2" | tail -1 | awk -F '\t' '{ print $2 }')
+    for q in "$p" "$2"; do
+        if [ -n "$q" ] && git cat-file -e "$1:$q" 2>/dev/null; then
+            echo "$q"
+            return
+        fi
+    done
+}
+# The C lines added or changed since commit $1, as a diff of each file
+# against its own old self (an empty one when it is new).
+changes_since() {
+    old=$(mktemp)
+    git diff --name-only --diff-filter=AMR "$1" -- '*.c' '*.h' ':!tests/fuzz/corpus' | while read -r f; do
+        [ -f "$f" ] || continue
+        q=$(path_at "$1" "$f")
+        if [ -n "$q" ]; then git show "$1:$q" >"$old"; else : >"$old"; fi
+        diff -U0 --label "a/$f" --label "b/$f" "$old" "$f" || true
+    done
+    rm -f "$old"
+}
 # The tree predates the style file: holding every old line to it would be
 # one 5,000-line reformatting commit.  New and changed lines are held to it
 # instead, against the commit that added it (a full clone's history).
@@ -53,10 +78,10 @@ elif ! command -v clang-format-diff >/dev/null 2>&1; then
     echo "make lint: clang-format-diff is not installed (make deps: clang-format)" >&2
     status=1
 else
-    out=$(git diff -U0 --no-color "$base" -- '*.c' '*.h' ':!tests/fuzz/corpus' | clang-format-diff -p1)
+    out=$(changes_since "$base" | clang-format-diff -p1)
     if [ -n "$out" ]; then
         printf '%s\n' "$out"
-        echo "make lint: the lines above are not formatted as .clang-format says (fix: git diff -U0 $base | clang-format-diff -p1 -i)" >&2
+        echo "make lint: the lines above are not formatted as .clang-format says (fix: apply the diff above with patch -p0, or clang-format -i the file)" >&2
         status=1
     fi
 fi
