@@ -97,10 +97,10 @@ struct arena_node {
     arena_ref parent;
     arena_ref first_child;
     arena_ref next_sibling;
-    arena_ref ext;                  /* extension block or 0: additive u64 counters (I/O,
-                                     * memory, wait time), summed when trees are merged;
-                                     * ARENA_EXT_SLOTS slots, laid out by the writer (struct
-                                     * node_ext, profiler/jprof/metrics/metrics.h) */
+    /* Extension block or 0: additive u64 counters (I/O, memory, wait time),
+     * summed when trees are merged; ARENA_EXT_SLOTS slots, laid out by the
+     * writer (struct node_ext, profiler/jprof/metrics/metrics.h). */
+    arena_ref ext;
     uint64_t calls;
     uint64_t incl;                  /* inclusive ticks of closed activations */
     arena_ref last_child;           /* writer's lookup cache; readers ignore it */

@@ -160,5 +160,4 @@ void trace_cursor_free(struct trace_cursor *c);
  * (metadata "source" = "trace").  NULL with a message in err. */
 struct profile *trace_to_profile(const struct trace *tr, char *err, size_t errlen);
 
-
 #endif
