@@ -2,7 +2,8 @@
  * `metrics`, jprof.h; written by metrics_io.c and metrics_alloc.c).
  *
  * They live in the one per-thread state, reached through jp_self like the
- * tree, so the profiler has one per-thread record and one TLS variable.
+ * tree, so the profiler has one per-thread record and one TLS variable
+ * (hence this header's place in base/, below the metrics' folder).
  * Unlike the rest of the state they survive recycling (thread.c's
  * reuse_thread leaves them alone): the counts are additive process totals,
  * so a state handed to a new thread simply goes on adding, and the states

@@ -2,7 +2,7 @@
  * what the rest of libjprof calls).  One file per concern:
  *
  *   metrics.c          options, start, fork child; the shared clock, helpers
- *   metrics_thread.h   what a thread keeps, in its struct jp_thread
+ *   ../base/metrics_thread.h  what a thread keeps, in its struct jp_thread
  *   metrics_context.c  the per-context extension block of a node
  *   metrics_counts.c   per-thread counts (struct metrics_thread, in the one
  *                      thread state), their sum, rebase and fork; the
