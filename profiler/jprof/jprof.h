@@ -118,6 +118,7 @@ struct jp_thread {
      * are process totals summed over that list (metrics_thread.h). */
     struct jp_thread *all_next;
     struct metrics_thread metrics;
+    uint64_t own_samples;       /* CPU-time samples that landed in hookit's code (own_code.c) */
 };
 #define JP_THREAD_RECYCLED_BYTES offsetof(struct jp_thread, all_next)
 
@@ -336,9 +337,22 @@ int jp_sampling(void);
 /* The CPU-time timers run (timer=sample, or cpu under exact timing). */
 int jp_sampler_running(void);
 uint64_t jp_sample_period_ns(void);
+/* What the samples come from (sampler.c), for the profile's meta. */
+const char *jp_sampler_source(void);
 void jp_sampler_thread_start(void);
 void jp_sampler_thread_end(void);
 void jp_sampler_fork_child(void);
+
+/* ---- whose code a sample interrupted (own_code.c) --------------------------
+ * jp_own_code(pc): pc lies in libhookit's or libjprof's code, or in a PLT
+ * stub that jumps there: hookit's time, never a node's.  Safe in a signal
+ * handler once jp_own_code_init ran. */
+void jp_own_code_init(void);
+int jp_own_code_segments_known(void);
+uintptr_t jp_interrupted_pc(const void *uc);
+int jp_own_code(uintptr_t pc);
+/* Samples charged to hookit's own code so far, over every thread. */
+uint64_t jp_own_samples(void);
 
 /* ---- requests from live readers (control.c) -------------------------------
  * Called at a hook exit, outside the busy section, when rec->request is set
@@ -393,6 +407,7 @@ struct jp_options {
     int control_thread;         /* nocontrol: no control thread (agent.c) */
     int sample;                 /* timer=sample */
     uint32_t sample_us;         /* sample_us=N: sampling period */
+    int sampler_timer;          /* sampler=timer: the CPU-time timer even where perf events work */
     int compensate;             /* subtract the measured overhead */
     uint32_t death_timeout_ms;  /* bound on writing when dying by a signal */
     uint32_t threads_kept;      /* ended threads kept apart before merging */
@@ -409,6 +424,10 @@ void jp_options_parse(const char *text, void (*log)(const char *, ...));
 struct profile;
 /* A profile of the current state; open frames count up to now.  NULL on OOM. */
 struct profile *jp_build_profile(int how);
+/* A new zeroed metric column of n values appended to th's (build.c);
+ * NULL when out of memory. */
+struct prof_thread;
+uint64_t *jp_new_column(struct profile *p, struct prof_thread *th, const char *name, uint32_t n);
 /* Write the process's profile now.  Returns 0 or -1 (message already given). */
 int jp_write_profile(int how);
 
