@@ -11,12 +11,17 @@
  * Two sources, the better first:
  *  - a perf task-clock event per thread (perf_event_open, a software
  *    event: no hardware counters needed), which fires at any period on a
- *    high-resolution timer.  Kernel time is sampled too when the system
- *    allows it (perf_event_paranoid <= 1, or CAP_PERFMON), else user time
- *    only.  Its signal carries the event's descriptor (F_SETSIG), which
- *    tells it from the program's own SIGPROF; a read-only ring of one page
- *    (the kernel overwrites it) counts the periods a merged signal stood
- *    for.  The descriptor is moved to a high number, close-on-exec.
+ *    high-resolution timer.  It samples user time only: a period that ends
+ *    in the kernel raises no signal, so no system call of the program is
+ *    ever interrupted by one (a poll() with a zero timeout would otherwise
+ *    fail with EINTR), and none can be left pending across an exec.  The
+ *    kernel time this leaves out is the program's blocking calls, which the
+ *    wait and I/O wrappers measure instead, and its other system calls and
+ *    page faults, which no profile of user code places anyway.  Its signal
+ *    carries the event's descriptor (F_SETSIG), which tells it from the
+ *    program's own SIGPROF; a read-only ring of one page (the kernel
+ *    overwrites it) counts the periods a merged signal stood for.  The
+ *    descriptor is moved to a high number, close-on-exec.
  *  - a POSIX CPU-time timer (CLOCK_THREAD_CPUTIME_ID), where perf events
  *    are not allowed (perf_event_paranoid 3, a seccomp filter).  The
  *    kernel checks it only at its tick (4 ms at HZ=250), so a period below
@@ -42,7 +47,7 @@
 
 #define SAMPLE_SIGNAL SIGPROF
 
-enum sampler_source { SOURCE_NONE, SOURCE_PERF, SOURCE_PERF_USER, SOURCE_TIMER };
+enum sampler_source { SOURCE_NONE, SOURCE_PERF, SOURCE_TIMER };
 static enum sampler_source source;
 static int sampling;
 
@@ -52,6 +57,10 @@ static __thread int has_timer __attribute__((tls_model("initial-exec")));
 static __thread int perf_fd_plus1 __attribute__((tls_model("initial-exec")));
 static __thread struct perf_event_mmap_page *perf_ring __attribute__((tls_model("initial-exec")));
 static __thread uint64_t perf_seen __attribute__((tls_model("initial-exec")));
+/* The event this thread closed last: a signal it raised while blocked (a
+ * thread ending inside a handler) may still come after the close, and is
+ * ours to drop, never the program's to die of. */
+static __thread int perf_closed_plus1 __attribute__((tls_model("initial-exec")));
 
 /* Our timers' signals carry this value; any other SIGPROF is the
  * application's and is passed on to it. */
@@ -62,12 +71,17 @@ static __thread uint64_t perf_seen __attribute__((tls_model("initial-exec")));
 #define PERF_RECORD_BYTES sizeof(struct perf_event_header)
 #define PERF_RING_BYTES (2 * 4096)
 
-/* How many periods the signal in info stands for; 0 when it is not ours. */
+/* How many periods the signal in info stands for; 0 when it is not ours,
+ * UINT64_MAX when it is ours but stands for nothing (a closed event's). */
 JP_NOINSTR static uint64_t periods_of(const siginfo_t *info)
 {
     if (info->si_code == SI_TIMER && info->si_value.sival_int == SAMPLE_COOKIE)
         return 1 + (uint64_t)(info->si_overrun > 0 ? info->si_overrun : 0);
-    if (!perf_fd_plus1 || info->si_fd != perf_fd_plus1 - 1 || info->si_code <= 0)
+    if (info->si_code <= 0 || !info->si_fd)
+        return 0;
+    if (perf_closed_plus1 && info->si_fd == perf_closed_plus1 - 1 && info->si_fd != perf_fd_plus1 - 1)
+        return UINT64_MAX; /* late: nothing to count */
+    if (!perf_fd_plus1 || info->si_fd != perf_fd_plus1 - 1)
         return 0;
     uint64_t head = __atomic_load_n(&perf_ring->data_head, __ATOMIC_ACQUIRE);
     uint64_t n = (head - perf_seen) / PERF_RECORD_BYTES;
@@ -86,7 +100,7 @@ JP_NOINSTR static int on_sample(int sig, siginfo_t *info, void *uc)
     if (!n)
         return 1;
     struct jp_thread *t = jp_self_live();
-    if (!t)
+    if (!t || n == UINT64_MAX)
         return 0;
     /* The hooks' own time is not the node's (own_code.c). */
     if (jp_own_code(jp_interrupted_pc(uc))) {
@@ -121,8 +135,7 @@ JP_NOINSTR int jp_sampler_running(void)
 JP_NOINSTR const char *jp_sampler_source(void)
 {
     switch (source) {
-    case SOURCE_PERF: return "perf task-clock";
-    case SOURCE_PERF_USER: return "perf task-clock, user time only";
+    case SOURCE_PERF: return "perf task-clock, user time";
     case SOURCE_TIMER: return "cpu timer";
     default: return "none";
     }
@@ -147,7 +160,7 @@ JP_NOINSTR static int perf_fd_floor(void)
     return r.rlim_cur > 64 ? (int)(r.rlim_cur / 2) : 3;
 }
 
-JP_NOINSTR static int perf_open(int user_only)
+JP_NOINSTR static int perf_open(void)
 {
     struct perf_event_attr a;
     memset(&a, 0, sizeof a);
@@ -157,7 +170,7 @@ JP_NOINSTR static int perf_open(int user_only)
     a.sample_period = jp_sample_period_ns();
     a.wakeup_events = 1;
     a.disabled = 1;
-    a.exclude_kernel = user_only;
+    a.exclude_kernel = 1;
     a.exclude_hv = 1;
     return (int)syscall(SYS_perf_event_open, &a, 0, -1, -1, PERF_FLAG_FD_CLOEXEC);
 }
@@ -165,7 +178,7 @@ JP_NOINSTR static int perf_open(int user_only)
 /* This thread's event, signalling this thread; 0 or -1. */
 JP_NOINSTR static int perf_thread_start(void)
 {
-    int fd = perf_open(source == SOURCE_PERF_USER);
+    int fd = perf_open();
     if (fd < 0)
         return -1;
     int high = fcntl(fd, F_DUPFD_CLOEXEC, perf_fd_floor());
@@ -196,6 +209,7 @@ JP_NOINSTR static void perf_thread_stop(int disable)
     if (!perf_fd_plus1)
         return;
     int fd = perf_fd_plus1 - 1;
+    perf_closed_plus1 = perf_fd_plus1;
     perf_fd_plus1 = 0;
     if (disable)
         ioctl(fd, PERF_EVENT_IOC_DISABLE, 0);
@@ -204,17 +218,14 @@ JP_NOINSTR static void perf_thread_stop(int disable)
     close(fd);
 }
 
-/* Which perf source the system allows, tried once at start. */
+/* Whether the system allows perf events, tried once at start. */
 JP_NOINSTR static enum sampler_source perf_allowed(void)
 {
-    for (int user_only = 0; user_only < 2; user_only++) {
-        int fd = perf_open(user_only);
-        if (fd >= 0) {
-            close(fd);
-            return user_only ? SOURCE_PERF_USER : SOURCE_PERF;
-        }
-    }
-    return SOURCE_TIMER;
+    int fd = perf_open();
+    if (fd < 0)
+        return SOURCE_TIMER;
+    close(fd);
+    return SOURCE_PERF;
 }
 
 /* ---- the CPU-time timer source ---------------------------------------------- */
@@ -261,6 +272,8 @@ JP_NOINSTR void jp_sampler_thread_start(void)
     errno = saved;
 }
 
+/* Also before an exec (HOOKIT_EV_EXEC; jp_sampler_thread_start again if
+ * it fails): no signal of ours may reach the new program. */
 JP_NOINSTR void jp_sampler_thread_end(void)
 {
     int saved = errno;

@@ -68,8 +68,18 @@ JP_NOINSTR uint32_t jp_wait_start(const struct hookit_host *h)
 /* ---- the wait in progress, per thread (struct jp_wait in struct jp_thread) ----------- */
 #define TOKEN_OUTER 1u /* the wait that set t->wait (0: nothing to undo) */
 
+/* Sampled, frames have no start time of their own: the waiting frame's
+ * holds the wait's start while it lasts, for live readers (struct
+ * arena_timing's open_waits, profile/arena_walk.h). */
+JP_NOINSTR static void wait_mark_frame(struct jp_thread *t, uint64_t t0)
+{
+    if (jp_opt.sample && t->wait.depth < t->capacity)
+        __atomic_store_n(&t->stack[t->wait.depth].t0, t0, __ATOMIC_RELEASE);
+}
+
 JP_NOINSTR static void wait_clear(struct jp_thread *t)
 {
+    wait_mark_frame(t, 0);
     __atomic_store_n(&t->wait.active, 0, __ATOMIC_RELEASE);
     __atomic_fetch_and(&t->rec->request, ~ARENA_REQ_WAIT, __ATOMIC_RELAXED);
 }
@@ -87,6 +97,7 @@ JP_NOINSTR uint64_t jp_wait_begin(void)
     t->wait.callbacks = 0;
     t->wait.cb_samples = 0;
     t->wait.t0 = jp_now();
+    wait_mark_frame(t, t->wait.t0);
     __atomic_store_n(&t->wait.active, 1, __ATOMIC_RELEASE);
     __atomic_fetch_or(&t->rec->request, ARENA_REQ_WAIT, __ATOMIC_RELAXED);
     return TOKEN_OUTER;
