@@ -102,18 +102,19 @@ JP_NOINSTR static int on_sample(int sig, siginfo_t *info, void *uc)
     struct jp_thread *t = jp_self_live();
     if (!t || n == UINT64_MAX)
         return 0;
+    /* A CPU-time sampler fires during a blocking call only when the thread
+     * runs a callback (a signal handler): its samples, in hookit's code or
+     * not, are what wait.c subtracts from the call under timer=sample,
+     * frames having no start time there (under exact timing,
+     * JPROFOPTS=cpu, the frames tell). */
+    if (jp_opt.sample && t->wait.active && jp_depth(t) > t->wait.depth)
+        t->wait.cb_samples += n;
     /* The hooks' own time is not the node's (own_code.c). */
     if (jp_own_code(jp_interrupted_pc(uc))) {
         t->own_samples += n;
         return 0;
     }
     jp_node(jp_cur(t))->samples += n;
-    /* A CPU-time timer fires during a blocking call only when the thread
-     * runs a callback (a signal handler): its samples are what wait.c
-     * subtracts from the call under timer=sample, frames having no start
-     * time there (under exact timing, JPROFOPTS=cpu, the frames tell). */
-    if (jp_opt.sample && t->wait.active && jp_depth(t) > t->wait.depth)
-        t->wait.cb_samples += n;
     return 0;
 }
 
