@@ -301,14 +301,17 @@ int arena_copy_to_thread(struct profile *p, struct arena_funcs *funcs,
         }
         uint32_t d = c->parent == UINT32_MAX || c->parent >= i ? 1 : tree_depth[c->parent] + 1;
         tree_depth[i] = d;
-        uint64_t ticks = c->incl;
-        if (d <= depth && stack[d].node == c->ref && now > stack[d].t0)
-            ticks += now - stack[d].t0;
+        /* An open frame's time so far (sampled: only a blocking call's). */
+        uint64_t ticks = c->incl, open = 0;
+        if (d <= depth && stack[d].node == c->ref && now > stack[d].t0
+            && (!sampled || (tm->open_waits && stack[d].t0)))
+            open = now - stack[d].t0;
         struct prof_node *out = &th->nodes[i];
         out->func = (uint32_t)f;
         out->parent = c->parent < i ? c->parent : PROF_NONE;
         out->calls = c->calls;
-        out->incl_ns = sampled ? c->samples * tm->sample_period_ns : arena_ticks_to_ns(ticks, tm->ticks_per_ns);
+        out->incl_ns = sampled ? c->samples * tm->sample_period_ns + arena_ticks_to_ns(open, tm->ticks_per_ns)
+                               : arena_ticks_to_ns(ticks + open, tm->ticks_per_ns);
     }
     th->nnodes = rc == 0 ? n : 0;
     /* Exclusive = inclusive - children's inclusive; sampled: the samples

@@ -125,6 +125,12 @@ struct arena_timing {
      * own and full_ns per call below it (libjprof's calibrate.c). */
     int compensate;
     uint64_t overhead_full_ns, overhead_inner_ns;
+    /* Sampled, for readers outside the process: an open frame with a
+     * start time (t0 != 0) is in a blocking call since then (libjprof's
+     * wait.c writes it when the call begins and clears it when it ends),
+     * and its time so far counts as the frame's own.  The profile libjprof
+     * builds itself counts such a wait from its private state instead. */
+    int open_waits;
 };
 
 /*

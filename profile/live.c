@@ -935,6 +935,7 @@ struct profile *live_profile(struct live *l, const struct live_snapshot *s, cons
         struct arena_timing tm = {
             .ticks_per_ns = s->ticks_per_ns,
             .sample_period_ns = (uint64_t)process_block(l)->sample_us * 1000u,
+            .open_waits = 1,
         };
         rc = arena_copy_to_thread(p, &funcs, t->nodes, t->nnodes, t->stack, depth, t->now, &tm, th);
         p->nthreads = i + 1;

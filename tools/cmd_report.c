@@ -8,6 +8,7 @@
 #include "tools/fold.h"
 #include "tools/names.h"
 #include "tools/newest.h"
+#include "tools/estimate.h"
 #include "tools/report.h"
 #include "tools/report_io.h"
 #include "tools/srclines.h"
@@ -144,15 +145,16 @@ static tree_cmp_fn tree_order(const struct report_opts *o)
 
 /* w: the CPU and WAIT columns, or NULL for none. */
 static void print_tree_line(FILE *out, const struct tree *t, uint32_t node, uint64_t total,
-                            const struct waittime *w, const struct report_opts *o)
+                            const struct waittime *w, const struct estimate *e,
+                            const struct report_opts *o)
 {
     const struct prof_node *n = &t->thread->nodes[node];
     char base[UNITS_BUF], cum[UNITS_BUF], cpu[UNITS_BUF], wait[UNITS_BUF];
     int indent = t->depth[node] < MAX_INDENT ? (int)t->depth[node] : MAX_INDENT;
     double pct = total ? 100.0 * (double)n->incl_ns / (double)total : 0;
     fprintf(out, "%6u %10llu %10s %s%10s%s", t->depth[node], (unsigned long long)n->calls,
-            units_ns(n->excl_ns, base), style_heat(o, pct), units_ns(n->incl_ns, cum),
-            style_reset(o));
+            estimate_ns(e, node, 0, n->excl_ns, base), style_heat(o, pct),
+            estimate_ns(e, node, 1, n->incl_ns, cum), style_reset(o));
     if (w)
         fprintf(out, " %10s %10s", units_ns(waittime_cpu(w, t->thread, node), cpu),
                 units_ns(waittime_wait(w, node), wait));
@@ -182,7 +184,8 @@ static int print_tree(FILE *out, const struct tree *t, const struct waittime *w,
     uint32_t *size = calloc((size_t)t->n + 1, sizeof *size);
     struct frame { uint32_t node, next, hidden; uint64_t hidden_ns; } *stack =
         malloc(((size_t)t->n + 2) * sizeof *stack);
-    if (!size || !stack) {
+    struct estimate e;
+    if (!size || !stack || estimate_of(t->prof, th, &e) < 0) {
         free(size);
         free(stack);
         return -1;
@@ -206,7 +209,7 @@ static int print_tree(FILE *out, const struct tree *t, const struct waittime *w,
                 f->hidden_ns += th->nodes[c].incl_ns;
                 continue;
             }
-            print_tree_line(out, t, c, total, w, o);
+            print_tree_line(out, t, c, total, w, &e, o);
             stack[sp++] = (struct frame){ c, 0, 0, 0 };
             continue;
         }
@@ -216,6 +219,7 @@ static int print_tree(FILE *out, const struct tree *t, const struct waittime *w,
     }
     free(size);
     free(stack);
+    estimate_free(&e);
     return 0;
 }
 
@@ -393,6 +397,7 @@ static int report_profile(FILE *out, const struct profile *p, const struct repor
 {
     names_use_profile(p);
     lost_events_line(out, p, o);
+    estimate_line(out, p);
     for (uint32_t i = 0; i < p->nthreads; i++) {
         const struct prof_thread *th = &p->threads[i];
         if (o->has_tid && th->tid != o->tid && !o->merge_threads)

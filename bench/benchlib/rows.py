@@ -57,7 +57,8 @@ def missing_tool_notes(want_others):
 
 def standard_rows(plain, noop, hooked, want_others, extra=(), with_compensate=True,
                   with_off=False, floor_lib=None, count_floors=None, uftrace_args=()):
-    """The rows of issue 5, in table order.  plain, noop, hooked: the three builds;
+    """The rows of issue 5, in table order ("hookit": every call timed,
+    timer=exact; "sample": the default, timer=sample).  plain, noop, hooked: the three builds;
     floor_lib: bench/clock_floor.c built, for a "TSC floor" row; count_floors:
     bench/tree_floor.c and key_floor.c built, for the rows of the floors under
     timer=sample (count_floor_libs()); uftrace_args: options uftrace record needs
@@ -75,12 +76,12 @@ def standard_rows(plain, noop, hooked, want_others, extra=(), with_compensate=Tr
     if with_off:
         rows.append(Row("off", "hookit off (HOOKIT_PROFILING=0)", [hooked],
                         env={"HOOKIT_PROFILING": "0"}))
-    rows += [Row("hookit", "hookit default (linked)", [hooked], "hookit"),
-             Row("sample", "hookit JPROFOPTS=timer=sample", [hooked], "hookit",
-                 {"JPROFOPTS": "timer=sample"})]
+    rows += [Row("hookit", "hookit JPROFOPTS=timer=exact", [hooked], "hookit",
+                 {"JPROFOPTS": "timer=exact"}),
+             Row("sample", "hookit default (timer=sample)", [hooked], "hookit")]
     if with_compensate:
-        rows.append(Row("compensate", "hookit JPROFOPTS=compensate", [hooked], "hookit",
-                        {"JPROFOPTS": "compensate"}))
+        rows.append(Row("compensate", "hookit JPROFOPTS=timer=exact,compensate", [hooked], "hookit",
+                        {"JPROFOPTS": "timer=exact,compensate"}))
     rows.append(Row("alloc", "hookit I/O + JPROFOPTS=alloc", [hooked], "hookit",
                     {"JPROFOPTS": "alloc"}))
     rows += list(extra)

@@ -39,9 +39,8 @@ def variants(plain, noop, hooked):
              {"LD_PRELOAD": clock_floor_lib()}, every),
             ("control", "control: one shared line", noop, "plain",
              {"LD_PRELOAD": shared_line_lib()}, ["1", "2", "2p"]),
-            ("hookit", "hookit default (linked)", hooked, "hookit", {}, every),
-            ("sample", "hookit timer=sample", hooked, "hookit",
-             {"JPROFOPTS": "timer=sample"}, every)]
+            ("hookit", "hookit timer=exact", hooked, "hookit", {"JPROFOPTS": "timer=exact"}, every),
+            ("sample", "hookit default (timer=sample)", hooked, "hookit", {}, every)]
 
 
 def rows_for(plain, noop, hooked):

@@ -196,6 +196,7 @@ JP_NOINSTR static void handle_event(const struct hookit_event *ev)
         jp_mpi_event(ev);
         break;
     case HOOKIT_EV_EXEC:
+        jp_sampler_thread_end();
         calibrate();
         jp_write_profile(HOOKIT_END_EXEC);
         break;
@@ -217,6 +218,7 @@ JP_NOINSTR static void handle_event(const struct hookit_event *ev)
         break;
     case HOOKIT_EV_EXEC_FAILED:
         jp_arena_exec_failed();
+        jp_sampler_thread_start();
         break;
     case HOOKIT_EV_SET_USER:
         jp_arena_user_change(ev->uid);

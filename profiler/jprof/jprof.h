@@ -141,6 +141,7 @@ struct jp_thread {
      * are process totals summed over that list (metrics_thread.h). */
     struct jp_thread *all_next;
     struct metrics_thread metrics;
+    uint64_t own_samples;       /* CPU-time samples that landed in hookit's code (own_code.c) */
 };
 #define JP_THREAD_RECYCLED_BYTES offsetof(struct jp_thread, all_next)
 
@@ -268,6 +269,7 @@ struct jp_options {
     int control_thread;         /* nocontrol: no control thread (agent.c) */
     int sample;                 /* timer=sample */
     uint32_t sample_us;         /* sample_us=N: sampling period */
+    int sampler_timer;          /* sampler=timer: the CPU-time timer even where perf events work */
     int compensate;             /* subtract the measured overhead */
     uint32_t death_timeout_ms;  /* bound on writing when dying by a signal */
     uint32_t threads_kept;      /* ended threads kept apart before merging */

@@ -42,6 +42,17 @@ JP_NOINSTR static int set_sample_us(const char *v)
     return 0;
 }
 
+JP_NOINSTR static int set_sampler(const char *v)
+{
+    if (!strcmp(v, "perf"))
+        jp_opt.sampler_timer = 0;
+    else if (!strcmp(v, "timer"))
+        jp_opt.sampler_timer = 1;
+    else
+        return -1;
+    return 0;
+}
+
 JP_NOINSTR static int set_threads_kept(const char *v)
 {
     char *end;
@@ -61,10 +72,12 @@ JP_NOINSTR static int set_nocontrol(const char *v) { (void)v; jp_opt.control_thr
 
 static const struct optlist_entry options[] = {
     { "clock=", "clock=tsc|monotonic  time source (default tsc when invariant)", set_clock },
-    { "timer=", "timer=exact|sample   exact time per call (default), or exact counts and time "
-                "from per-thread CPU-time sampling (cheaper)", set_timer },
-    { "sample_us=", "sample_us=N          sampling period in CPU microseconds (default 1000)",
+    { "timer=", "timer=sample|exact   exact counts with time from per-thread CPU-time samples, "
+                "hookit's own code left out (default), or every call timed with the clock", set_timer },
+    { "sample_us=", "sample_us=N          sampling period in CPU microseconds (default 250)",
       set_sample_us },
+    { "sampler=", "sampler=perf|timer   what samples: a perf task-clock event per thread (default, where "
+                  "allowed) or a POSIX CPU-time timer (the kernel's tick)", set_sampler },
     { "threads_kept=", "threads_kept=N       ended threads shown apart; older ones are merged into one "
                        "\"(merged)\" thread (default 1000)", set_threads_kept },
     { "compensate", "compensate           subtract the profiler's measured cost per call from times",

@@ -1,5 +1,6 @@
-"""JPROFOPTS modes: timer=sample (exact counts, sampled time) and
-compensate (the profiler's measured cost per call subtracted)."""
+"""JPROFOPTS modes: timer=sample (the default: exact counts, sampled time)
+and timer=exact with compensate (the profiler's measured cost per call
+subtracted)."""
 import hk
 
 FIB_CALLS = 242785      # fib(25) calls, the node counts below add up to this
@@ -25,9 +26,10 @@ def test_timer_sample_exact_counts_sampled_time(tmp):
     t = hk.thread_of(doc, 0)
     assert total_fib_calls(t) == FIB_CALLS
     hk.check_tree_consistent(t)
-    # Sampled time is whole periods; inclusive is exclusive plus children.
+    # Sampled time is whole periods of CPU (the node's samples) plus its
+    # measured blocking calls; inclusive is exclusive plus children.
     for path, n in hk.walk(t["roots"]):
-        assert n["excl_ns"] % 100000 == 0, (path, n["excl_ns"])
+        assert n["excl_ns"] - n["wait_ns"] == n["samples"] * 100000, (path, n)
         assert n["incl_ns"] == n["excl_ns"] + sum(c["incl_ns"] for c in n.get("children", [])), path
 
 
@@ -39,10 +41,10 @@ def test_compensate_subtracts_measured_overhead(tmp):
     for i in range(8):
         if len(comp) >= 3 and min(comp) < 0.8 * min(raw):
             break
-        doc, _ = fib_profile(tmp, "", f"fib_raw{i}")
+        doc, _ = fib_profile(tmp, "timer=exact", f"fib_raw{i}")
         raw.append(hk.node(hk.thread_of(doc, 0), "main")["incl_ns"])
         assert doc["process"]["meta"]["compensated"] == "no"
-        doc, _ = fib_profile(tmp, "compensate", f"fib_comp{i}")
+        doc, _ = fib_profile(tmp, "timer=exact,compensate", f"fib_comp{i}")
         meta = doc["process"]["meta"]
         assert meta["compensated"] == "yes" and int(meta["overhead_ns_per_call"]) > 0, meta
         t = hk.thread_of(doc, 0)
@@ -57,7 +59,7 @@ def test_overhead_measured_again_at_the_end(tmp):
     # The start-up measurement can fall into a slow moment of the machine;
     # the final profile measures again and reports the lower figure.
     exe = hk.cc(tmp, ["recurse_fib.c"], "fib_calib", flags=["-O2"])
-    p = hk.run(tmp, [exe, "25"], env={"HOOKIT_DEBUG": "1"})
+    p = hk.run(tmp, [exe, "25"], env={"HOOKIT_DEBUG": "1", "JPROFOPTS": "timer=exact"})
     lines = [line for line in p.stderr.splitlines() if "jprof: calibration:" in line]
     assert len(lines) == 2, p.stderr
     taken = [int(line.split("takes ")[1].split()[0]) for line in lines]
@@ -66,6 +68,6 @@ def test_overhead_measured_again_at_the_end(tmp):
     meta = hk.export_json(tmp, hk.profiles(tmp, "fib_calib")[-1])["process"]["meta"]
     ns = min(taken) / float(meta["ticks_per_ns"])
     assert abs(int(meta["overhead_ns_per_call"]) - ns) <= 1, (meta, taken)
-    # Sampling mode times nothing per call: nothing measured.
-    p = hk.run(tmp, [exe, "25"], env={"HOOKIT_DEBUG": "1", "JPROFOPTS": "timer=sample"})
+    # Sampling mode (the default) times nothing per call: nothing measured.
+    p = hk.run(tmp, [exe, "25"], env={"HOOKIT_DEBUG": "1"})
     assert "jprof: calibration:" not in p.stderr, p.stderr

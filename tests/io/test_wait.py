@@ -44,9 +44,10 @@ def build(tmp, static=False):
 
 def run_known(tmp, env=None, static=False):
     """Runs known_wait with hookit and without; returns the main process's
-    profile path."""
+    profile path.  Every call timed (timer=exact) unless env says: the
+    checks compare handlers' wall-clock spins with their frames' times."""
     exe = build(tmp, static)
-    p = hk.run(tmp, [exe], env=env)
+    p = hk.run(tmp, [exe], env=env or {"JPROFOPTS": "timer=exact"})
     plain = hk.cc(tmp, [os.path.join(HERE, "known_wait.c")], "known_wait_plain",
                   link_hookit=False, instrument=False, libs=["-lpthread"])
     q = hk.run(tmp, [plain])
@@ -248,7 +249,7 @@ def test_callgrind_wait_event(tmp):
 def test_nowait_passes_through(tmp):
     """JPROFOPTS=nowait: no wait columns, the program behaves the same, and
     the report keeps its old columns."""
-    prof, doc = run_known(tmp, env={"JPROFOPTS": "nowait"})
+    prof, doc = run_known(tmp, env={"JPROFOPTS": "timer=exact,nowait"})
     t = hk.thread_of(doc, 0)
     assert "wait_ns" not in t["metrics"], t["metrics"]
     text = hk.hookit(tmp, "report", prof).stdout
@@ -262,7 +263,7 @@ def test_cpu_sampled(tmp):
     busy machine added to its wall-clock time; rest is wait, not CPU; times
     stay exact (timer=exact)."""
     exe = hk.cc(tmp, [os.path.join(HERE, "cpu_spin.c")], "cpu_spin")
-    p = hk.run(tmp, [exe], env={"JPROFOPTS": "cpu"})
+    p = hk.run(tmp, [exe], env={"JPROFOPTS": "timer=exact,cpu"})
     assert p.stdout == "done\n", p.stdout
     doc = hk.export_json(tmp, hk.one_profile(tmp, "cpu_spin"))
     assert doc["process"]["meta"]["timer"] == "exact", doc["process"]["meta"]

@@ -29,14 +29,16 @@ def build_static(tmp):
 
 def run_case(tmp, case, env=None, check=True, static=False):
     """Runs wait_edges CASE with hookit, and without (the same output);
-    returns ({name: ms} the program measured, the main thread's tree)."""
+    returns ({name: ms} the program measured, the main thread's tree).
+    Every call timed (timer=exact) unless env says: the checks compare
+    wall-clock spins with frames' times (test_sampled_timer_* sample)."""
     for old in hk.profiles(tmp, "wait_edges"):
         os.unlink(old)
     exe = build_static(tmp) if static else hk.cc(tmp, [os.path.join(HERE, "wait_edges.c")],
                                                   "wait_edges", libs=["-lpthread"])
     plain = hk.cc(tmp, [os.path.join(HERE, "wait_edges.c")], "wait_edges_plain",
                   link_hookit=False, instrument=False, libs=["-lpthread"])
-    p = hk.run(tmp, [exe, case], env=env, check=check)
+    p = hk.run(tmp, [exe, case], env=env or {"JPROFOPTS": "timer=exact"}, check=check)
     q = hk.run(tmp, [plain, case], check=check)
     # the program's behaviour is its own: the same lines, exit status, signal
     assert p.returncode == q.returncode, (p.returncode, q.returncode, p.stderr)

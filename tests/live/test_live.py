@@ -380,7 +380,8 @@ def test_unsafe_registry_refused(tmp):
 
 
 def test_sigkill_then_recover(tmp):
-    p, rt = start(tmp, 2, 60)
+    # Every call timed: the recovered open frames count wall time to the kill.
+    p, rt = start(tmp, 2, 60, env={"JPROFOPTS": "timer=exact"})
     time.sleep(0.3)
     r = hookit(tmp, rt, "recover", str(p.pid), check=False)
     assert r.returncode == 1 and "is running" in r.stderr, r.stderr

@@ -57,7 +57,8 @@ def expect_applied(doc, cmd, what):
 def run_blocked(tmp, cmd):
     exe = hk.cc(tmp, [SRC], "resetwait", libs=["-lpthread"])
     rt = os.path.join(tmp, "rt")
-    env = hk.test_env(HOOKIT_OUTPUT=tmp, HOOKIT_RUNTIME_DIR=rt)
+    # Every call timed: the open frames' time from the command is checked.
+    env = hk.test_env(HOOKIT_OUTPUT=tmp, HOOKIT_RUNTIME_DIR=rt, JPROFOPTS="timer=exact")
     p = subprocess.Popen([exe], cwd=tmp, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                          text=True)
     try:

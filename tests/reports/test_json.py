@@ -71,8 +71,8 @@ def test_files_series_and_numbers_are_json_values(tmp):
     js = deep_profile(tmp)
     doc = json.load(open(js))
     meta = doc["process"]["meta"]
-    for key in ("overhead_ns_per_call", "io_calls", "io_bytes_written", "alloc_calls",
-                "dropped_events"):
+    for key in ("sample_period_ns", "hookit_samples", "hookit_sampled_ns", "io_calls",
+                "io_bytes_written", "alloc_calls", "dropped_events"):
         assert isinstance(meta[key], int), (key, meta[key])
     assert isinstance(meta["ticks_per_ns"], (int, float)) or meta["clock"] != "tsc", meta
     assert isinstance(meta["hostname"], str) and isinstance(meta["clock"], str)

@@ -34,8 +34,11 @@ def build(tmp):
 def test_top_paths_collapse_recursion(tmp):
     exe = build(tmp)
     rt = os.path.join(tmp, "rt")
+    # Every call timed: the open frames blocked in getchar (stdio's own
+    # read, which no wrapper sees) then gather time and top ranks the path.
     p = subprocess.Popen([exe], cwd=tmp, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
-                         env=hk.test_env(HOOKIT_OUTPUT=tmp, HOOKIT_RUNTIME_DIR=rt))
+                         env=hk.test_env(HOOKIT_OUTPUT=tmp, HOOKIT_RUNTIME_DIR=rt,
+                                         JPROFOPTS="timer=exact"))
     try:
         assert p.stdout.readline() == "bottom\n"
         time.sleep(0.2)                 # the blocked frame gathers exclusive time

@@ -9,6 +9,12 @@ import fixed  # noqa: E402
 import hk  # noqa: E402
 
 
+# Every call timed, so that every function has self time: pprof's top lists
+# a function only for a non-zero value of the sample type asked for, and
+# these tests compare its lists with the report's.
+TIMED = {"JPROFOPTS": "timer=exact"}
+
+
 def pprof(tmp, *args):
     if not hk.have("go"):
         hk.skip("go (Debian's golang-go) not installed: make deps installs it")
@@ -117,7 +123,7 @@ def test_pprof_fixed_profile_totals_equal_report_flat(tmp):
 
 def test_pprof_real_program_top_and_traces(tmp):
     exe = hk.cc(tmp, ["recurse_fib.c"], "recurse_fib")
-    hk.run(tmp, [exe])
+    hk.run(tmp, [exe], env=TIMED)
     prof = hk.one_profile(tmp, "recurse_fib")
     pb, doc = check_against_report(tmp, prof)
     # one sample per calling context, with the context's exact calls
@@ -135,7 +141,7 @@ def test_pprof_real_program_top_and_traces(tmp):
 
 def test_pprof_threads_are_labelled(tmp):
     exe = hk.cc(tmp, ["threads.c"], "threads", libs=["-lpthread"])
-    hk.run(tmp, [exe])
+    hk.run(tmp, [exe], env=TIMED)
     prof = hk.one_profile(tmp, "threads")
     pb, doc = check_against_report(tmp, prof)
     tids = {int(l["tid"]) for l, _, _ in traces(tmp, pb)}

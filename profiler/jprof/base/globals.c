@@ -11,8 +11,8 @@ struct jp_options jp_opt = {
     .lines = 0,
     .start_on = 1,
     .control_thread = 1,
-    .sample = 0,
-    .sample_us = 1000,
+    .sample = 1,
+    .sample_us = 250,
     .death_timeout_ms = 10000,
     .threads_kept = 1000,
 };

@@ -56,5 +56,8 @@ int jp_metrics_thread(struct profile *p, struct prof_thread *th,
 /* build.c: the per-file table, the interval series, totals and leaks as
  * metadata (docs/io.md). */
 int jp_metrics_process(struct profile *p);
+/* A new zeroed metric column of n values appended to th's (metrics_output.c,
+ * for build.c and wait.c); NULL when out of memory. */
+uint64_t *jp_new_column(struct profile *p, struct prof_thread *th, const char *name, uint32_t n);
 
 #endif

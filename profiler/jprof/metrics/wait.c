@@ -70,8 +70,18 @@ JP_NOINSTR uint32_t jp_wait_start(const struct hookit_host *h)
 /* ---- the wait in progress, per thread (struct jp_wait in struct jp_thread) ----------- */
 #define TOKEN_OUTER 1u /* the wait that set t->wait (0: nothing to undo) */
 
+/* Sampled, frames have no start time of their own: the waiting frame's
+ * holds the wait's start while it lasts, for live readers (struct
+ * arena_timing's open_waits, profile/arena_walk.h). */
+JP_NOINSTR static void wait_mark_frame(struct jp_thread *t, uint64_t t0)
+{
+    if (jp_opt.sample && t->wait.depth < t->capacity)
+        __atomic_store_n(&t->stack[t->wait.depth].t0, t0, __ATOMIC_RELEASE);
+}
+
 JP_NOINSTR static void wait_clear(struct jp_thread *t)
 {
+    wait_mark_frame(t, 0);
     __atomic_store_n(&t->wait.active, 0, __ATOMIC_RELEASE);
     __atomic_fetch_and(&t->rec->request, ~ARENA_REQ_WAIT, __ATOMIC_RELAXED);
 }
@@ -89,6 +99,7 @@ JP_NOINSTR uint64_t jp_wait_begin(void)
     t->wait.callbacks = 0;
     t->wait.cb_samples = 0;
     t->wait.t0 = jp_now();
+    wait_mark_frame(t, t->wait.t0);
     __atomic_store_n(&t->wait.active, 1, __ATOMIC_RELEASE);
     __atomic_fetch_or(&t->rec->request, ARENA_REQ_WAIT, __ATOMIC_RELAXED);
     return TOKEN_OUTER;
@@ -269,22 +280,6 @@ JP_EXPORT JP_NOINSTR void HookitWait(const struct hookit_wait *w)
 }
 
 /* ---- output -------------------------------------------------------------------------- */
-/* A new zeroed column of n values appended to th's; NULL when out of memory. */
-JP_NOINSTR static uint64_t *new_column(struct profile *p, struct prof_thread *th, const char *name, uint32_t n)
-{
-    struct prof_metric *m = profile_alloc(p, (th->nmetrics + 1) * sizeof *m);
-    uint64_t *values = profile_alloc(p, (size_t)n * sizeof *values + 1);
-    const char *key = profile_intern(p, name);
-    if (!m || !values || !key)
-        return NULL;
-    if (th->nmetrics)
-        memcpy(m, th->metrics, th->nmetrics * sizeof *m);
-    m[th->nmetrics] = (struct prof_metric){ .name = key, .values = values };
-    th->metrics = m;
-    th->nmetrics++;
-    return values;
-}
-
 /* A thread still blocked when the profile is made (at exit, or a flush):
  * its wait so far, in the profile only.  Another thread's state, read
  * while that thread is blocked (active is stored last, with release). */
@@ -312,12 +307,12 @@ JP_NOINSTR int jp_wait_thread(struct profile *p, struct prof_thread *th, const s
     if (!host || host->size < sizeof *host || !host->io_now)
         return 0;
     uint64_t *cpu = NULL;
-    if (jp_opt.cpu && jp_sampler_running() && !jp_opt.sample && !(cpu = new_column(p, th, "cpu_ns", n)))
+    if (jp_opt.cpu && jp_sampler_running() && !jp_opt.sample && !(cpu = jp_new_column(p, th, "cpu_ns", n)))
         return -1;
     if (!wait_on)
         return 0;
-    uint64_t *wait_ns = new_column(p, th, "wait_ns", n);
-    uint64_t *calls = new_column(p, th, "wait_calls", n);
+    uint64_t *wait_ns = jp_new_column(p, th, "wait_ns", n);
+    uint64_t *calls = jp_new_column(p, th, "wait_calls", n);
     if (!wait_ns || !calls)
         return -1;
     double r = host->io_ticks_per_ns();

@@ -59,8 +59,14 @@ JP_NOINSTR int jp_fill_process(struct profile *p, int how)
                                     jp_ticks_to_ns(jp_overhead_inner_ticks()));
         rc |= profile_set_meta(p, "compensated", jp_opt.compensate ? "yes" : "no");
     }
-    if (jp_sampling())
+    if (jp_sampler_running()) {
         rc |= procinfo_set_meta_u64(p, "sample_period_ns", jp_sample_period_ns());
+        /* Samples in hookit's own code: charged to no node (own_code.c). */
+        rc |= procinfo_set_meta_u64(p, "hookit_samples", jp_own_samples());
+        rc |= procinfo_set_meta_u64(p, "hookit_sampled_ns", jp_own_samples() * jp_sample_period_ns());
+        rc |= profile_set_meta(p, "own_code_filter", jp_own_code_segments_known() ? "on" : "stubs only");
+        rc |= profile_set_meta(p, "sampler", jp_sampler_source());
+    }
     rc |= procinfo_set_meta_u64(p, "dropped_events", sum_over_threads(offsetof(struct arena_thread, dropped)));
     rc |= procinfo_set_meta_u64(p, "unmatched_exits", sum_over_threads(offsetof(struct arena_thread, unmatched)));
     rc |= arena_control_log_meta(p, jp_at(ARENA_CONTROL_LOG_REF), start_mono_ns);
