@@ -62,11 +62,11 @@ TSAN_EARLY_SRC := $(COMMON_SRC) $(LIFECYCLE_SRC) $(filter hookit/alloc.c hookit/
 $(patsubst %.c,$(O)/%.o,$(TSAN_EARLY_SRC)): ALL_CFLAGS += -fno-sanitize=thread
 endif
 
-# The JDK's jvmti.h for libjprof's JVMTI agent (profiler/jprof/jvmti.c), from
+# The JDK's jvmti.h for libjprof's JVMTI agent (profiler/jprof/frames/jvmti.c), from
 # the javac on PATH; without a JDK that file compiles to a stub.
 JDK_HOME ?= $(patsubst %/bin/javac,%,$(realpath $(shell command -v javac 2>/dev/null)))
 JNI_CFLAGS := $(if $(wildcard $(JDK_HOME)/include/jvmti.h),-I$(JDK_HOME)/include -I$(JDK_HOME)/include/linux)
-$(O)/profiler/jprof/jvmti.o: ALL_CFLAGS += $(JNI_CFLAGS)
+$(O)/profiler/jprof/frames/jvmti.o: ALL_CFLAGS += $(JNI_CFLAGS)
 
 LIBHOOKIT_SO := $(B)/lib/libhookit.so
 LIBHOOKIT_A  := $(B)/lib/libhookit.a
@@ -110,16 +110,17 @@ $(LIBPROFILE_A): $(call obj,$(PROFILE_SRC))
 	@mkdir -p $(dir $@)
 	rm -f $@ && ar rcs $@ $^
 
-# Each folder profiler/NAME becomes the plugin lib/hookit/libNAME.so.  Its
-# objects are reached through a pattern rule, which would make them
-# intermediate: kept, so that a second make rebuilds nothing.
+# Each folder profiler/NAME becomes the plugin lib/hookit/libNAME.so, from
+# its sources and those of its subfolders (libjprof's are one per concern,
+# docs/design.md).  Its objects are reached through a pattern rule, which
+# would make them intermediate: kept, so that a second make rebuilds nothing.
 .SECONDARY:
 .SECONDEXPANSION:
-$(B)/lib/hookit/lib%.so: $$(call obj,$$(wildcard profiler/%/*.c) $(COMMON_SRC)) $(LIBA2N_A) $(LIBPROFILE_A)
+$(B)/lib/hookit/lib%.so: $$(call obj,$$(wildcard profiler/$$*/*.c profiler/$$*/*/*.c) $(COMMON_SRC)) $(LIBA2N_A) $(LIBPROFILE_A)
 	@mkdir -p $(dir $@)
 	$(CC) -shared $(ALL_LDFLAGS) -o $@ $(filter %.o,$^) $(LIBPROFILE_A) $(LIBA2N_A) -lbfd -lz -ldl -lpthread
 
-$(B)/lib/hookit/lib%.a: $$(call obj,$$(wildcard profiler/%/*.c) $(COMMON_SRC)) $(LIBA2N_A) $(LIBPROFILE_A)
+$(B)/lib/hookit/lib%.a: $$(call obj,$$(wildcard profiler/$$*/*.c profiler/$$*/*/*.c) $(COMMON_SRC)) $(LIBA2N_A) $(LIBPROFILE_A)
 	@mkdir -p $(dir $@)
 	rm -f $@ && ar rcs $@ $(filter %.o,$^) $(call obj,$(PROFILE_SRC))
 
@@ -214,7 +215,7 @@ stress: deps all
 	@HOOKIT_BUILD_DIR=$(abspath $(B)) HOOKIT_SANITIZE=$(SANITIZE) python3 tests/run --stress $(TESTS)
 
 lint:
-	@tools/lint.sh
+	@scripts/lint.sh
 
 bench: all
 	@HOOKIT_BUILD_DIR=$(abspath $(B)) bench/run
@@ -249,7 +250,7 @@ uninstall:
 
 # ---- dependencies ------------------------------------------------------------
 deps:
-	@tools/deps.sh
+	@scripts/deps.sh
 
 clean:
 	rm -rf $(B)

@@ -15,6 +15,24 @@
  * value, which is what both the int (MPICH) and pointer (Open MPI) kinds
  * are in the calling convention.  A recursion guard keeps an MPI library
  * whose MPI_Init calls PMPI_Init from giving the callbacks twice.
+ *
+ * MPI has three doors, one per layer, kept apart because a layer only
+ * calls the one below it (docs/design.md, docs/mpi.md):
+ *   lifecycle/mpi.c    MPI_Init, MPI_Init_thread, MPI_Finalize and
+ *                      MPI_Comm_rank: when the process becomes a rank and
+ *                      stops being one, and which rank it is (libmonitor's
+ *                      callbacks, for any client).  The lifecycle layer
+ *                      depends on libc only: it knows no plugin, no event.
+ *   hookit/mpi_*.c     the PMPI wrappers of the other MPI calls (mpi_c.c,
+ *                      mpi_fortran.c; what they share in mpi_core.c), each
+ *                      reported to the plugin as HOOKIT_EV_MPI_ENTER and
+ *                      _EXIT.  In libhookit so that they interpose with
+ *                      nothing more to link; they decide nothing about
+ *                      the profile.
+ *   profiler/jprof/frames/mpi.c
+ *                      libjprof's use of those events: a frame
+ *                      "MPI:MPI_Send" and the mpi_bytes column.  Another
+ *                      plugin may use them otherwise, or not at all.
  */
 #include "lifecycle/internal.h"
 

@@ -97,16 +97,16 @@ struct arena_node {
     arena_ref parent;
     arena_ref first_child;
     arena_ref next_sibling;
-    arena_ref ext;                  /* extension block or 0: additive u64 counters (I/O,
-                                     * memory, wait time), summed when trees are merged;
-                                     * ARENA_EXT_SLOTS slots, laid out by the writer (struct
-                                     * node_ext, profiler/jprof/metrics.h) */
+    /* Extension block or 0: additive u64 counters (I/O, memory, wait time),
+     * summed when trees are merged; ARENA_EXT_SLOTS slots, laid out by the
+     * writer (struct node_ext, profiler/jprof/metrics/metrics.h). */
+    arena_ref ext;
     uint64_t calls;
     uint64_t incl;                  /* inclusive ticks of closed activations */
     arena_ref last_child;           /* writer's lookup cache; readers ignore it */
     arena_ref child_index;          /* writer's hash index of many children; readers ignore it */
     uint64_t samples;               /* timer=sample: CPU-time samples taken here */
-    uint64_t reserved;              /* MPI frames: bytes moved (profiler/jprof/mpi.c) */
+    uint64_t reserved;              /* MPI frames: bytes moved (profiler/jprof/frames/mpi.c) */
 };
 
 /* An extension block's size (arena_node.ext).  Was 1 before wait time
@@ -177,7 +177,7 @@ struct arena_chunk {
 #define ARENA_REQ_PENDING (ARENA_REQ_RESET | ARENA_REQ_ZERO)
 /* Set and cleared by the thread itself, never by a reader: it is in a
  * blocking call, and its hook exits meanwhile are callbacks whose time is
- * not the wait's (profiler/jprof/wait.c).  Readers leave it alone. */
+ * not the wait's (profiler/jprof/metrics/wait.c).  Readers leave it alone. */
 #define ARENA_REQ_WAIT    0x20u
 
 /*

@@ -63,7 +63,7 @@ uint32_t arena_copy_pending(const struct arena_view *v, uint32_t req, uint64_t a
  * A thread's tree and open frames copied at one moment, the way
  * profile/arena.h tells a reader to: under the thread's seq, the caller
  * retrying while a copy is torn.  One primitive for every reader: libjprof
- * writing another running thread's tree (profiler/jprof/build.c) and the
+ * writing another running thread's tree (profiler/jprof/output/build.c) and the
  * live reader (profile/live.c).
  *
  * The buffers grow as needed and are kept across attempts (and threads),

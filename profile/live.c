@@ -222,7 +222,7 @@ static int check_file(struct live *l, int fd, uid_t owner, char *err, size_t err
         return -1;
     }
     /* root's file in the registry of the user a process became (it moved
-     * there when the process dropped root: profiler/jprof/arena.c) */
+     * there when the process dropped root: profiler/jprof/base/arena.c) */
     if ((st.st_uid != owner && st.st_uid != 0) || (st.st_mode & 077)) {
         snprintf(err, errlen, "%s has the wrong owner or mode (want the process's user, 0600): "
                  "refused", l->path);
@@ -976,7 +976,7 @@ int live_command(struct live *l, uint32_t cmd, int timeout_ms, uint32_t *result,
     uint32_t seq = __atomic_load_n(&h->control_seq, __ATOMIC_ACQUIRE) + 1;
     __atomic_store_n(&h->control_seq, seq, __ATOMIC_RELEASE);
     __atomic_store_n(&h->attention, 1, __ATOMIC_RELEASE);
-    /* The process's control thread waits on the word (profiler/jprof/agent.c). */
+    /* The process's control thread waits on the word (profiler/jprof/live/agent.c). */
     syscall(SYS_futex, &h->attention, FUTEX_WAKE, 1, NULL, NULL, 0);
     const struct arena_thread **recs = malloc(MAX_THREADS * sizeof *recs);
     uint32_t n = recs ? thread_list(l, recs, MAX_THREADS) : 0;

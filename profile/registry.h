@@ -29,7 +29,7 @@ void registry_default_dir(uid_t uid, char *out, size_t size);
 int registry_dir_check(const char *dir, uid_t uid, char *err, size_t errlen);
 
 /* The arenas a root process moved when it dropped root for another user
- * (profiler/jprof/arena.c): beside root's registry `registry`, in the
+ * (profiler/jprof/base/arena.c): beside root's registry `registry`, in the
  * registries of other users (`<registry's parent>/hookit-UID`, owned by
  * UID, mode 0700), PID.arena files owned by root.  fn is called with each
  * one's directory and pid until it returns non-zero (which is returned).

@@ -160,8 +160,4 @@ void trace_cursor_free(struct trace_cursor *c);
  * (metadata "source" = "trace").  NULL with a message in err. */
 struct profile *trace_to_profile(const struct trace *tr, char *err, size_t errlen);
 
-/* profile_read_file, or trace_read_file + trace_to_profile when path is a
- * trace: what the `hookit` commands use to open any input. */
-struct profile *profile_or_trace_read_file(const char *path, char *err, size_t errlen);
-
 #endif

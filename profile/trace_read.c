@@ -651,15 +651,3 @@ PUBLIC struct profile *trace_to_profile(const struct trace *tr, char *err, size_
     }
     return p;
 }
-
-PUBLIC struct profile *profile_or_trace_read_file(const char *path, char *err, size_t errlen)
-{
-    if (!trace_file_is_trace(path))
-        return profile_read_file(path, err, errlen);
-    struct trace *tr = trace_read_file(path, err, errlen);
-    if (!tr)
-        return NULL;
-    struct profile *p = trace_to_profile(tr, err, errlen);
-    trace_free(tr);
-    return p;
-}

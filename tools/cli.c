@@ -2,7 +2,7 @@
  * Shared command-line plumbing of the `hookit` subcommands.
  */
 #include "tools/cli.h"
-#include "profile/trace.h"
+#include "profile/read_file.h"
 
 #include <errno.h>
 #include <getopt.h>

@@ -1,7 +1,7 @@
 /*
  * hookit ctl: control a running profiled process from outside (JPROF
  * rtdriver's role): start, stop, flush, reset, zerobase.  The command is
- * carried out by the process's control thread (profiler/jprof/agent.c) or
+ * carried out by the process's control thread (profiler/jprof/live/agent.c) or
  * by one of its threads at its next hook, whichever claims it first; it is
  * acknowledged when done (docs/live.md).
  */

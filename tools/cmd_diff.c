@@ -19,7 +19,7 @@
 #include "tools/names.h"
 #include "tools/tree.h"
 #include "tools/units.h"
-#include "profile/trace.h"
+#include "profile/read_file.h"
 
 #include <errno.h>
 #include <getopt.h>

@@ -9,7 +9,7 @@
 #include "tools/cli.h"
 #include "tools/aggregate.h"
 #include "tools/merge_ranks.h"
-#include "profile/trace.h"
+#include "profile/read_file.h"
 
 #include <errno.h>
 #include <getopt.h>

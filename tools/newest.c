@@ -6,7 +6,7 @@
  */
 #include "tools/newest.h"
 #include "tools/cli.h"
-#include "profile/trace.h"
+#include "profile/read_file.h"
 
 #include <dirent.h>
 #include <stdio.h>

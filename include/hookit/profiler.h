@@ -57,7 +57,6 @@
  *
  *   void HookitAlloc(void *ptr, uint64_t size, void *old_ptr);
  *   void HookitFree(void *ptr);
-void HookitWait(const struct hookit_wait *wait);
  *
  * gets these calls instead of HOOKIT_EV_ALLOC / HOOKIT_EV_FREE events, with
  * the same arguments and rules as hookit_mem (ALLOC after the real call,

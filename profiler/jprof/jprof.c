@@ -2,13 +2,19 @@
  * with exact call counts and inclusive/exclusive times.  This file is the
  * plugin ABI (include/hookit/profiler.h): start, events, finish. */
 #include "jprof.h"
-#include "metrics.h"
+#include "profiler/jprof/metrics/metrics.h"
+#include "profiler/jprof/frames/frames.h"
+#include "profiler/jprof/live/attend.h"
+#include "profiler/jprof/live/live.h"
+#include "profiler/jprof/metrics/sampler.h"
+#include "profiler/jprof/metrics/wait.h"
+#include "profiler/jprof/output/output.h"
+#include "profiler/jprof/tree/tree.h"
 
 #include <stdlib.h>
 
 HOOKIT_PLUGIN_ABI;
 
-const struct hookit_host *jp_host;
 static hookit_fast_fn fast_enter, fast_exit;
 
 /* The hook pair's own cost (calibrate.c): at start, and again before the

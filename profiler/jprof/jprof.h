@@ -1,4 +1,25 @@
-/* libjprof internals: the per-thread calling-context tree profiler. */
+/* libjprof's base header: what every part reads.  The parts are one folder
+ * each, and each has a header of its own for what the parts above it call
+ * (docs/design.md, "Inside libjprof"):
+ *
+ *   live/     requests from live readers and `hookit ctl`; the control thread
+ *   output/   the profile: built from the trees, named, written
+ *   frames/   frames that are not machine code: synthetic names, MPI, JVMTI
+ *   tree/     the hot path, thread states, control flow, the node
+ *             allocator, retiring, the profiler's own cost
+ *   metrics/  what is counted beside calls: I/O and memory, wait time,
+ *             timer=sample's samples
+ *   base/     what this header declares: the arena, the clock, the loaded
+ *             objects, the globals
+ *
+ * A part includes this header and the headers of the folders below its
+ * own; jprof.c (the plugin ABI) and options.c (JPROFOPTS) sit on top and
+ * see every folder.  One include runs up: live/attend.h, the requests a
+ * thread carries out at its next hook or event (tree/ and metrics/ call
+ * it, docs/design.md says why).  tests/core/test_layout.py holds to it.
+ *
+ * Here: the arena's access, the per-thread state and its busy/quiet
+ * protocol, the clock, the options and the host. */
 #ifndef JPROF_H
 #define JPROF_H
 
@@ -7,7 +28,7 @@
 #include "common/pages.h"
 #include "common/spin.h"
 #include "profile/arena.h"
-#include "metrics_thread.h"
+#include "profiler/jprof/base/metrics_thread.h"
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -17,7 +38,7 @@
 #define JP_LIKELY(x)   __builtin_expect(!!(x), 1)
 #define JP_UNLIKELY(x) __builtin_expect(!!(x), 0)
 
-/* ---- the shared arena (arena.c) ---------------------------------------------
+/* ---- the shared arena (base/arena.c) ------------------------------------------
  * Every tree lives in one process-shared mapping; its layout, and the rules
  * for writing it so that other processes can read it, are in
  * profile/arena.h. */
@@ -44,8 +65,10 @@ void jp_arena_user_change(uid_t euid);
 /* After a dlopen (settled: as jp_loaded_refresh's), the maps copy again,
  * unless the objects loaded are those it was taken with. */
 void jp_arena_maps_changed(int settled);
+/* Whether the arena is a registry file a reader can open. */
+int jp_arena_live(void);
 
-/* ---- the loaded objects (loaded.c) ----------------------------------------
+/* ---- the loaded objects (base/loaded.c) -------------------------------------
  * Work done from /proc/self/maps is done again only when the objects the
  * loader has loaded changed.  *have is the set of loaded objects the last
  * reading reflects, 0 for unknown.  Unless the objects loaded now are
@@ -57,7 +80,7 @@ void jp_arena_maps_changed(int settled);
  * (a lock). */
 int jp_loaded_refresh(uint64_t *have, int settled, int (*reread)(void *ctx), void *ctx);
 
-/* ---- threads (thread.c) -------------------------------------------------- */
+/* ---- the per-thread state (kept by tree/thread.c) -------------------------- */
 /* Private per-thread state, reached through initial-exec TLS.  The depth
  * and the seqlock live only in the shared record (rec->depth, rec->seq):
  * the hot path stores each once.  The current node is kept here as well as
@@ -144,7 +167,6 @@ static inline struct jp_thread *jp_self_live(void)
     struct jp_thread *t = jp_self;
     return (uintptr_t)t > (uintptr_t)JP_SENTINEL ? t : NULL;
 }
-void jp_fork_window_hook(void);
 static inline uint32_t jp_depth(const struct jp_thread *t) { return t->rec->depth; }
 /* sp lies on the thread's own stack (not a sigaltstack or a coroutine's). */
 static inline int jp_on_stack(const struct jp_thread *t, uintptr_t sp)
@@ -212,194 +234,34 @@ static inline void jp_quiet_end(struct jp_thread *t)
     t->quiet = 0;
     jp_busy_done(t->rec);
 }
-/* Zeroed private pages of our own (thread.c): never malloc, which may be the
- * program's own instrumented one.  NULL when none can be had. */
-void *jp_map_pages(size_t size);
-struct jp_thread *jp_thread_attach(void);
-struct jp_thread *jp_thread_attach_numbered(int number);
-void jp_thread_end(void);
-void jp_thread_fork_prepare(void);
-void jp_thread_fork_parent(void);
-void jp_thread_fork_child_begin(void);
-void jp_thread_fork_child(void);
-arena_ref jp_node_new(struct jp_thread *t, arena_ref parent, uint64_t fn);
-void jp_threads_init(void);
-/* Name of the calling thread into rec (from the kernel's comm). */
-void jp_thread_name(struct arena_thread *rec);
-int jp_grow_stack(struct jp_thread *t);
-struct jp_thread *jp_thread_scratch(void);
-void jp_thread_publish(struct jp_thread *t);
 /* Every thread state ever made (running, ended and waiting for reuse,
  * scratch; in a fork child also the parent's other threads'), newest
  * first, linked by all_next: the metrics are summed over it.  States are
  * never unmapped once listed. */
 struct jp_thread *jp_thread_all(void);
+/* Add a new state to that list (thread.c, once per state). */
+void jp_thread_list(struct jp_thread *t);
+/* A reset or zerobase pending for the thread (ARENA_REQ_PENDING, set by
+ * another thread with its moment in pending_at; profile/arena.h): tested
+ * at the start of every hook, before the tree changes (live/attend.h
+ * applies it). */
+static inline uint32_t jp_pending(const struct arena_thread *rec)
+{
+    return rec->request & ARENA_REQ_PENDING;
+}
 
-/* ---- retiring ended threads (retire.c) ------------------------------------ */
-arena_ref jp_chunk_alloc(struct jp_thread *t, uint32_t slots);
-arena_ref jp_retired_record(void);
-void jp_retire(struct arena_thread *rec, arena_ref ref);
-void jp_retire_init(void);
-void jp_retire_fork_child(void);
-void jp_thread_scratch_free(struct jp_thread *t);
-/* reset or zerobase (ARENA_CMD_*) on every ended thread's tree. */
-void jp_retired_control(uint32_t cmd);
-
-/* ---- the profiler's own cost (calibrate.c) -------------------------------- */
-/* Measure the pair's cost; the lowest measurement so far is kept. */
-void jp_calibrate(hookit_fast_fn enter, hookit_fast_fn exit);
-uint64_t jp_overhead_full_ticks(void);
-uint64_t jp_overhead_inner_ticks(void);
-
-/* ---- clock (clock.c, over common/clock.h) ------------------------------------
+/* ---- clock (base/clock.c, over common/clock.h) ---------------------------------
  * Ticks are hk_counter() when jp_clock_is_tsc(), else hk_mono_ns(). */
 void jp_clock_init(int use_tsc);
 int jp_clock_is_tsc(void);
 uint64_t jp_ticks_to_ns(uint64_t ticks);
 double jp_ticks_per_ns(void);
 void jp_clock_calibrate(void);
-
-/* ---- the hot path (tree.c) ----------------------------------------------- */
-void jp_enter_tsc(void *fn, void *site);
-void jp_exit_tsc(void *fn, void *site);
-void jp_enter_mono(void *fn, void *site);
-void jp_exit_mono(void *fn, void *site);
-/* Close the top frame (its time added, no call counted), and open a frame
- * for fn below the top without counting a call: a context frame (a fork
- * child's inherited path, a coroutine resumed elsewhere).  0 or -1. */
-void jp_close_top(struct jp_thread *t, uint64_t now);
-/* A frame's canonical frame address (tree.c; on the thread's own stack). */
-uintptr_t jp_frame_cfa(const struct jp_thread *t, const struct arena_frame *f);
-int jp_open_context(struct jp_thread *t, uint64_t fn, uintptr_t sp, uint64_t now);
-/* Sampling mode: exact counts, no clock; time comes from samples. */
-void jp_enter_counted(void *fn, void *site);
-void jp_exit_counted(void *fn, void *site);
+/* The time now, in ticks (outside the hot path, which reads its clock
+ * inline). */
 uint64_t jp_now(void);
-/* Frames that are not machine code, by jp_synthetic_key (Java methods):
- * no stack-pointer check, ended by key. */
-void jp_enter_synthetic(uint64_t key);
-void jp_exit_synthetic(uint64_t key);
 
-/* ---- control flow the hooks do not show (flow.c) --------------------------
- * libhookit's interposers of setjmp/longjmp, __cxa_begin_catch and the
- * ucontext functions report here (include/hookit/profiler.h). */
-uint64_t jp_flow(const struct hookit_flow *flow);
-void jp_flow_fork_child(void);
-
-/* ---- frames that are not machine code (synthetic.c) ----------------------
- * jp_synthetic_key("MPI:MPI_Send", "libmpi.so.40") gives a key (same name,
- * same key) to pass as fn to the entry/exit points; names.c names it. */
-uint64_t jp_synthetic_key(const char *name, const char *module);
-int jp_is_synthetic(uint64_t key);
-int jp_synthetic_name(uint64_t key, const char **name, const char **module);
-
-/* ---- MPI calls as frames (mpi.c, docs/mpi.md) ------------------------------ */
-void jp_mpi_event(const struct hookit_event *ev);
-struct profile;
-struct prof_thread;
-/* build.c: the mpi_bytes column, once an MPI call was seen. */
-int jp_mpi_thread(struct profile *p, struct prof_thread *th, const struct arena_copy_node *nodes,
-                  uint32_t n);
-
-/* ---- wait time (wait.c, docs/io.md) -----------------------------------------
- * JPROFOPTS wait, nowait, cpu; HOOKIT_CAP_WAIT when wanted; the plugin's
- * wait_begin and HOOKIT_EV_WAIT; jp_attend's ARENA_REQ_WAIT; build.c's
- * wait_ns, wait_calls and cpu_ns columns. */
-int jp_opt_wait(const char *value);
-int jp_opt_nowait(const char *value);
-int jp_opt_cpu(const char *value);
-uint32_t jp_wait_start(const struct hookit_host *host);
-uint64_t jp_wait_begin(void);
-void jp_wait_event(const struct hookit_wait *w);
-uint64_t jp_wait_net(struct jp_thread *t, uint64_t token, uint64_t t0, uint64_t t1);
-void jp_wait_exit(struct jp_thread *t);
-void jp_wait_jump(struct jp_thread *t, uint32_t depth, uint64_t now);
-void jp_wait_thread_end(struct jp_thread *t, uint64_t now);
-/* Busy held, by t's own thread: a reset or zerobase as of `at` was applied
- * to its tree; the wait in progress, if any, now starts there. */
-void jp_wait_cut(struct jp_thread *t, uint64_t at);
-/* dt (I/O clock ticks) of a blocking call that began at t0 (I/O clock),
- * less its part before the last reset or zerobase of t's tree. */
-uint64_t jp_wait_cut_part(const struct jp_thread *t, uint64_t t0, uint64_t dt);
-/* A blocking call (a wait, or an I/O call) that just returned, t0 to t1
- * (I/O clock), token from jp_wait_begin: its time in I/O clock ticks, the
- * one rule for both (jprof.h, below jp_pending, which it needs). */
-static inline uint64_t jp_blocking_ticks(struct jp_thread *t, uint64_t token, uint64_t t0, uint64_t t1);
-/* th's wait columns; t: the thread's live state when it still runs (its
- * wait in progress is counted up to now), else NULL. */
-int jp_wait_thread(struct profile *p, struct prof_thread *th, const struct arena_copy_node *nodes, uint32_t n,
-                   const struct jp_thread *t, uint64_t now);
-
-/* ---- timer=sample (sampler.c) --------------------------------------------- */
-int jp_sampler_start(void);
-/* Times come from samples (timer=sample). */
-int jp_sampling(void);
-/* The CPU-time timers run (timer=sample, or cpu under exact timing). */
-int jp_sampler_running(void);
-uint64_t jp_sample_period_ns(void);
-/* What the samples come from (sampler.c), for the profile's meta. */
-const char *jp_sampler_source(void);
-void jp_sampler_thread_start(void);
-void jp_sampler_thread_end(void);
-void jp_sampler_fork_child(void);
-
-/* ---- whose code a sample interrupted (own_code.c) --------------------------
- * jp_own_code(pc): pc lies in libhookit's or libjprof's code, or in a PLT
- * stub that jumps there: hookit's time, never a node's.  Safe in a signal
- * handler once jp_own_code_init ran. */
-void jp_own_code_init(void);
-int jp_own_code_segments_known(void);
-uintptr_t jp_interrupted_pc(const void *uc);
-int jp_own_code(uintptr_t pc);
-/* Samples charged to hookit's own code so far, over every thread. */
-uint64_t jp_own_samples(void);
-
-/* ---- requests from live readers (control.c) -------------------------------
- * Called at a hook exit, outside the busy section, when rec->request is set
- * (ARENA_REQ_* in profile/arena.h), and for HOOKIT_EV_CONTROL. */
-void jp_attend(struct jp_thread *t);
-/* A reset or zerobase pending for the thread (ARENA_REQ_PENDING, set by
- * another thread with its moment in pending_at; profile/arena.h): tested
- * at the start of every hook, before the tree changes. */
-static inline uint32_t jp_pending(const struct arena_thread *rec)
-{
-    return rec->request & ARENA_REQ_PENDING;
-}
-/* Apply it, busy held, as of its moment (control.c). */
-void jp_pending_apply(struct jp_thread *t);
-/* The same outside a hook (an I/O, wait or flow event before the thread's
- * next hook): takes busy, does nothing when the thread is inside one. */
-void jp_pending_settle(struct jp_thread *t);
-/* A reset or zerobase given while the call blocked is applied first (the
- * call goes to the tree after it), and the call counts only its time from
- * that moment on; a signal handler's time during it is the handler's
- * frames' own (jp_wait_net).  Inline for the I/O path: nearly every call
- * began after the last reset, and has nothing pending. */
-static inline uint64_t jp_blocking_ticks(struct jp_thread *t, uint64_t token, uint64_t t0, uint64_t t1)
-{
-    if (t && JP_UNLIKELY(jp_pending(t->rec)))
-        jp_pending_settle(t);
-    uint64_t dt = jp_wait_net(t, token, t0, t1);
-    if (JP_LIKELY(!t || (t->wait.cut <= t0 && !jp_pending(t->rec))))
-        return dt;
-    return jp_wait_cut_part(t, t0, dt);
-}
-/* Claim the command waiting in the arena header, if any, carry it out and
- * acknowledge it; t is the calling thread's state, NULL for the control
- * thread (control.c). */
-void jp_control_take(struct jp_thread *t);
-/* The control thread (agent.c): serves commands while every program thread
- * is blocked.  Started with the process, again in a fork child that has a
- * live view; stopped before the final profile. */
-void jp_agent_start(void);
-void jp_agent_fork_child(void);
-void jp_agent_stop(int wait);
-/* Whether the arena is a registry file a reader can open. */
-int jp_arena_live(void);
-/* An ARENA_CMD_* carried out by the calling thread (HOOKIT_EV_RESET/ZEROBASE). */
-void jp_control_local(uint32_t cmd);
-
-/* ---- options (options.c) ------------------------------------------------- */
+/* ---- options (defaults in globals.c, JPROFOPTS parsed by options.c) ------ */
 struct jp_options {
     int use_tsc;                /* clock=tsc|monotonic */
     int lines;                  /* resolve file:line */
@@ -417,48 +279,9 @@ extern struct jp_options jp_opt;
 /* Parse JPROFOPTS; complains once per bad option and keeps defaults. */
 void jp_options_parse(const char *text, void (*log)(const char *, ...));
 
-/* ---- writing (build.c, output.c) ----------------------------------------- */
-/* How a profile written when exit() began is made (HOOKIT_EV_EXITING): as
- * the final one, under a name the final one then replaces. */
-#define JP_END_EXITING (-HOOKIT_END_EXIT)
-struct profile;
-/* A profile of the current state; open frames count up to now.  NULL on OOM. */
-struct profile *jp_build_profile(int how);
-/* A new zeroed metric column of n values appended to th's (build.c);
- * NULL when out of memory. */
-struct prof_thread;
-uint64_t *jp_new_column(struct profile *p, struct prof_thread *th, const char *name, uint32_t n);
-/* Write the process's profile now.  Returns 0 or -1 (message already given). */
-int jp_write_profile(int how);
-
-/* Death by a signal: write from a helper process, bounded in time. */
-int jp_write_profile_isolated(int how);
-
+/* ---- the host (globals.c) ---------------------------------------------------
+ * What libhookit gave at start (include/hookit/profiler.h): its log, its
+ * capabilities, its calls back. */
 extern const struct hookit_host *jp_host;
-extern pid_t jp_profiled_pid, jp_profiled_ppid;
-extern int jp_rank, jp_size;
-extern uint64_t jp_start_wall_ns;
-
-/* The process (process.c): its start, the signal it died of, and the
- * profile's pid, exe, argv, times and metadata. */
-struct profile;
-void jp_process_start(void);
-extern int jp_death_signal;
-int jp_fill_process(struct profile *p, int how);
-
-/* Names (names.c): the modules and symbols the profile's addresses are
- * resolved against, kept up to date across dlopen, dlclose and fork.
- * jp_names_reload: after a dlopen (the maps copy too). */
-void jp_names_start(void);
-void jp_names_reload(void);
-void jp_names_pre_dlclose(void *handle);
-void jp_names_post_dlclose(void);
-void jp_names_fork_child(void);
-int jp_resolve_names(struct profile *p);
-
-/* The profile's file name across fork, and one writer at a time (output.c). */
-void jp_output_fork_prepare(void);
-void jp_output_fork_child(void);
-void jp_output_forked(void);
 
 #endif

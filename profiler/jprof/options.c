@@ -1,24 +1,14 @@
 /* JPROFOPTS: libjprof's options, comma separated.  `help` lists them; an
  * unknown option or bad value gets one line and the default stays. */
 #include "jprof.h"
-#include "metrics.h"
+#include "profiler/jprof/metrics/metrics.h"
+#include "profiler/jprof/metrics/wait.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "profile/optlist.h"
-
-struct jp_options jp_opt = {
-    .use_tsc = 1,
-    .lines = 0,
-    .start_on = 1,
-    .control_thread = 1,
-    .sample = 1,
-    .sample_us = 250,
-    .death_timeout_ms = 10000,
-    .threads_kept = 1000,
-};
 
 JP_NOINSTR static int set_clock(const char *v)
 {

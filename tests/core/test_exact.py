@@ -166,7 +166,7 @@ def test_swapcontext_coroutines_on_every_kind_of_stack(tmp):
                         args=[where])
 
 
-# timer=sample has entry and exit paths of its own (profiler/jprof/tree.c:
+# timer=sample has entry and exit paths of its own (profiler/jprof/tree/tree.c:
 # its exit finds the caller's node from the tree, not from the shadow
 # stack): the same trees, every count, from a few builds of each kind.
 SAMPLE = {"JPROFOPTS": "timer=sample"}

@@ -144,3 +144,21 @@ def test_hooks_after_the_thread_ended_are_ignored(tmp):
         assert len(workers) == 4, [t["index"] for t in doc["threads"]]
         for t in workers:
             hk.assert_tree(t, {("worker",): 1, ("worker", "step"): 1})
+
+
+def test_merged_tree_grows_from_chunks_given_back(tmp):
+    """threads_kept=1 (tests/progs/merge_grow.c): the merged tree needs a
+    chunk of a size a merged thread gave back, in the middle of a merge.
+    (When the free lists shared retire.c's lock, the merge waited for
+    itself: the program hung in its next pthread_create.)  Every call is
+    still counted once, in the merged thread or in a kept one."""
+    exe = hk.cc(tmp, ["merge_grow.c"], "merge_grow", libs=["-lpthread"])
+    r = hk.run(tmp, [exe], env={"JPROFOPTS": "threads_kept=1"}, timeout=60, check=False)
+    assert (r.returncode, r.stdout) == (0, "merge_grow: 9500\n"), r
+    doc = hk.export_json(tmp, hk.one_profile(tmp, "merge_grow"))
+    calls = {}
+    for t in doc["threads"]:
+        for _, n in hk.walk(t["roots"]):
+            calls[n["name"]] = calls.get(n["name"], 0) + n["calls"]
+    assert (calls.get("deep"), calls.get("other")) == (5001, 300 + 600 + 900 + 1200 + 1500 + 5), calls
+    assert any(t["name"] == "(merged)" for t in doc["threads"]), [t["name"] for t in doc["threads"]]

@@ -1,6 +1,6 @@
 """Time spent waiting, apart from time spent working (issue 19): the
 blocking-call wrappers (hookit/io_wait.c) and jprof's wait_ns, wait_calls
-and cpu_ns (profiler/jprof/wait.c), checked against known waits
+and cpu_ns (profiler/jprof/metrics/wait.c), checked against known waits
 (tests/io/known_wait.c), the program's behaviour against the same program
 without hookit, and the exports through their real readers: jq, Python's
 json, go tool pprof, callgrind_annotate."""

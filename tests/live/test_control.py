@@ -1,6 +1,6 @@
 """Control of a process whose threads are all blocked (issue 18): every
 `hookit ctl` command and `hookit snapshot` is carried out by the process's
-control thread (profiler/jprof/agent.c) at once, without waking a thread of
+control thread (profiler/jprof/live/agent.c) at once, without waking a thread of
 the program, changing a mask or giving an EINTR.  The program checks its own
 side (tests/live/blocked.c): how often each wait returned, and its view of
 its mask and of SIGUSR1's flags (no SA_RESTART, so an EINTR would show)."""

@@ -418,7 +418,7 @@ DLMAPS = os.path.join(hk.ROOT, "tests", "live", "dlmaps.c")
 
 def test_maps_copy_follows_the_loaded_libraries_not_each_dlopen(tmp):
     """The maps copy `hookit recover` names functions from is taken again
-    only when the loaded objects changed (profiler/jprof/loaded.c): 50
+    only when the loaded objects changed (profiler/jprof/base/loaded.c): 50
     dlopen/dlclose of a library, which lands where it was, leave the copy
     as it is (before, each dlopen read /proc/self/maps into a new file);
     another library, loaded where that one was, replaces it, and recover

@@ -1,0 +1,63 @@
+/* libjprof's I/O and memory metrics (metrics*.c, laid out in
+ * metrics_internal.h): what jprof.c, build.c, options.c and thread.c
+ * call.  Per calling context (the calling thread's current node, an
+ * extension block of the node), per file, per time interval, and the live
+ * blocks of memory with the context that allocated them. */
+#ifndef JPROF_METRICS_H
+#define JPROF_METRICS_H
+
+#include <hookit/profiler.h>
+#include "profile/arena.h"
+#include "profile/profile.h"
+
+/* JPROFOPTS io, noio, alloc, io_interval=DURATION (options.c's table). */
+int jp_opt_io(const char *value);
+int jp_opt_noio(const char *value);
+int jp_opt_alloc(const char *value);
+int jp_opt_io_interval(const char *value);
+
+/* The per-context numbers: an extension block (arena_node.ext) of
+ * NODE_EXT_SLOTS arena slots, made for a node the first time it does I/O,
+ * allocates or waits; only the node's own thread writes it.  Every field
+ * is an additive counter (retire.c sums them when trees are merged,
+ * zerobase zeroes them). */
+struct node_ext {
+    uint64_t io_calls, io_bytes_read, io_bytes_written, io_ticks;   /* ticks: host->io_clock */
+    uint64_t allocs, alloc_bytes, frees, free_bytes;
+    /* second slot: blocking calls that are not I/O (wait.c) */
+    uint64_t wait_calls, wait_ticks;                                /* ticks: host->io_clock */
+    uint64_t spare[6];
+};
+#define NODE_EXT_SLOTS ARENA_EXT_SLOTS
+_Static_assert(sizeof(struct node_ext) == NODE_EXT_SLOTS * ARENA_SLOT, "whole slots");
+/* node's extension block, made on first use by the node's own thread;
+ * NULL for no node or a full arena. */
+struct node_ext *jp_node_ext(arena_ref node);
+
+/* HookitStart: the capabilities to add (HOOKIT_CAP_IO, HOOKIT_CAP_ALLOC). */
+uint32_t jp_metrics_start(const struct hookit_host *host);
+/* HookitEvent for HOOKIT_EV_IO, _ALLOC, _FREE. */
+void jp_metrics_event(const struct hookit_event *ev);
+/* In a forked child: the child's numbers start from zero. */
+void jp_metrics_fork_child(void);
+/* thread.c: a thread state starts (a new thread, a recycled state, a
+ * scratch state, a fork child) and ends.  The counts in t->metrics are
+ * kept across both: they are summed over every state ever made. */
+struct jp_thread;
+void jp_metrics_thread_begin(struct jp_thread *t);
+void jp_metrics_thread_end(struct jp_thread *t);
+/* ARENA_CMD_RESET / ARENA_CMD_ZEROBASE (control.c's run_command, before the
+ * trees): the I/O and memory numbers follow the call counts. */
+void jp_metrics_control(uint32_t cmd);
+
+/* build.c: metric columns for th, whose node i came from arena node refs[i]. */
+int jp_metrics_thread(struct profile *p, struct prof_thread *th,
+                      const struct arena_copy_node *nodes, uint32_t n);
+/* build.c: the per-file table, the interval series, totals and leaks as
+ * metadata (docs/io.md). */
+int jp_metrics_process(struct profile *p);
+/* A new zeroed metric column of n values appended to th's (metrics_output.c,
+ * for build.c and wait.c); NULL when out of memory. */
+uint64_t *jp_new_column(struct profile *p, struct prof_thread *th, const char *name, uint32_t n);
+
+#endif
