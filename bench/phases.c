@@ -21,7 +21,10 @@
 
 static volatile uint64_t sink;
 
-__attribute__((noinline)) uint64_t tiny_leaf(uint64_t x) { return x * 7 + 1; }
+__attribute__((noinline)) uint64_t tiny_leaf(uint64_t x)
+{
+    return x * 7 + 1;
+}
 
 __attribute__((noinline)) uint64_t mid_leaf(uint64_t x)
 {

@@ -21,7 +21,7 @@ int estimate_of(const struct profile *p, const struct prof_thread *th, struct es
     e->subtree = calloc((size_t)th->nnodes + 1, sizeof *e->subtree);
     if (!e->subtree)
         return -1;
-    for (uint32_t i = th->nnodes; i-- > 0;) {   /* parents precede children */
+    for (uint32_t i = th->nnodes; i-- > 0;) { /* parents precede children */
         e->subtree[i] += e->samples[i];
         uint32_t parent = th->nodes[i].parent;
         if (parent != PROF_NONE && parent < i)
@@ -63,8 +63,9 @@ void estimate_line(FILE *out, const struct profile *p)
     double share = samples + meta_u64(p, "hookit_samples")
         ? 100.0 * (double)meta_u64(p, "hookit_samples") / (double)(samples + meta_u64(p, "hookit_samples"))
         : 0;
-    fprintf(out, "# times: on-CPU from %llu samples (one per %s of CPU) plus measured blocking calls; "
+    fprintf(out,
+            "# times: on-CPU from %llu samples (one per %s of CPU) plus measured blocking calls; "
             "'~' marks a time resting on fewer than %d samples; hookit's own code took %s (%.0f%% of "
-            "the CPU sampled), in no node\n", (unsigned long long)samples, units_ns(period, per),
-            ESTIMATE_FEW, units_ns(own, ours), share);
+            "the CPU sampled), in no node\n",
+            (unsigned long long)samples, units_ns(period, per), ESTIMATE_FEW, units_ns(own, ours), share);
 }

@@ -19,9 +19,9 @@
 #define ESTIMATE_FEW 10
 
 struct estimate {
-    const uint64_t *samples;    /* the node's own samples, or NULL: not sampled */
-    uint64_t *subtree;          /* samples of the node and everything below it */
-    uint64_t period_ns;         /* what one sample stands for */
+    const uint64_t *samples; /* the node's own samples, or NULL: not sampled */
+    uint64_t *subtree;       /* samples of the node and everything below it */
+    uint64_t period_ns;      /* what one sample stands for */
 };
 
 /* th's estimates (p: its profile, for the period); 0, or -1 when out of

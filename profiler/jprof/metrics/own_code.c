@@ -31,8 +31,8 @@ static int own_nranges;
 static int own_segments_known;
 
 struct own_search {
-    uintptr_t addr;     /* an address inside the object whose segments we want */
-    int found;          /* it lies in the main program */
+    uintptr_t addr; /* an address inside the object whose segments we want */
+    int found;      /* it lies in the main program */
     int in_main;
 };
 

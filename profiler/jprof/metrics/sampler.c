@@ -65,7 +65,7 @@ static __thread int perf_closed_plus1 __attribute__((tls_model("initial-exec")))
 
 /* Our timers' signals carry this value; any other SIGPROF is the
  * application's and is passed on to it. */
-#define SAMPLE_COOKIE 0x686b7370    /* "hksp" */
+#define SAMPLE_COOKIE 0x686b7370 /* "hksp" */
 
 /* Each period a task-clock event ends writes one record of this size to
  * the ring (sample_type 0: the header alone). */
@@ -137,9 +137,12 @@ JP_NOINSTR int jp_sampler_running(void)
 JP_NOINSTR const char *jp_sampler_source(void)
 {
     switch (source) {
-    case SOURCE_PERF: return "perf task-clock, user time";
-    case SOURCE_TIMER: return "cpu timer";
-    default: return "none";
+    case SOURCE_PERF:
+        return "perf task-clock, user time";
+    case SOURCE_TIMER:
+        return "cpu timer";
+    default:
+        return "none";
     }
 }
 
