@@ -1,0 +1,140 @@
+"""The fidelity workload (issue 26): does the default profile's time agree
+with the program as it runs without hookit?
+
+  1. bench/phases.c: each phase's share against the uninstrumented build's
+     own timing, every hookit mode, uftrace and gprof (benchlib/phases.py)
+  2. real code, SQLite, Lua and fmt built with -O2 -fno-inline (so that
+     perf's functions and hookit's are the same functions): the self-time
+     shares of perf's top 10 functions, perf on the build with glibc's
+     no-op hooks against hookit's profile (benchlib/selfshares.py)
+
+The gates: the default mode within 3 points on every phase, and on each of
+perf's top 10 functions of each program; the other modes are shown."""
+import os
+import shutil
+import tempfile
+
+from . import config, phases, selfshares
+from .build import INSTRUMENT, LINK_HOOKIT, instrumented_builds
+from .measure import clean_env
+from .programs import fmt_driver, lua_sources
+from .sources import Unavailable, fetch, upstream
+
+NOINLINE = ["-fno-inline"]
+GATE_POINTS = 3.0
+TOP = 10
+MODES = [("default", "default", ""), ("exact", "timer=exact", "timer=exact"),
+         ("compensate", "compensate", "timer=exact,compensate")]
+
+
+def fmt_build():
+    noop, hooked = instrumented_builds("fmt-noinline", [fmt_driver()], extra_flags=NOINLINE,
+                                       cc="g++")
+    return noop, hooked, [config.FIDELITY_FMT_N]
+
+
+def lua_build():
+    sources, libs, flags = lua_sources()
+    noop, hooked = instrumented_builds("lua-noinline", sources, libs, flags + NOINLINE)
+    return noop, hooked, [os.path.join(config.ROOT, "bench", "lua", "work.lua"),
+                          config.FIDELITY_LUA_N]
+
+
+def sqlite_build():
+    from . import sqlite
+    src = fetch(upstream.fetch_sqlite)
+    obj = sqlite.compile_object(src, "sqlite3-noinline-instr.o", INSTRUMENT + NOINLINE)
+    return (sqlite.link("sqlite-noinline-noop", src, obj, INSTRUMENT + NOINLINE),
+            sqlite.link("sqlite-noinline-hookit", src, obj, INSTRUMENT + NOINLINE + LINK_HOOKIT),
+            [config.FIDELITY_SQLITE_ORDERS])
+
+
+BUILDERS = {"sqlite": sqlite_build, "lua": lua_build, "fmt": fmt_build}
+
+
+def hookit_run(hooked, args, work, opts):
+    """One run of the libhookit build; its profile's self-time shares."""
+    import subprocess
+    out = os.path.join(work, "hookit-" + (opts or "default"))
+    os.mkdir(out)
+    env = clean_env({"HOOKIT_OUTPUT": out, **({"JPROFOPTS": opts} if opts else {})})
+    subprocess.run([hooked] + [str(a) for a in args], cwd=out, env=env, check=True,
+                   capture_output=True)
+    profs = [f for f in os.listdir(out) if f.endswith(".prof")]
+    if len(profs) != 1:
+        raise SystemExit(f"bench: {hooked} JPROFOPTS={opts}: profiles {profs}")
+    return selfshares.hookit_shares(os.path.join(out, profs[0]))
+
+
+def chosen_modes():
+    """The modes config.FIDELITY_MODES names (default always among them)."""
+    wanted = config.FIDELITY_MODES
+    return [m for m in MODES if not wanted or m[0] in wanted or m[0] == "default"]
+
+
+def compare_program(name):
+    """perf against every hookit mode on one program; the table and the gate."""
+    modes = chosen_modes()
+    try:
+        noop, hooked, args = BUILDERS[name]()
+    except Unavailable as e:
+        print(f"== fidelity 2, {name}: skipped: {e} ==\n")
+        return {"skipped": str(e)}
+    work = tempfile.mkdtemp(prefix="hookit-fidelity-")
+    try:
+        data = selfshares.perf_record(noop, args, work)
+        perf, tally = selfshares.perf_shares(data, selfshares.instrumented_functions(noop))
+        os.unlink(data)
+        got, metas = {}, {}
+        for key, _, opts in modes:
+            got[key], metas[key] = hookit_run(hooked, args, work, opts)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    return report(name, args, modes, perf, tally, got, metas)
+
+
+def report(name, args, modes, perf, tally, got, metas):
+    print(f"== fidelity 2, {name} -O2 -fno-inline ({' '.join(map(str, args))}): self-time "
+          f"shares of perf's top {TOP} functions ==")
+    print(f"  perf record -e cpu-clock -F {selfshares.PERF_HZ} --call-graph=dwarf, no-op hooks: "
+          f"{tally.get('samples', 0):,} samples, {tally.get('kept', 0):,} the program's, "
+          f"{tally.get('in_hooks', 0):,} in the hooks (left out), "
+          f"{tally.get('no_instrumented_frame', 0):,} with no instrumented frame (left out)")
+    own = metas["default"].get("hookit_samples")
+    print(f"  hookit default: {metas['default'].get('sampler', '?')}, "
+          f"{own if own is not None else '?'} samples in hookit's own code (charged to no node)")
+    print(f"  {'function':46} {'perf':>6} " + " ".join(f"{label:>11}" for _, label, _ in modes))
+    results = {}
+    for key, _, _ in modes:
+        results[key] = selfshares.compare(perf, got[key], TOP)
+    for i, (fn, p, _) in enumerate(results["default"][0]):
+        cells = " ".join(f"{results[k][0][i][2]:10.2f}%" for k, _, _ in modes)
+        print(f"  {selfshares.short(fn, 46):46} {p:5.2f}% {cells}")
+    print(f"  {'worst difference, points':46} {'':6} "
+          + " ".join(f"{results[k][1]:11.2f}" for k, _, _ in modes))
+    print(f"targets (issue 26, {name}):")
+    err = results["default"][1]
+    ok = err <= GATE_POINTS
+    print(f"  {'default mode: perf top 10 within 3 points of perf':58} {err:9.2f} pp  "
+          f"{'PASS' if ok else 'FAIL'}")
+    print()
+    return {"args": args, "perf_tally": tally,
+            "rows": {k: [{"function": f, "perf": p, "hookit": h} for f, p, h in results[k][0]]
+                     for k in results},
+            "errors": {k: results[k][1] for k in results},
+            "hookit_samples": own,
+            "targets": [{"target": f"selfshares_{name}", "value": err, "ok": ok,
+                         "note": "default mode against perf, top 10"}]}
+
+
+def run(reps):
+    out = {"phases": phases.run(reps, modes=config.FIDELITY_MODES)}
+    targets = list(out["phases"]["targets"])
+    for name in config.FIDELITY_PROGRAMS:
+        if not shutil.which("perf"):
+            print(f"== fidelity 2, {name}: skipped: perf is not installed ==\n")
+            break
+        out[name] = compare_program(name)
+        targets += out[name].get("targets", [])
+    out["targets"] = targets
+    return out
