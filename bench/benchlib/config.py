@@ -58,8 +58,8 @@ FIDELITY_PROGRAMS = [p for p in (os.environ.get("BENCH_FIDELITY_PROGRAMS") or
 FIDELITY_MODES = [m for m in (os.environ.get("BENCH_FIDELITY_MODES") or "").split(",") if m] or None
 # The real programs' sizes in the fidelity workload: a second or more of
 # CPU each, for enough samples (hookit's 4,000 per CPU second).
-FIDELITY_SQLITE_ORDERS = _int("BENCH_FIDELITY_SQLITE_ORDERS", 8000, 3000)
-FIDELITY_LUA_N = _int("BENCH_FIDELITY_LUA_N", 100, 40)
+FIDELITY_SQLITE_ORDERS = _int("BENCH_FIDELITY_SQLITE_ORDERS", 80000, 20000)
+FIDELITY_LUA_N = _int("BENCH_FIDELITY_LUA_N", 1000, 300)
 FIDELITY_FMT_N = _int("BENCH_FIDELITY_FMT_N", 40000, 20000)
 # Workloads to run (comma separated): micro, threads, sqlite, lua, fmt, scale,
 # fidelity, floors (not by default: issue 17's decomposition, run on demand).

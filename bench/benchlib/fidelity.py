@@ -6,7 +6,9 @@ with the program as it runs without hookit?
   2. real code, SQLite, Lua and fmt built with -O2 -fno-inline (so that
      perf's functions and hookit's are the same functions): the self-time
      shares of perf's top 10 functions, perf on the build with glibc's
-     no-op hooks against hookit's profile (benchlib/selfshares.py)
+     no-op hooks against hookit's profile (benchlib/selfshares.py); perf
+     on the build without instrumentation beside them, to show what the
+     no-op hooks alone move
 
 The gates: the default mode within 3 points on every phase, and on each of
 perf's top 10 functions of each program; the other modes are shown."""
@@ -15,7 +17,7 @@ import shutil
 import tempfile
 
 from . import config, phases, selfshares
-from .build import INSTRUMENT, LINK_HOOKIT, instrumented_builds
+from .build import INSTRUMENT, LINK_HOOKIT, three_builds
 from .measure import clean_env
 from .programs import fmt_driver, lua_sources
 from .sources import Unavailable, fetch, upstream
@@ -28,24 +30,25 @@ MODES = [("default", "default", ""), ("exact", "timer=exact", "timer=exact"),
 
 
 def fmt_build():
-    noop, hooked = instrumented_builds("fmt-noinline", [fmt_driver()], extra_flags=NOINLINE,
-                                       cc="g++")
-    return noop, hooked, [config.FIDELITY_FMT_N]
+    driver = fmt_driver()
+    return three_builds("fmt-noinline", [driver], extra_flags=NOINLINE, cc="g++") + \
+        ([config.FIDELITY_FMT_N],)
 
 
 def lua_build():
     sources, libs, flags = lua_sources()
-    noop, hooked = instrumented_builds("lua-noinline", sources, libs, flags + NOINLINE)
-    return noop, hooked, [os.path.join(config.ROOT, "bench", "lua", "work.lua"),
-                          config.FIDELITY_LUA_N]
+    return three_builds("lua-noinline", sources, libs, flags + NOINLINE) + \
+        ([os.path.join(config.ROOT, "bench", "lua", "work.lua"), config.FIDELITY_LUA_N],)
 
 
 def sqlite_build():
     from . import sqlite
     src = fetch(upstream.fetch_sqlite)
-    obj = sqlite.compile_object(src, "sqlite3-noinline-instr.o", INSTRUMENT + NOINLINE)
-    return (sqlite.link("sqlite-noinline-noop", src, obj, INSTRUMENT + NOINLINE),
-            sqlite.link("sqlite-noinline-hookit", src, obj, INSTRUMENT + NOINLINE + LINK_HOOKIT),
+    plain = sqlite.compile_object(src, "sqlite3-noinline-plain.o", NOINLINE)
+    instr = sqlite.compile_object(src, "sqlite3-noinline-instr.o", INSTRUMENT + NOINLINE)
+    return (sqlite.link("sqlite-noinline-plain", src, plain, NOINLINE),
+            sqlite.link("sqlite-noinline-noop", src, instr, INSTRUMENT + NOINLINE),
+            sqlite.link("sqlite-noinline-hookit", src, instr, INSTRUMENT + NOINLINE + LINK_HOOKIT),
             [config.FIDELITY_SQLITE_ORDERS])
 
 
@@ -76,16 +79,20 @@ def compare_program(name):
     """perf against every hookit mode on one program; the table and the gate."""
     modes = chosen_modes()
     try:
-        noop, hooked, args = BUILDERS[name]()
+        plain, noop, hooked, args = BUILDERS[name]()
     except Unavailable as e:
         print(f"== fidelity 2, {name}: skipped: {e} ==\n")
         return {"skipped": str(e)}
     work = tempfile.mkdtemp(prefix="hookit-fidelity-")
     try:
+        instrumented = selfshares.instrumented_functions(noop)
         data = selfshares.perf_record(noop, args, work)
-        perf, tally = selfshares.perf_shares(data, selfshares.instrumented_functions(noop))
+        perf, tally = selfshares.perf_shares(data, instrumented)
         os.unlink(data)
-        got, metas = {}, {}
+        # The same functions uninstrumented: what the no-op hooks alone move.
+        data = selfshares.perf_record(plain, args, work)
+        got, metas = {"perf_plain": selfshares.perf_shares(data, instrumented)[0]}, {}
+        os.unlink(data)
         for key, _, opts in modes:
             got[key], metas[key] = hookit_run(hooked, args, work, opts)
     finally:
@@ -103,15 +110,18 @@ def report(name, args, modes, perf, tally, got, metas):
     own = metas["default"].get("hookit_samples")
     print(f"  hookit default: {metas['default'].get('sampler', '?')}, "
           f"{own if own is not None else '?'} samples in hookit's own code (charged to no node)")
-    print(f"  {'function':46} {'perf':>6} " + " ".join(f"{label:>11}" for _, label, _ in modes))
+    print("  perf, plain: the same -fno-inline build without -finstrument-functions, "
+          "its samples charged the same way (shown: what the no-op hooks alone move)")
+    columns = [("perf_plain", "perf, plain")] + [(k, label) for k, label, _ in modes]
+    print(f"  {'function':46} {'perf':>6} " + " ".join(f"{label:>11}" for _, label in columns))
     results = {}
-    for key, _, _ in modes:
+    for key, _ in columns:
         results[key] = selfshares.compare(perf, got[key], TOP)
     for i, (fn, p, _) in enumerate(results["default"][0]):
-        cells = " ".join(f"{results[k][0][i][2]:10.2f}%" for k, _, _ in modes)
+        cells = " ".join(f"{results[k][0][i][2]:10.2f}%" for k, _ in columns)
         print(f"  {selfshares.short(fn, 46):46} {p:5.2f}% {cells}")
-    print(f"  {'worst difference, points':46} {'':6} "
-          + " ".join(f"{results[k][1]:11.2f}" for k, _, _ in modes))
+    print(f"  {'worst difference from perf, points':46} {'':6} "
+          + " ".join(f"{results[k][1]:11.2f}" for k, _ in columns))
     print(f"targets (issue 26, {name}):")
     err = results["default"][1]
     ok = err <= GATE_POINTS

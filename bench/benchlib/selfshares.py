@@ -25,8 +25,8 @@ import subprocess
 from . import config
 
 HOOK_PREFIX = "__cyg_profile_func_"
-# perf record's sampling rate: 20 kHz of cpu-clock, 80x hookit's 250 us.
-PERF_HZ = 20000
+# perf record's sampling rate: 10 kHz of cpu-clock, 40x hookit's 250 us.
+PERF_HZ = 10000
 
 
 CLONE = re.compile(r"(\.(constprop|isra|part|cold|lto_priv|localalias)(\.\d+)?"
