@@ -17,12 +17,16 @@ import shutil
 import tempfile
 
 from . import config, phases, selfshares
-from .build import INSTRUMENT, LINK_HOOKIT, three_builds
+from .build import INSTRUMENT, LINK_HOOKIT, compile_exe, instrumented_builds
 from .measure import clean_env
 from .programs import fmt_driver, lua_sources
 from .sources import Unavailable, fetch, upstream
 
 NOINLINE = ["-fno-inline"]
+# The uninstrumented build also keeps its calls calls: an instrumented
+# function cannot end in a jump to its callee (its exit hook comes after),
+# a plain one would, and its callee's time would go to its caller.
+PLAIN_ONLY = ["-fno-optimize-sibling-calls"]
 GATE_POINTS = 3.0
 TOP = 10
 MODES = [("default", "default", ""), ("exact", "timer=exact", "timer=exact"),
@@ -31,22 +35,24 @@ MODES = [("default", "default", ""), ("exact", "timer=exact", "timer=exact"),
 
 def fmt_build():
     driver = fmt_driver()
-    return three_builds("fmt-noinline", [driver], extra_flags=NOINLINE, cc="g++") + \
+    return (compile_exe("fmt-noinline-plain", [driver], NOINLINE + PLAIN_ONLY, cc="g++"),) + \
+        instrumented_builds("fmt-noinline", [driver], extra_flags=NOINLINE, cc="g++") + \
         ([config.FIDELITY_FMT_N],)
 
 
 def lua_build():
     sources, libs, flags = lua_sources()
-    return three_builds("lua-noinline", sources, libs, flags + NOINLINE) + \
+    return (compile_exe("lua-noinline-plain", sources, flags + NOINLINE + PLAIN_ONLY, libs),) + \
+        instrumented_builds("lua-noinline", sources, libs, flags + NOINLINE) + \
         ([os.path.join(config.ROOT, "bench", "lua", "work.lua"), config.FIDELITY_LUA_N],)
 
 
 def sqlite_build():
     from . import sqlite
     src = fetch(upstream.fetch_sqlite)
-    plain = sqlite.compile_object(src, "sqlite3-noinline-plain.o", NOINLINE)
+    plain = sqlite.compile_object(src, "sqlite3-noinline-nosib-plain.o", NOINLINE + PLAIN_ONLY)
     instr = sqlite.compile_object(src, "sqlite3-noinline-instr.o", INSTRUMENT + NOINLINE)
-    return (sqlite.link("sqlite-noinline-plain", src, plain, NOINLINE),
+    return (sqlite.link("sqlite-noinline-plain", src, plain, NOINLINE + PLAIN_ONLY),
             sqlite.link("sqlite-noinline-noop", src, instr, INSTRUMENT + NOINLINE),
             sqlite.link("sqlite-noinline-hookit", src, instr, INSTRUMENT + NOINLINE + LINK_HOOKIT),
             [config.FIDELITY_SQLITE_ORDERS])
@@ -110,18 +116,11 @@ def report(name, args, modes, perf, tally, got, metas):
     own = metas["default"].get("hookit_samples")
     print(f"  hookit default: {metas['default'].get('sampler', '?')}, "
           f"{own if own is not None else '?'} samples in hookit's own code (charged to no node)")
-    print("  perf, plain: the same -fno-inline build without -finstrument-functions, "
-          "its samples charged the same way (shown: what the no-op hooks alone move)")
+    print("  perf, plain: the same build without -finstrument-functions (and without sibling "
+          "calls), its samples charged the same way: what the no-op hooks alone move")
     columns = [("perf_plain", "perf, plain")] + [(k, label) for k, label, _ in modes]
-    print(f"  {'function':46} {'perf':>6} " + " ".join(f"{label:>11}" for _, label in columns))
-    results = {}
-    for key, _ in columns:
-        results[key] = selfshares.compare(perf, got[key], TOP)
-    for i, (fn, p, _) in enumerate(results["default"][0]):
-        cells = " ".join(f"{results[k][0][i][2]:10.2f}%" for k, _ in columns)
-        print(f"  {selfshares.short(fn, 46):46} {p:5.2f}% {cells}")
-    print(f"  {'worst difference from perf, points':46} {'':6} "
-          + " ".join(f"{results[k][1]:11.2f}" for k, _ in columns))
+    results = {key: selfshares.compare(perf, got[key], TOP) for key, _ in columns}
+    against_plain = print_shares(columns, results, got["perf_plain"])
     print(f"targets (issue 26, {name}):")
     err = results["default"][1]
     ok = err <= GATE_POINTS
@@ -129,12 +128,30 @@ def report(name, args, modes, perf, tally, got, metas):
           f"{'PASS' if ok else 'FAIL'}")
     print()
     return {"args": args, "perf_tally": tally,
-            "rows": {k: [{"function": f, "perf": p, "hookit": h} for f, p, h in results[k][0]]
+            "rows": {k: [{"function": f, "perf": p, "other": h} for f, p, h in results[k][0]]
                      for k in results},
             "errors": {k: results[k][1] for k in results},
+            "errors_against_plain": against_plain,
             "hookit_samples": own,
             "targets": [{"target": f"selfshares_{name}", "value": err, "ok": ok,
                          "note": "default mode against perf, top 10"}]}
+
+
+def print_shares(columns, results, plain):
+    """The table: perf's top functions, each column's share of them, and
+    each column's worst difference from perf and from perf on the plain
+    build (returned)."""
+    print(f"  {'function':46} {'perf':>6} " + " ".join(f"{label:>11}" for _, label in columns))
+    for i, (fn, p, _) in enumerate(results["default"][0]):
+        cells = " ".join(f"{results[k][0][i][2]:10.2f}%" for k, _ in columns)
+        print(f"  {selfshares.short(fn, 46):46} {p:5.2f}% {cells}")
+    print(f"  {'worst difference from perf, points':46} {'':6} "
+          + " ".join(f"{results[k][1]:11.2f}" for k, _ in columns))
+    against_plain = {k: max(abs(plain.get(f, 0.0) - h) for f, _, h in results[k][0])
+                     for k, _ in columns[1:]}
+    print(f"  {'worst difference from perf, plain, points':46} {'':6} {'':11} "
+          + " ".join(f"{against_plain[k]:11.2f}" for k, _ in columns[1:]))
+    return against_plain
 
 
 def run(reps):
