@@ -81,6 +81,17 @@ def chosen_modes():
     return [m for m in MODES if not wanted or m[0] in wanted or m[0] == "default"]
 
 
+def perf_run(exe, args, work, instrumented):
+    """perf's shares of one run of exe (a perf that saw nothing ends the bench)."""
+    data = selfshares.perf_record(exe, args, work)
+    try:
+        return selfshares.perf_shares(data, instrumented)
+    except selfshares.PerfFailed as e:
+        raise SystemExit(f"bench: {e}") from None
+    finally:
+        os.unlink(data)
+
+
 def compare_program(name):
     """perf against every hookit mode on one program; the table and the gate."""
     modes = chosen_modes()
@@ -92,13 +103,10 @@ def compare_program(name):
     work = tempfile.mkdtemp(prefix="hookit-fidelity-")
     try:
         instrumented = selfshares.instrumented_functions(noop)
-        data = selfshares.perf_record(noop, args, work)
-        perf, tally = selfshares.perf_shares(data, instrumented)
-        os.unlink(data)
+        perf, tally = perf_run(noop, args, work, instrumented)
         # The same functions uninstrumented: what the no-op hooks alone move.
-        data = selfshares.perf_record(plain, args, work)
-        got, metas = {"perf_plain": selfshares.perf_shares(data, instrumented)[0]}, {}
-        os.unlink(data)
+        plain_shares, tally["plain"] = perf_run(plain, args, work, instrumented)
+        got, metas = {"perf_plain": plain_shares}, {}
         for key, _, opts in modes:
             got[key], metas[key] = hookit_run(hooked, args, work, opts)
     finally:
@@ -116,8 +124,10 @@ def report(name, args, modes, perf, tally, got, metas):
     own = metas["default"].get("hookit_samples")
     print(f"  hookit default: {metas['default'].get('sampler', '?')}, "
           f"{own if own is not None else '?'} samples in hookit's own code (charged to no node)")
+    plain = tally["plain"]
     print("  perf, plain: the same build without -finstrument-functions (and without sibling "
-          "calls), its samples charged the same way: what the no-op hooks alone move")
+          f"calls), its samples charged the same way ({plain.get('samples', 0):,} samples, "
+          f"{plain.get('kept', 0):,} kept): what the no-op hooks alone move")
     columns = [("perf_plain", "perf, plain")] + [(k, label) for k, label, _ in modes]
     results = {key: selfshares.compare(perf, got[key], TOP) for key, _ in columns}
     against_plain = print_shares(columns, results, got["perf_plain"])

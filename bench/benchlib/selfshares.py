@@ -21,6 +21,7 @@ import json
 import os
 import re
 import subprocess
+import tempfile
 
 from . import config
 
@@ -68,18 +69,30 @@ def perf_record(exe, args, work):
 FRAME = re.compile(r"\s+[0-9a-f]+ (.+) \((.+)\)$")
 
 
+class PerfFailed(Exception):
+    pass
+
+
 def perf_samples(data):
     """Each sample's frames, innermost first: [(symbol, dso), ...]."""
+    err = tempfile.TemporaryFile(mode="w+")
     p = subprocess.Popen(["perf", "script", "-i", data, "-F", "tid,period,ip,sym,dso",
-                          "--no-demangle"], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
-                         text=True)
+                          "--no-demangle"], stdout=subprocess.PIPE, stderr=err, text=True)
+    yield from parse_script(p.stdout)
+    if p.wait() != 0:
+        err.seek(0)
+        raise PerfFailed(f"perf script -i {data} failed ({p.returncode}): {err.read()[-500:]}")
+
+
+def parse_script(lines):
+    """perf script's samples, each a header line and its frames, a blank line after."""
     frames = None
-    for line in p.stdout:
+    for line in lines:
         if not line.strip():
             if frames is not None:
                 yield frames
             frames = None
-        elif line[0] not in " \t":
+        elif not line.startswith("\t"):            # "TID PERIOD", right-aligned
             frames = []
         elif frames is not None:
             m = FRAME.match(line.rstrip("\n"))
@@ -88,7 +101,6 @@ def perf_samples(data):
                 frames.append((re.sub(r"\+0x[0-9a-f]+$", "", sym), m.group(2)))
     if frames is not None:
         yield frames
-    p.wait()
 
 
 def perf_shares(data, instrumented):
@@ -111,6 +123,8 @@ def perf_shares(data, instrumented):
         counts[owner] += 1
         tally["kept"] += 1
     total = sum(counts.values())
+    if not total:
+        raise PerfFailed(f"perf script -i {data}: no sample of the program ({dict(tally)})")
     names = demangled(list(counts))
     return {names[f]: 100.0 * c / total for f, c in counts.items()}, dict(tally)
 
