@@ -103,12 +103,12 @@ def parse_script(lines):
         yield frames
 
 
-def perf_shares(data, instrumented):
-    """{function: percent of the program's samples}, and the tally of what
-    was left out (hook leaves, samples with no instrumented frame)."""
+def charge(samples, instrumented):
+    """Samples (frames innermost first) charged to functions: ({function:
+    samples}, the tally of what was kept and left out)."""
     counts = collections.Counter()
     tally = collections.Counter()
-    for frames in perf_samples(data):
+    for frames in samples:
         tally["samples"] += 1
         if not frames:
             tally["no_stack"] += 1
@@ -122,11 +122,18 @@ def perf_shares(data, instrumented):
             continue
         counts[owner] += 1
         tally["kept"] += 1
+    return counts, dict(tally)
+
+
+def perf_shares(data, instrumented):
+    """{function: percent of the program's samples}, and the tally of what
+    was left out (hook leaves, samples with no instrumented frame)."""
+    counts, tally = charge(perf_samples(data), instrumented)
     total = sum(counts.values())
     if not total:
-        raise PerfFailed(f"perf script -i {data}: no sample of the program ({dict(tally)})")
+        raise PerfFailed(f"perf script -i {data}: no sample of the program ({tally})")
     names = demangled(list(counts))
-    return {names[f]: 100.0 * c / total for f, c in counts.items()}, dict(tally)
+    return {names[f]: 100.0 * c / total for f, c in counts.items()}, tally
 
 
 def hookit_shares(profile):

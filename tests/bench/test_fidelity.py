@@ -34,3 +34,41 @@ def test_phases_gate(tmp):
     gate = [t for t in doc["fidelity"]["targets"] if t["target"] == "phases_default"]
     assert len(gate) == 1 and gate[0]["value"] == ph["errors"]["default"], gate
     assert gate[0]["ok"] is True, f"the default mode is {gate[0]['value']:.1f} points off:\n{text}"
+
+
+SCRIPT = """\
+ 8288     100000 
+\t           13a14 sqlite3GetVarint+0x14 (/b/sqlite-noop)
+\t           13a99 sqlite3VdbeExec.constprop.0+0x99 (/b/sqlite-noop)
+
+29560     100000 
+\t    7f0000001000 __memmove_avx_unaligned_erms+0x20 (/usr/lib/libc.so.6)
+\t    7f0000002000 memcpy (inlined)
+\t           13b00 sqlite3VdbeExec+0x10 (/b/sqlite-noop)
+\t           13c00 main+0x10 (/b/sqlite-noop)
+
+29560     100000 
+\t           13d00 __cyg_profile_func_enter@plt+0x0 (/b/sqlite-noop)
+\t           13b00 sqlite3VdbeExec+0x20 (/b/sqlite-noop)
+
+29560     100000 
+\t    7f0000003000 __cyg_profile_func_enter+0x0 (/usr/lib/libc.so.6)
+\t           13b00 sqlite3VdbeExec+0x20 (/b/sqlite-noop)
+
+29560     100000 
+\t    7f0000004000 _dl_start+0x10 (/usr/lib/ld-linux-x86-64.so.2)
+"""
+
+
+def test_perf_samples_charged_as_hookit_charges(tmp):
+    """perf script's text, as the fidelity workload reads it: every header
+    (right-aligned tids too), the innermost instrumented frame owns the
+    sample (a library frame folds into it; a clone is its function), a hook
+    leaf and a stack without the program are left out."""
+    sys.path.insert(0, os.path.join(hk.ROOT, "bench"))
+    from benchlib import selfshares
+    samples = list(selfshares.parse_script(SCRIPT.splitlines(keepends=True)))
+    assert len(samples) == 5, samples
+    counts, tally = selfshares.charge(samples, {"sqlite3GetVarint", "sqlite3VdbeExec", "main"})
+    assert counts == {"sqlite3GetVarint": 1, "sqlite3VdbeExec": 1}, counts
+    assert tally == {"samples": 5, "kept": 2, "in_hooks": 2, "no_instrumented_frame": 1}, tally
