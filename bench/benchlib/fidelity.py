@@ -118,7 +118,8 @@ def report(name, args, modes, perf, tally, got, metas):
     print(f"== fidelity 2, {name} -O2 -fno-inline ({' '.join(map(str, args))}): self-time "
           f"shares of perf's top {TOP} functions ==")
     print(f"  perf record -e cpu-clock -F {selfshares.PERF_HZ} --call-graph=dwarf, no-op hooks: "
-          f"{tally.get('samples', 0):,} samples, {tally.get('kept', 0):,} the program's, "
+          f"{tally.get('samples', 0):,} samples, {tally.get('kept', 0):,} the program's "
+          f"({tally.get('kept_in_kernel', 0):,} of them in the kernel), "
           f"{tally.get('in_hooks', 0):,} in the hooks (left out), "
           f"{tally.get('no_instrumented_frame', 0):,} with no instrumented frame (left out)")
     own = metas["default"].get("hookit_samples")

@@ -122,6 +122,8 @@ def charge(samples, instrumented):
             continue
         counts[owner] += 1
         tally["kept"] += 1
+        if frames[0][1] == "[kernel.kallsyms]":     # kept: hookit's sampler may not see it
+            tally["kept_in_kernel"] += 1
     return counts, dict(tally)
 
 

@@ -58,6 +58,10 @@ SCRIPT = """\
 
 29560     100000 
 \t    7f0000004000 _dl_start+0x10 (/usr/lib/ld-linux-x86-64.so.2)
+
+29560     100000 
+\tffffffff81000c82 asm_exc_page_fault+0x22 ([kernel.kallsyms])
+\t           13c00 main+0x10 (/b/sqlite-noop)
 """
 
 
@@ -69,7 +73,8 @@ def test_perf_samples_charged_as_hookit_charges(tmp):
     sys.path.insert(0, os.path.join(hk.ROOT, "bench"))
     from benchlib import selfshares
     samples = list(selfshares.parse_script(SCRIPT.splitlines(keepends=True)))
-    assert len(samples) == 5, samples
+    assert len(samples) == 6, samples
     counts, tally = selfshares.charge(samples, {"sqlite3GetVarint", "sqlite3VdbeExec", "main"})
-    assert counts == {"sqlite3GetVarint": 1, "sqlite3VdbeExec": 1}, counts
-    assert tally == {"samples": 5, "kept": 2, "in_hooks": 2, "no_instrumented_frame": 1}, tally
+    assert counts == {"sqlite3GetVarint": 1, "sqlite3VdbeExec": 1, "main": 1}, counts
+    assert tally == {"samples": 6, "kept": 3, "kept_in_kernel": 1, "in_hooks": 2,
+                     "no_instrumented_frame": 1}, tally
