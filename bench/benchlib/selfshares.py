@@ -14,8 +14,8 @@ out: that is instrumentation, not the program, and the uninstrumented
 program would not have spent it.  So is a sample with no instrumented
 frame at all (start-up before main, the dynamic loader): hookit's tree has
 no node for it either.  Names are compared demangled (perf's by c++filt,
-libiberty's demangler, as hookit stores them), with GCC's clone suffixes (.constprop.0, .isra.0, .part.0,
-.cold) removed on both sides."""
+libiberty's demangler, as hookit stores them), with GCC's clone suffixes
+(.constprop.0, .isra.0, .part.0, .cold) removed on both sides."""
 import collections
 import json
 import os
