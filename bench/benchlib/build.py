@@ -25,11 +25,18 @@ def compile_exe(name, sources, flags, libs=(), cc=None):
 def three_builds(stem, sources, libs=(), extra_flags=(), cc=None):
     """(plain, noop, hooked) executables of the same sources."""
     os.makedirs(config.OUT, exist_ok=True)
-    flags = list(extra_flags)
-    plain = compile_exe(stem + "-plain", sources, flags, libs, cc)
-    noop = compile_exe(stem + "-noop", sources, flags + INSTRUMENT, libs, cc)
-    hooked = compile_exe(stem + "-hookit", sources, flags + INSTRUMENT + LINK_HOOKIT, libs, cc)
-    return plain, noop, hooked
+    plain = compile_exe(stem + "-plain", sources, list(extra_flags), libs, cc)
+    return (plain,) + instrumented_builds(stem, sources, libs, extra_flags, cc)
+
+
+def instrumented_builds(stem, sources, libs=(), extra_flags=(), cc=None):
+    """(noop, hooked): the sources with -finstrument-functions, with glibc's
+    no-op hooks and linked with libhookit."""
+    os.makedirs(config.OUT, exist_ok=True)
+    flags = list(extra_flags) + INSTRUMENT
+    noop = compile_exe(stem + "-noop", sources, flags, libs, cc)
+    hooked = compile_exe(stem + "-hookit", sources, flags + LINK_HOOKIT, libs, cc)
+    return noop, hooked
 
 
 def preload_lib(stem, defines=()):

@@ -47,10 +47,24 @@ SCALE_REPS = _int("BENCH_SCALE_REPS", 3, 1)
 # The programs of the floors table (bench/benchlib/floors.py).
 FLOORS_PROGRAMS = [p for p in (os.environ.get("BENCH_FLOORS_PROGRAMS") or
                                ("fmt" if QUICK else "sqlite,lua,fmt")).split(",") if p]
+# The fidelity workload (issue 26): bench/phases.c's SCALE, the rounds of
+# its table, and the real programs compared with perf (sqlite, lua, fmt).
+FIDELITY_SCALE = _int("BENCH_FIDELITY_SCALE", 4, 2)
+FIDELITY_REPS = _int("BENCH_FIDELITY_REPS", 5, 3)
+FIDELITY_PROGRAMS = [p for p in (os.environ.get("BENCH_FIDELITY_PROGRAMS") or
+                                 ("fmt" if QUICK else "sqlite,lua,fmt")).split(",") if p]
+# The hookit modes of the phases table (default, exact, compensate,
+# sampler_timer); unset: all.
+FIDELITY_MODES = [m for m in (os.environ.get("BENCH_FIDELITY_MODES") or "").split(",") if m] or None
+# The real programs' sizes in the fidelity workload: a second or more of
+# CPU each, for enough samples (hookit's 4,000 per CPU second).
+FIDELITY_SQLITE_ORDERS = _int("BENCH_FIDELITY_SQLITE_ORDERS", 80000, 20000)
+FIDELITY_LUA_N = _int("BENCH_FIDELITY_LUA_N", 1000, 300)
+FIDELITY_FMT_N = _int("BENCH_FIDELITY_FMT_N", 40000, 20000)
 # Workloads to run (comma separated): micro, threads, sqlite, lua, fmt, scale,
-# floors (not by default: issue 17's decomposition, run on demand).
+# fidelity, floors (not by default: issue 17's decomposition, run on demand).
 WORKLOADS = [w for w in (os.environ.get("BENCH_WORKLOADS") or
-                         ("micro,threads" if QUICK else "micro,sqlite,lua,fmt,scale,threads")).split(",")
+                         ("micro,threads" if QUICK else "micro,sqlite,lua,fmt,scale,threads,fidelity")).split(",")
              if w]
 # Rows of the real-code tables (SQLite, Lua, fmt) to run, by key, comma
 # separated (hookit, sample, floor, treefloor, keyfloor, alloc,

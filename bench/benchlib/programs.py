@@ -24,26 +24,36 @@ from .sources import Unavailable, fetch, upstream
 from .table import print_table, summarize
 
 
-def lua_builds():
+def lua_sources():
+    """(sources, libraries, flags) of the Lua workload."""
     src, files, flags = fetch(upstream.lua_sources)
     lib = [f for f in files if os.path.basename(f) != "lua.c"]    # the library, not its main
     driver = os.path.join(config.ROOT, "bench", "lua_driver.c")
     libs = [f for f in flags if f.startswith("-l")]
     defines = [f for f in flags if not f.startswith("-l")]
-    return three_builds("lua", lib + [driver], libs=libs, extra_flags=["-I" + src] + defines)
+    return lib + [driver], libs, ["-I" + src] + defines
+
+
+def lua_builds():
+    sources, libs, flags = lua_sources()
+    return three_builds("lua", sources, libs=libs, extra_flags=flags)
 
 
 def lua_args():
     return [os.path.join(config.ROOT, "bench", "lua", "work.lua"), config.LUA_N]
 
 
-def fmt_builds():
+def fmt_driver():
+    """bench/fmt_driver.cc, when {fmt} and g++ are here."""
     if not glob.glob("/usr/include/fmt/format.h"):
         raise Unavailable("libfmt-dev is not installed (apt-get install libfmt-dev)")
     if not shutil.which("g++"):
         raise Unavailable("g++ is not installed")
-    driver = os.path.join(config.ROOT, "bench", "fmt_driver.cc")
-    return three_builds("fmt", [driver], cc="g++")
+    return os.path.join(config.ROOT, "bench", "fmt_driver.cc")
+
+
+def fmt_builds():
+    return three_builds("fmt", [fmt_driver()], cc="g++")
 
 
 def fmt_args():
