@@ -1,14 +1,14 @@
 /*
  * hookit merge: combine profiles (a fork family, repeated runs, MPI ranks)
  * into one profile that every command reads.  Nodes are matched by call
- * path and functions by name and module (tools/aggregate.h); each node
+ * path and functions by name and module (profile/aggregate.h); each node
  * keeps the sum over the inputs and, as metric columns, the min, mean and
  * max over inputs and which input had the min and the max.  Inputs are read
  * one at a time and freed once folded in.
  */
 #include "tools/cli.h"
-#include "tools/aggregate.h"
-#include "tools/merge_ranks.h"
+#include "profile/aggregate.h"
+#include "profile/merge_ranks.h"
 #include "profile/trace.h"
 
 #include <errno.h>

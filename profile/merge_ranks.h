@@ -1,6 +1,6 @@
 /*
  * hookit merge across the ranks of a parallel job (docs/mpi.md), beside the
- * call-path merge of tools/aggregate.h, fed the same inputs one at a time.
+ * call-path merge of profile/aggregate.h, fed the same inputs one at a time.
  * When every input has an MPI rank:
  *
  *  - per rank (input): time, MPI time and its share, MPI calls and bytes
@@ -16,8 +16,8 @@
  *
  * Memory: the function table and one line per input; never an input kept.
  */
-#ifndef HOOKIT_TOOLS_MERGE_RANKS_H
-#define HOOKIT_TOOLS_MERGE_RANKS_H
+#ifndef HOOKIT_PROFILE_MERGE_RANKS_H
+#define HOOKIT_PROFILE_MERGE_RANKS_H
 
 #include "profile/profile.h"
 

@@ -1,6 +1,6 @@
 /* hookit merge across ranks: per-rank summary, per-function statistics over
- * ranks, ranks and imbalance per call path (tools/merge_ranks.h). */
-#include "tools/merge_ranks.h"
+ * ranks, ranks and imbalance per call path (profile/merge_ranks.h). */
+#include "profile/merge_ranks.h"
 #include "profile/u64map.h"
 
 #include <inttypes.h>

@@ -1,4 +1,4 @@
-#include "tools/aggregate.h"
+#include "profile/aggregate.h"
 #include "profile/u64map.h"
 
 #include <stdio.h>

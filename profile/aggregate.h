@@ -24,8 +24,8 @@
  * names.  With AGG_PER_INPUT the per-input
  * values stay available through agg_value() instead (hookit diff).
  */
-#ifndef HOOKIT_TOOLS_AGGREGATE_H
-#define HOOKIT_TOOLS_AGGREGATE_H
+#ifndef HOOKIT_PROFILE_AGGREGATE_H
+#define HOOKIT_PROFILE_AGGREGATE_H
 
 #include <stdint.h>
 
