@@ -43,6 +43,19 @@ struct agg {
     const char *sum_names[AGG_MAX_SUMS]; /* metric columns of the inputs, summed (interned) */
     uint32_t nsums;
     int head_ran;               /* the process heading the result ran instrumented code */
+    /* The metadata, composed at the end as one input after the other would
+     * have left it (agg_finish): input 0's, then the head's (the first
+     * input that ran code) laid over it, with the labels in between. */
+    const struct prof_meta *first_meta, *head_meta; /* interned in out */
+    uint32_t nfirst, nhead, head_input;
+    struct agg_label *labels;
+    uint32_t nlabels, label_cap;
+};
+
+/* input.N = "LABEL pid P rank R" of an input (interned in out). */
+struct agg_label {
+    uint32_t input;
+    const char *text;
 };
 
 static uint64_t mix(uint64_t x)
@@ -81,6 +94,7 @@ void agg_free(struct agg *a)
         free(th->order);
     }
     free(a->threads);
+    free(a->labels);
     free(a->funcs);
     u64map_free(&a->func_map);
     profile_free(a->out);
@@ -214,7 +228,8 @@ static void fold(struct agg *a, struct anode *n, uint32_t input, const struct pr
  * (mpi_bytes, io_bytes_read, ...), not one a merge derived. */
 static int summed_metric(const char *name)
 {
-    static const char *const derived[] = { "inputs", "min_", "mean_", "max_", "imbalance" };
+    static const char *const derived[] = { "inputs", "min_", "mean_", "max_", "imbalance",
+                                           "partial:" };
     for (size_t i = 0; i < sizeof derived / sizeof *derived; i++)
         if (!strncmp(name, derived[i], strlen(derived[i])))
             return 0;
@@ -263,10 +278,23 @@ static struct athread *thread_for(struct agg *a, const struct prof_thread *src)
     return t->name ? t : NULL;
 }
 
-static int copy_process(struct agg *a, const struct profile *p)
+/* The meta pairs of an input, interned in the result. */
+static const struct prof_meta *copy_meta(struct agg *a, const struct prof_meta *m, uint32_t n)
+{
+    struct prof_meta *d = profile_alloc(a->out, (size_t)n * sizeof *d + 1);
+    for (uint32_t i = 0; d && i < n; i++)
+        if (!(d[i].key = profile_intern(a->out, m[i].key ? m[i].key : "")) ||
+            !(d[i].value = profile_intern(a->out, m[i].value ? m[i].value : "")))
+            return NULL;
+    return d;
+}
+
+/* s heads the result (input number `input`): its process, and its
+ * metadata laid over input 0's at the end. */
+static int copy_process(struct agg *a, const struct prof_process *s, const struct prof_meta *meta,
+                        uint32_t nmeta, uint32_t input)
 {
     struct prof_process *d = &a->out->process;
-    const struct prof_process *s = &p->process;
     d->pid = s->pid;
     d->ppid = s->ppid;
     d->rank = s->rank;
@@ -281,9 +309,47 @@ static int copy_process(struct agg *a, const struct profile *p)
         if (!(d->argv[i] = profile_intern(a->out, s->argv[i] ? s->argv[i] : "")))
             return -1;
     d->argc = s->argc;
-    for (uint32_t i = 0; i < s->nmeta; i++)
-        if (profile_set_meta(a->out, s->meta[i].key, s->meta[i].value) != 0)
+    a->head_meta = copy_meta(a, meta, nmeta);
+    a->nhead = nmeta;
+    a->head_input = input;
+    if (!a->head_meta)
+        return -1;
+    if (input == 0) {
+        a->first_meta = a->head_meta;
+        a->nfirst = nmeta;
+    }
+    return 0;
+}
+
+static int add_label(struct agg *a, uint32_t input, const char *text)
+{
+    if (a->nlabels == a->label_cap) {
+        uint32_t cap = a->label_cap ? a->label_cap * 2 : 64;
+        struct agg_label *l = realloc(a->labels, (size_t)cap * sizeof *l);
+        if (!l)
             return -1;
+        a->labels = l;
+        a->label_cap = cap;
+    }
+    const char *t = profile_intern(a->out, text);
+    if (!t)
+        return -1;
+    a->labels[a->nlabels++] = (struct agg_label){ input, t };
+    return 0;
+}
+
+/* The process of the result as the first input or a later head set it:
+ * the head's fields, the longest duration of all. */
+static int take_head(struct agg *a, const struct prof_process *s, const struct prof_meta *meta,
+                     uint32_t nmeta, uint32_t input, int ran)
+{
+    uint64_t longest = a->out->process.duration_ns;
+    if ((input == 0 || (ran && !a->head_ran)) && copy_process(a, s, meta, nmeta, input) != 0)
+        return -1;
+    if (input > 0 && longest > a->out->process.duration_ns)
+        a->out->process.duration_ns = longest;
+    if (ran)
+        a->head_ran = 1;
     return 0;
 }
 
@@ -303,20 +369,14 @@ int agg_add(struct agg *a, const struct profile *p, const char *label)
     /* The result is headed by the first input that ran the code: never by
      * a process (a shell of `sh -c`) that ran none of it. */
     int ran = ran_code(p);
-    uint64_t longest = a->out->process.duration_ns;
-    if ((input == 0 || (ran && !a->head_ran)) && copy_process(a, p) != 0)
+    if (take_head(a, &p->process, p->process.meta, p->process.nmeta, input, ran) != 0)
         return -1;
-    if (input > 0 && longest > a->out->process.duration_ns)
-        a->out->process.duration_ns = longest;
-    if (ran)
-        a->head_ran = 1;
     if (input > 0 && p->process.duration_ns > a->out->process.duration_ns)
         a->out->process.duration_ns = p->process.duration_ns;
     if (label) {
-        char key[32], value[1024];
-        snprintf(key, sizeof key, "input.%u", input);
+        char value[1024];
         snprintf(value, sizeof value, "%s pid %d rank %d", label, p->process.pid, p->process.rank);
-        if (profile_set_meta(a->out, key, value) != 0)
+        if (add_label(a, input, value) != 0)
             return -1;
     }
     uint32_t *fmap = malloc(((size_t)p->nfuncs + 1) * sizeof *fmap);
@@ -366,7 +426,7 @@ int agg_add(struct agg *a, const struct profile *p, const char *label)
 
 /* Nodes in preorder (children in order of discovery) into th; t->order
  * keeps output index -> anode. */
-static int emit_thread(struct agg *a, struct athread *t, struct prof_thread *th)
+static int emit_thread(struct profile *dst, struct athread *t, struct prof_thread *th)
 {
     uint32_t n = t->n;
     uint32_t *start = calloc((size_t)n + 2, sizeof *start);
@@ -374,8 +434,9 @@ static int emit_thread(struct agg *a, struct athread *t, struct prof_thread *th)
     uint32_t *fill = malloc(((size_t)n + 1) * sizeof *fill);
     uint32_t *stack = malloc(((size_t)n + 1) * sizeof *stack);
     uint32_t *newidx = malloc(((size_t)n + 1) * sizeof *newidx);
+    free(t->order);
     t->order = malloc(((size_t)n + 1) * sizeof *t->order);
-    th->nodes = profile_alloc(a->out, (size_t)n * sizeof *th->nodes + 1);
+    th->nodes = profile_alloc(dst, (size_t)n * sizeof *th->nodes + 1);
     int rc = start && child && fill && stack && newidx && t->order && th->nodes ? 0 : -1;
     if (rc == 0) {
         for (uint32_t i = 0; i < n; i++)
@@ -465,6 +526,56 @@ static int by_index(const void *x, const void *y)
     return (a->index > b->index) - (a->index < b->index);
 }
 
+/* Pairs set one after the other, a key set again replacing its value in
+ * place (profile_set_meta's rule), in time linear in the pairs. */
+struct meta_set {
+    struct prof_meta *m;
+    uint32_t n;
+    struct u64map keys;         /* interned key pointer -> index */
+};
+
+static int meta_set(struct meta_set *ms, const char *key, const char *value)
+{
+    if (u64map_room(&ms->keys) != 0)
+        return -1;
+    size_t j = u64map_slot(&ms->keys, (uint64_t)(uintptr_t)key);
+    if (ms->keys.keys[j]) {
+        ms->m[ms->keys.vals[j]].value = value;
+        return 0;
+    }
+    u64map_put(&ms->keys, j, (uint64_t)(uintptr_t)key, ms->n);
+    ms->m[ms->n++] = (struct prof_meta){ key, value };
+    return 0;
+}
+
+/* The result's metadata as folding the inputs in order would have set it:
+ * input 0's, the labels of the inputs before the head, the head's, the
+ * other labels. */
+static int compose_meta(struct agg *a)
+{
+    struct profile *p = a->out;
+    size_t cap = (size_t)a->nfirst + a->nhead + a->nlabels + 1;
+    struct meta_set ms = { .m = profile_alloc(p, cap * sizeof *ms.m) };
+    int rc = ms.m ? 0 : -1;
+    for (uint32_t i = 0; rc == 0 && i < a->nfirst; i++)
+        rc = meta_set(&ms, a->first_meta[i].key, a->first_meta[i].value);
+    uint32_t l = 0;
+    for (int pass = 0; pass < 2 && rc == 0; pass++) {
+        for (; rc == 0 && l < a->nlabels && (pass || a->labels[l].input < a->head_input); l++) {
+            char key[32];
+            snprintf(key, sizeof key, "input.%u", a->labels[l].input);
+            const char *k = profile_intern(p, key);
+            rc = k ? meta_set(&ms, k, a->labels[l].text) : -1;
+        }
+        for (uint32_t i = 0; !pass && a->head_input > 0 && rc == 0 && i < a->nhead; i++)
+            rc = meta_set(&ms, a->head_meta[i].key, a->head_meta[i].value);
+    }
+    u64map_free(&ms.keys);
+    p->process.meta = ms.m;
+    p->process.nmeta = ms.n;
+    return rc;
+}
+
 struct profile *agg_finish(struct agg *a)
 {
     struct profile *p = a->out;
@@ -475,6 +586,8 @@ struct profile *agg_finish(struct agg *a)
     memcpy(p->funcs, a->funcs, (size_t)a->nfuncs * sizeof *p->funcs);
     p->nfuncs = a->nfuncs;
     qsort(a->threads, a->nthreads, sizeof *a->threads, by_index);
+    if (compose_meta(a) != 0)
+        return NULL;
     char buf[32];
     snprintf(buf, sizeof buf, "%u", a->ninputs);
     if (a->ninputs > 1 && (profile_set_meta(p, "merged_inputs", buf) != 0 ||
@@ -489,7 +602,7 @@ struct profile *agg_finish(struct agg *a)
         th->name = t->name;
         for (uint32_t i = 0; i < t->n; i++)
             commit(&t->nodes[i]);
-        if (emit_thread(a, t, th) != 0)
+        if (emit_thread(p, t, th) != 0)
             return NULL;
         if ((a->flags & AGG_STATS) && emit_stats(a, t, th) != 0)
             return NULL;
@@ -521,4 +634,316 @@ struct profile *agg_merge_threads(const struct profile *p)
     struct profile *out = a && agg_add(a, p, NULL) == 0 ? agg_finish(a) : NULL;
     agg_free(a);
     return out;
+}
+
+/* ---- partial merges: the state of a fold, as a profile ------------------------------ */
+/*
+ * A partial is what agg_finish would need of the inputs folded so far,
+ * kept whole so that folding partials of consecutive ranges of inputs, in
+ * order, gives exactly what folding the inputs one by one gives:
+ *
+ *   metadata  "hookit.partial" = "INPUTS HEAD_INPUT HEAD_RAN NFIRST NHEAD NLABELS",
+ *             then NFIRST pairs (input 0's metadata), NHEAD pairs (the
+ *             head's, when it is not input 0), NLABELS pairs (input number,
+ *             label); other parts of the merge add theirs after (merge_ranks)
+ *   process   the head's, with the longest duration
+ *   functions in order of discovery; nodes in preorder, siblings in order of
+ *             discovery (what agg_finish writes)
+ *   columns   the state per node: present, first_absent, last_seen (input
+ *             numbers of this partial), min/max of calls, inclusive and
+ *             exclusive time, the inputs of the inclusive min and max, then
+ *             the summed columns under their own names.
+ */
+enum { P_PRESENT, P_FIRST_ABSENT, P_LAST_SEEN, P_MIN_CALLS, P_MAX_CALLS, P_MIN_INCL, P_MAX_INCL,
+       P_MIN_INCL_IN, P_MAX_INCL_IN, P_MIN_EXCL, P_MAX_EXCL, NPARTIAL };
+static const char *const partial_names[NPARTIAL] = {
+    "partial:present", "partial:first_absent", "partial:last_seen", "partial:min_calls",
+    "partial:max_calls", "partial:min_incl_ns", "partial:max_incl_ns", "partial:min_incl_input",
+    "partial:max_incl_input", "partial:min_excl_ns", "partial:max_excl_ns",
+};
+#define PARTIAL_KEY "hookit.partial"
+
+/* The absence of node n from the inputs after the last one it was seen
+ * in, up to input `upto` (exclusive), is noted. */
+static void settle(struct anode *n, uint32_t upto)
+{
+    if (n->seen && n->last_seen + 1 < upto && n->first_absent > n->last_seen + 1)
+        n->first_absent = n->last_seen + 1;
+    if (!n->seen && upto > 0)
+        n->first_absent = 0;
+}
+
+static void commit_all(struct agg *a)
+{
+    for (uint32_t k = 0; k < a->nthreads; k++)
+        for (uint32_t i = 0; i < a->threads[k].n; i++)
+            commit(&a->threads[k].nodes[i]);
+}
+
+static int partial_meta(struct agg *a, struct profile *dst)
+{
+    uint32_t nhead = a->head_input > 0 ? a->nhead : 0;
+    size_t n = 1 + (size_t)a->nfirst + nhead + a->nlabels;
+    struct prof_meta *m = profile_alloc(dst, n * sizeof *m);
+    char head[160];
+    snprintf(head, sizeof head, "%u %u %d %u %u %u", a->ninputs, a->head_input, a->head_ran,
+             a->nfirst, nhead, a->nlabels);
+    if (!m || !(m[0].key = profile_intern(dst, PARTIAL_KEY)) || !(m[0].value = profile_intern(dst, head)))
+        return -1;
+    size_t k = 1;
+    for (uint32_t i = 0; i < a->nfirst; i++, k++)
+        m[k] = (struct prof_meta){ profile_intern(dst, a->first_meta[i].key),
+                                   profile_intern(dst, a->first_meta[i].value) };
+    for (uint32_t i = 0; i < nhead; i++, k++)
+        m[k] = (struct prof_meta){ profile_intern(dst, a->head_meta[i].key),
+                                   profile_intern(dst, a->head_meta[i].value) };
+    for (uint32_t i = 0; i < a->nlabels; i++, k++) {
+        char in[16];
+        snprintf(in, sizeof in, "%u", a->labels[i].input);
+        m[k] = (struct prof_meta){ profile_intern(dst, in), profile_intern(dst, a->labels[i].text) };
+    }
+    for (size_t i = 0; i < n; i++)
+        if (!m[i].key || !m[i].value)
+            return -1;
+    dst->process.meta = m;
+    dst->process.nmeta = (uint32_t)n;
+    return 0;
+}
+
+static int partial_process(struct agg *a, struct profile *dst)
+{
+    const struct prof_process *s = &a->out->process;
+    struct prof_process *d = &dst->process;
+    *d = *s;
+    d->exe = profile_intern(dst, s->exe ? s->exe : "");
+    d->argv = profile_alloc(dst, ((size_t)s->argc + 1) * sizeof *d->argv);
+    if (!d->exe || !d->argv)
+        return -1;
+    for (uint32_t i = 0; i < s->argc; i++)
+        if (!(d->argv[i] = profile_intern(dst, s->argv[i])))
+            return -1;
+    return partial_meta(a, dst);
+}
+
+static int partial_columns(struct agg *a, struct profile *dst, struct athread *t,
+                           struct prof_thread *th)
+{
+    uint32_t ncols = NPARTIAL + a->nsums;
+    th->metrics = profile_alloc(dst, ncols * sizeof *th->metrics);
+    if (!th->metrics)
+        return -1;
+    for (uint32_t m = 0; m < ncols; m++) {
+        th->metrics[m].name = profile_intern(dst, m < NPARTIAL ? partial_names[m] : a->sum_names[m - NPARTIAL]);
+        th->metrics[m].values = profile_alloc(dst, (size_t)th->nnodes * sizeof(uint64_t) + 1);
+        if (!th->metrics[m].name || !th->metrics[m].values)
+            return -1;
+    }
+    th->nmetrics = ncols;
+    for (uint32_t k = 0; k < th->nnodes; k++) {
+        struct anode *an = &t->nodes[t->order[k]];
+        settle(an, a->ninputs);
+        uint64_t v[NPARTIAL] = {
+            [P_PRESENT] = an->present, [P_FIRST_ABSENT] = an->first_absent,
+            [P_LAST_SEEN] = an->last_seen, [P_MIN_CALLS] = an->min_calls,
+            [P_MAX_CALLS] = an->max_calls, [P_MIN_INCL] = an->min_incl,
+            [P_MAX_INCL] = an->max_incl, [P_MIN_INCL_IN] = an->min_incl_in,
+            [P_MAX_INCL_IN] = an->max_incl_in, [P_MIN_EXCL] = an->min_excl,
+            [P_MAX_EXCL] = an->max_excl,
+        };
+        for (int m = 0; m < NPARTIAL; m++)
+            th->metrics[m].values[k] = v[m];
+        for (uint32_t m = 0; m < a->nsums; m++)
+            th->metrics[NPARTIAL + m].values[k] = an->msum[m];
+    }
+    return 0;
+}
+
+struct profile *agg_partial(struct agg *a)
+{
+    if (a->flags & AGG_PER_INPUT)
+        return NULL;            /* per-input numbers do not travel */
+    struct profile *p = profile_new();
+    if (!p)
+        return NULL;
+    commit_all(a);
+    qsort(a->threads, a->nthreads, sizeof *a->threads, by_index);
+    p->funcs = profile_alloc(p, (size_t)a->nfuncs * sizeof *p->funcs + 1);
+    p->threads = profile_alloc(p, (size_t)a->nthreads * sizeof *p->threads + 1);
+    int rc = p->funcs && p->threads ? partial_process(a, p) : -1;
+    for (uint32_t f = 0; rc == 0 && f < a->nfuncs; f++) {
+        const struct prof_func *s = &a->funcs[f];
+        p->funcs[f].addr = s->addr;
+        rc = profile_name_func(p, &p->funcs[f], s->name, s->module, s->file, s->line);
+    }
+    p->nfuncs = a->nfuncs;
+    for (uint32_t k = 0; rc == 0 && k < a->nthreads; k++) {
+        struct athread *t = &a->threads[k];
+        struct prof_thread *th = &p->threads[k];
+        th->tid = t->tid;
+        th->index = t->index;
+        th->name = profile_intern(p, t->name);
+        rc = th->name && emit_thread(p, t, th) == 0 ? partial_columns(a, p, t, th) : -1;
+        p->nthreads = k + 1;
+    }
+    if (rc != 0) {
+        profile_free(p);
+        return NULL;
+    }
+    return p;
+}
+
+/* The header of a partial: 0 and its numbers, or -1 when p is not one. */
+struct partial_head {
+    uint32_t inputs, head_input, nfirst, nhead, nlabels;
+    int head_ran;
+};
+
+static int partial_head(const struct profile *p, struct partial_head *h)
+{
+    const struct prof_process *pr = &p->process;
+    if (pr->nmeta < 1 || !pr->meta[0].key || strcmp(pr->meta[0].key, PARTIAL_KEY) != 0 ||
+        sscanf(pr->meta[0].value, "%u %u %d %u %u %u", &h->inputs, &h->head_input, &h->head_ran,
+               &h->nfirst, &h->nhead, &h->nlabels) != 6)
+        return -1;
+    uint64_t need = 1ull + h->nfirst + h->nhead + h->nlabels;
+    return need <= pr->nmeta && h->inputs > 0 && h->head_input < h->inputs ? 0 : -1;
+}
+
+int agg_is_partial(const struct profile *p)
+{
+    struct partial_head h;
+    return partial_head(p, &h) == 0;
+}
+
+uint32_t agg_partial_inputs(const struct profile *p)
+{
+    struct partial_head h;
+    return partial_head(p, &h) == 0 ? h.inputs : 0;
+}
+
+uint32_t agg_inputs(const struct agg *a)
+{
+    return a->ninputs;
+}
+
+/* Node n (state over this agg's inputs [0, off)) takes in the state of a
+ * partial over the inputs [off, off + inputs): column values v. */
+static void fold_partial_node(struct anode *n, uint32_t off, const uint64_t *v,
+                              const struct prof_node *src)
+{
+    settle(n, off);
+    if (n->first_absent == UINT32_MAX && v[P_FIRST_ABSENT] != UINT32_MAX)
+        n->first_absent = off + (uint32_t)v[P_FIRST_ABSENT];
+    if (!n->present || v[P_MIN_CALLS] < n->min_calls)
+        n->min_calls = v[P_MIN_CALLS];
+    if (!n->present || v[P_MAX_CALLS] > n->max_calls)
+        n->max_calls = v[P_MAX_CALLS];
+    if (!n->present || v[P_MIN_INCL] < n->min_incl) {
+        n->min_incl = v[P_MIN_INCL];
+        n->min_incl_in = off + (uint32_t)v[P_MIN_INCL_IN];
+    }
+    if (!n->present || v[P_MAX_INCL] > n->max_incl) {
+        n->max_incl = v[P_MAX_INCL];
+        n->max_incl_in = off + (uint32_t)v[P_MAX_INCL_IN];
+    }
+    if (!n->present || v[P_MIN_EXCL] < n->min_excl)
+        n->min_excl = v[P_MIN_EXCL];
+    if (!n->present || v[P_MAX_EXCL] > n->max_excl)
+        n->max_excl = v[P_MAX_EXCL];
+    n->present += (uint32_t)v[P_PRESENT];
+    n->seen = 1;
+    n->last_seen = off + (uint32_t)v[P_LAST_SEEN];
+    n->calls += src->calls;
+    n->incl += src->incl_ns;
+    n->excl += src->excl_ns;
+}
+
+/* The partial's process and metadata, following this agg's inputs. */
+static int fold_partial_head(struct agg *a, const struct profile *part, const struct partial_head *h,
+                             uint32_t off)
+{
+    const struct prof_meta *m = part->process.meta + 1;
+    const struct prof_meta *first = m, *head = h->head_input ? m + h->nfirst : m;
+    uint32_t nhead = h->head_input ? h->nhead : h->nfirst;
+    uint64_t longest = a->out->process.duration_ns;
+    if (off == 0) {
+        if (copy_process(a, &part->process, first, h->nfirst, 0) != 0 ||
+            (h->head_input && copy_process(a, &part->process, head, nhead, h->head_input) != 0))
+            return -1;
+        a->head_ran = h->head_ran;
+    } else if (h->head_ran && !a->head_ran) {
+        if (copy_process(a, &part->process, head, nhead, off + h->head_input) != 0)
+            return -1;
+        a->head_ran = 1;
+    }
+    if (off > 0 && longest > a->out->process.duration_ns)
+        a->out->process.duration_ns = longest;
+    if (part->process.duration_ns > a->out->process.duration_ns)
+        a->out->process.duration_ns = part->process.duration_ns;
+    const struct prof_meta *labels = m + h->nfirst + h->nhead;
+    for (uint32_t i = 0; i < h->nlabels; i++)
+        if (add_label(a, off + (uint32_t)strtoul(labels[i].key, NULL, 10), labels[i].value) != 0)
+            return -1;
+    return 0;
+}
+
+static int fold_partial_thread(struct agg *a, const struct prof_thread *src, const uint32_t *fmap,
+                               uint32_t nfuncs, uint32_t off)
+{
+    const uint64_t *cols[NPARTIAL];
+    for (int m = 0; m < NPARTIAL; m++) {
+        const struct prof_metric *c = profile_find_metric(src, partial_names[m]);
+        if (!c)
+            return -1;
+        cols[m] = c->values;
+    }
+    int sums[AGG_MAX_SUMS * 2 + 64];
+    if (src->nmetrics > sizeof sums / sizeof *sums)
+        return -1;
+    sum_columns(a, src, sums);
+    struct athread *t = thread_for(a, src);
+    uint32_t *map = malloc(((size_t)src->nnodes + 1) * sizeof *map);
+    int rc = t && map ? 0 : -1;
+    for (uint32_t i = 0; rc == 0 && i < src->nnodes; i++) {
+        const struct prof_node *sn = &src->nodes[i];
+        uint32_t parent = sn->parent != PROF_NONE && sn->parent < i ? map[sn->parent] : PROF_NONE;
+        uint32_t n = sn->func < nfuncs ? node_of(a, t, parent, fmap[sn->func]) : PROF_NONE;
+        if (n == PROF_NONE) {
+            rc = -1;
+            break;
+        }
+        map[i] = n;
+        uint64_t v[NPARTIAL];
+        for (int m = 0; m < NPARTIAL; m++)
+            v[m] = cols[m][i];
+        fold_partial_node(&t->nodes[n], off, v, sn);
+        for (uint32_t c = 0; c < src->nmetrics; c++)
+            if (sums[c] >= 0)
+                t->nodes[n].msum[sums[c]] += src->metrics[c].values[i];
+    }
+    free(map);
+    return rc;
+}
+
+int agg_add_partial(struct agg *a, const struct profile *part)
+{
+    struct partial_head h;
+    if (partial_head(part, &h) != 0 || (a->flags & AGG_PER_INPUT))
+        return -1;
+    uint32_t off = a->ninputs;
+    commit_all(a);
+    if (fold_partial_head(a, part, &h, off) != 0)
+        return -1;
+    uint32_t *fmap = malloc(((size_t)part->nfuncs + 1) * sizeof *fmap);
+    if (!fmap)
+        return -1;
+    int rc = 0;
+    for (uint32_t f = 0; rc == 0 && f < part->nfuncs; f++)
+        if ((fmap[f] = func_of(a, &part->funcs[f])) == PROF_NONE)
+            rc = -1;
+    for (uint32_t k = 0; rc == 0 && k < part->nthreads; k++)
+        rc = fold_partial_thread(a, &part->threads[k], fmap, part->nfuncs, off);
+    free(fmap);
+    a->ninputs = off + h.inputs;
+    return rc;
 }

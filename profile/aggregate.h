@@ -52,6 +52,20 @@ void agg_free(struct agg *a);
 struct agg_values { uint64_t calls, incl_ns, excl_ns; };
 struct agg_values agg_value(const struct agg *a, uint32_t thread, uint32_t node, uint32_t input);
 
+/*
+ * Partial merges (the reduction over MPI and `hookit merge -j`): the state
+ * of an agg as a profile of its own (a partial, written and read like any
+ * profile), and an agg taking in a partial as the inputs that follow its
+ * own.  Folding the partials of consecutive ranges of inputs in order gives
+ * exactly what folding the inputs one by one gives.  Not with
+ * AGG_PER_INPUT.  A partial is not a merged profile: agg_finish makes that.
+ */
+struct profile *agg_partial(struct agg *a);             /* NULL: no memory */
+int agg_add_partial(struct agg *a, const struct profile *partial);  /* 0 or -1 */
+int agg_is_partial(const struct profile *p);
+uint32_t agg_partial_inputs(const struct profile *partial);     /* 0: not a partial */
+uint32_t agg_inputs(const struct agg *a);
+
 /* Convenience: p's threads merged into one (a new profile), or NULL. */
 struct profile *agg_merge_threads(const struct profile *p);
 

@@ -300,7 +300,8 @@ static int by_incl(const void *x, const void *y, void *ctx)
     const struct rfunc *a = &fs[*(const uint32_t *)x], *b = &fs[*(const uint32_t *)y];
     if (a->incl != b->incl)
         return a->incl < b->incl ? 1 : -1;
-    return strcmp(a->name, b->name);
+    int c = strcmp(a->name, b->name);
+    return c ? c : strcmp(a->module, b->module); /* one order, whatever the order of discovery */
 }
 
 static char *functions_table(struct rank_merge *rm)
@@ -401,5 +402,155 @@ int rank_merge_finish(struct rank_merge *rm, struct profile *merged)
     }
     for (uint32_t k = 0; rc == 0 && k < merged->nthreads; k++)
         rc = rank_columns(rm, merged, &merged->threads[k]);
+    return rc;
+}
+
+/* ---- partial merges (profile/aggregate.h): the per-rank rows and the
+ * per-function state, as two metadata pairs of the partial ------------------------- */
+#define RANKS_KEY "hookit.partial.ranks"
+#define FUNCS_KEY "hookit.partial.functions"
+
+/* "Settled": the absence of f from the inputs after the last it was seen
+ * in, up to `upto`, is noted (as commit would note it). */
+static void settle_func(struct rfunc *f, uint32_t upto)
+{
+    if (f->seen && f->last_seen + 1 < upto && f->first_absent == UINT32_MAX)
+        f->first_absent = f->last_seen + 1;
+    if (!f->seen && upto > 0)
+        f->first_absent = 0;
+}
+
+int rank_merge_partial(struct rank_merge *rm, struct profile *dst)
+{
+    if (fflush(rm->summary_f) != 0)
+        return -1;
+    const char *rows = strchr(rm->summary, '\n');       /* after the header */
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    if (!f)
+        return -1;
+    fprintf(f, "%u\n", rm->ninputs);
+    for (uint32_t i = 0; i < rm->nfuncs; i++) {
+        struct rfunc *fn = &rm->funcs[i];
+        if (!fn->seen)
+            continue;
+        settle_func(fn, rm->ninputs);
+        fprintf(f, "%s\t%s\t%u\t%u\t%u\t%" PRIu64 "\t%" PRIu64 "\t%" PRIu64 "\t%" PRIu64 "\t%" PRIu64
+                "\t%" PRIu64 "\t%" PRIu64 "\t%" PRIu64 "\t%u\t%u\n", fn->name, fn->module,
+                fn->present, fn->first_absent, fn->last_seen, fn->calls, fn->incl, fn->excl,
+                fn->bytes, fn->min_incl, fn->max_incl, fn->min_excl, fn->max_excl, fn->min_in,
+                fn->max_in);
+    }
+    int rc = fclose(f) == 0 && profile_set_meta(dst, RANKS_KEY, rows ? rows + 1 : "") == 0 &&
+             profile_set_meta(dst, FUNCS_KEY, buf) == 0 ? 0 : -1;
+    free(buf);
+    return rc;
+}
+
+static int note_rank(struct rank_merge *rm, int32_t rank)
+{
+    if (rm->ninputs == rm->rank_cap) {
+        uint32_t cap = rm->rank_cap ? rm->rank_cap * 2 : 64;
+        int32_t *r = realloc(rm->ranks, (size_t)cap * sizeof *r);
+        if (!r)
+            return -1;
+        rm->ranks = r;
+        rm->rank_cap = cap;
+    }
+    rm->ranks[rm->ninputs++] = rank;
+    if (rank < 0)
+        rm->all_ranked = 0;
+    return 0;
+}
+
+/* The rows of the partial, numbered on from off. */
+static int fold_rows(struct rank_merge *rm, const char *rows, uint32_t off, uint32_t n)
+{
+    uint32_t seen = 0;
+    for (const char *line = rows; *line && seen < n;) {
+        const char *end = strchr(line, '\n');
+        size_t len = end ? (size_t)(end - line) : strlen(line);
+        char *rest;
+        unsigned long input = strtoul(line, &rest, 10);
+        if (*rest != '\t' || input != seen)
+            return -1;
+        int32_t rank = (int32_t)strtol(rest + 1, NULL, 10);
+        if (note_rank(rm, rank) != 0)
+            return -1;
+        fprintf(rm->summary_f, "%u%.*s\n", off + seen, (int)(len - (size_t)(rest - line)), rest);
+        seen++;
+        line += len + (end ? 1 : 0);
+    }
+    return seen == n && !ferror(rm->summary_f) ? 0 : -1;
+}
+
+static int fold_func(struct rank_merge *rm, char *line, uint32_t off)
+{
+    char *f[15];
+    if (rank_table_split(line, f, 15) != 15)
+        return -1;
+    int64_t k = func_index(rm, f[0], f[1]);
+    if (k < 0)
+        return -1;
+    struct rfunc *fn = &rm->funcs[k];
+    uint64_t v[13];
+    for (int i = 0; i < 13; i++)
+        v[i] = strtoull(f[i + 2], NULL, 10);
+    enum { PRESENT, FIRST_ABSENT, LAST_SEEN, CALLS, INCL, EXCL, BYTES, MIN_INCL, MAX_INCL,
+           MIN_EXCL, MAX_EXCL, MIN_IN, MAX_IN };
+    settle_func(fn, off);
+    if (fn->first_absent == UINT32_MAX && v[FIRST_ABSENT] != UINT32_MAX)
+        fn->first_absent = off + (uint32_t)v[FIRST_ABSENT];
+    if (!fn->present || v[MIN_INCL] < fn->min_incl) {
+        fn->min_incl = v[MIN_INCL];
+        fn->min_in = off + (uint32_t)v[MIN_IN];
+    }
+    if (!fn->present || v[MAX_INCL] > fn->max_incl) {
+        fn->max_incl = v[MAX_INCL];
+        fn->max_in = off + (uint32_t)v[MAX_IN];
+    }
+    if (!fn->present || v[MIN_EXCL] < fn->min_excl)
+        fn->min_excl = v[MIN_EXCL];
+    if (!fn->present || v[MAX_EXCL] > fn->max_excl)
+        fn->max_excl = v[MAX_EXCL];
+    fn->calls += v[CALLS];
+    fn->incl += v[INCL];
+    fn->excl += v[EXCL];
+    fn->bytes += v[BYTES];
+    fn->present += (uint32_t)v[PRESENT];
+    fn->seen = 1;
+    fn->last_seen = off + (uint32_t)v[LAST_SEEN];
+    return 0;
+}
+
+int rank_merge_add_partial(struct rank_merge *rm, const struct profile *partial)
+{
+    const char *rows = NULL, *funcs = NULL;
+    for (uint32_t i = partial->process.nmeta; i-- > 0;) {   /* they come last */
+        const struct prof_meta *m = &partial->process.meta[i];
+        if (!rows && !strcmp(m->key, RANKS_KEY))
+            rows = m->value;
+        else if (!funcs && !strcmp(m->key, FUNCS_KEY))
+            funcs = m->value;
+        if (rows && funcs)
+            break;
+    }
+    char *copy = funcs ? strdup(funcs) : NULL;
+    if (!rows || !copy) {
+        free(copy);
+        return -1;
+    }
+    uint32_t off = rm->ninputs;
+    char *line = copy, *end = strchr(line, '\n');
+    unsigned long n = strtoul(line, NULL, 10);
+    int rc = end && n > 0 && n <= UINT32_MAX - off ? fold_rows(rm, rows, off, (uint32_t)n) : -1;
+    for (line = end ? end + 1 : NULL; rc == 0 && line && *line; line = end ? end + 1 : NULL) {
+        end = strchr(line, '\n');
+        if (end)
+            *end = 0;
+        rc = fold_func(rm, line, off);
+    }
+    free(copy);
     return rc;
 }

@@ -30,6 +30,12 @@ int rank_merge_add(struct rank_merge *rm, const struct profile *p, const char *p
 int rank_merge_finish(struct rank_merge *rm, struct profile *merged);
 void rank_merge_free(struct rank_merge *rm);
 
+/* Partial merges (profile/aggregate.h): the state so far as metadata of
+ * the partial dst (after agg_partial made it), and a partial's taken in as
+ * the inputs that follow.  0 or -1. */
+int rank_merge_partial(struct rank_merge *rm, struct profile *dst);
+int rank_merge_add_partial(struct rank_merge *rm, const struct profile *partial);
+
 /* A name of an MPI frame ("MPI:MPI_Send"). */
 int rank_is_mpi_name(const char *name);
 
