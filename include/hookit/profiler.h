@@ -108,6 +108,13 @@ enum hookit_event_type {
     HOOKIT_EV_WAIT,             /* a blocking call returned: wait (HOOKIT_CAP_WAIT) */
     HOOKIT_EV_SET_USER,         /* uid: the effective user is about to change (setuid, seteuid,
                                  * setreuid, setresuid), the old rights still held */
+    /* An MPI job's start and end, in the thread that called MPI_Init(_thread)
+     * or MPI_Finalize (C or Fortran), delivered whether collection is on or
+     * not, with libhookit's guard held (the plugin may call MPI itself,
+     * through the PMPI_ names: docs/mpi.md, "One profile per job"): */
+    HOOKIT_EV_MPI_INITIALIZED,  /* the real MPI_Init returned */
+    HOOKIT_EV_MPI_FINALIZING,   /* MPI_Finalize was called: MPI still works */
+    HOOKIT_EV_MPI_FINALIZED,    /* the real MPI_Finalize returned */
 };
 
 /* What an I/O call did (hookit_io.op). */
