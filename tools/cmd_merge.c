@@ -62,6 +62,7 @@ struct share {
     uint32_t nfiles;
     int flags;
     struct share *all;
+    int started;                /* its thread runs (else its parent runs it when needed) */
     struct profile *result;     /* a partial (member > 0), the merged profile (member 0) */
     char err[1100];
 };
@@ -73,7 +74,10 @@ static void *merge_share(void *arg);
 static int take_child(struct share *s, struct merge *m, uint32_t step, int rc)
 {
     struct share *c = &s->all[s->member + step];
-    pthread_join(c->thread, NULL);
+    if (c->started)
+        pthread_join(c->thread, NULL);
+    else
+        merge_share(c);         /* no thread could be made for it */
     if (rc == 0 && !c->result) {
         snprintf(s->err, sizeof s->err, "%s", c->err);
         rc = -1;
@@ -89,6 +93,12 @@ static int take_child(struct share *s, struct merge *m, uint32_t step, int rc)
 static void *merge_share(void *arg)
 {
     struct share *s = arg;
+    /* The children first, each started by its parent alone, which alone
+     * joins it. */
+    for (uint32_t step = 0; (step = merge_tree_next_child(s->member, s->nmembers, step));) {
+        struct share *c = &s->all[s->member + step];
+        c->started = pthread_create(&c->thread, NULL, merge_share, c) == 0;
+    }
     struct merge *m = merge_new(s->flags);
     int rc = m ? 0 : -1;
     if (!m)
@@ -115,7 +125,7 @@ static void *merge_share(void *arg)
     return NULL;
 }
 
-/* The inputs merged by n threads (member 0 is this thread). */
+/* The inputs merged by n threads along the tree (member 0 is this thread). */
 static struct profile *merge_files(char **files, uint32_t nfiles, int flags, uint32_t n,
                                    char *err, size_t errlen)
 {
@@ -132,18 +142,6 @@ static struct profile *merge_files(char **files, uint32_t nfiles, int flags, uin
         all[r] = (struct share){ .member = r, .nmembers = n, .files = files + next,
                                  .nfiles = count, .flags = flags, .all = all };
         next += count;
-    }
-    uint32_t started = 1;
-    for (; started < n; started++)
-        if (pthread_create(&all[started].thread, NULL, merge_share, &all[started]) != 0)
-            break;
-    if (started < n) {          /* no thread: this one does the rest's share */
-        for (uint32_t r = 1; r < started; r++)
-            pthread_join(all[r].thread, NULL);
-        for (uint32_t r = 0; r < started; r++)
-            profile_free(all[r].result);
-        free(all);
-        return merge_files(files, nfiles, flags, 1, err, errlen);
     }
     merge_share(&all[0]);
     struct profile *p = all[0].result;
