@@ -12,6 +12,7 @@ import glob
 import json
 import os
 import re
+import shutil
 import signal
 import subprocess
 import sys
@@ -28,11 +29,34 @@ ENV = {k: v for k, v in base.MPI_ENV.items() if k != "HOOKIT_MPI_OUTPUT"}
 LAUNCH = ["mpirun", "--allow-run-as-root", "--oversubscribe"]
 
 
+class MPI:
+    """One MPI library: its compilers and its launcher (Debian's names)."""
+
+    def __init__(self, name, cc, fc, launch, np_flag, env, module):
+        self.name, self.cc, self.fc, self.launch = name, cc, fc, launch
+        self.np_flag, self.env, self.module = np_flag, env, module
+
+    def need(self):
+        for tool in (self.cc, self.fc, self.launch[0]):
+            if not shutil.which(tool):
+                hk.skip(f"{tool} not installed (make deps installs {self.name})")
+        if self.name == "openmpi":
+            base.need_mpi()
+
+    def run(self, tmp, np, argv, env=None, check=True, timeout=120, extra=()):
+        e = dict(self.env)
+        e.update(env or {})
+        return hk.run(tmp, self.launch + list(extra) + [self.np_flag, str(np)] + argv, env=e,
+                      check=check, timeout=timeout)
+
+
+OPENMPI = MPI("openmpi", "mpicc.openmpi", "mpifort.openmpi", ["mpirun.openmpi"] + LAUNCH[1:],
+              "-np", ENV, "libmpi.so.40")
+MPICH = MPI("mpich", "mpicc.mpich", "mpifort.mpich", ["mpiexec.mpich"], "-n", {}, "libmpich.so.12")
+
+
 def mpirun(tmp, np, argv, env=None, check=True, timeout=120, extra=()):
-    e = dict(ENV)
-    e.update(env or {})
-    return hk.run(tmp, LAUNCH + list(extra) + ["-np", str(np)] + argv, env=e, check=check,
-                  timeout=timeout)
+    return OPENMPI.run(tmp, np, argv, env=env, check=check, timeout=timeout, extra=extra)
 
 
 def job_files(tmp, exe):
@@ -57,17 +81,17 @@ def all_calls(doc, name):
     return sum(n["calls"] for t in doc["threads"] for n in t["nodes"] if n["name"] == name)
 
 
-def test_job_profile_1_2_3_7_ranks(tmp):
+def _job_profile_1_2_3_7_ranks(tmp, mpi):
     """The default: one profile for the job and none per rank; exact sums
     and spread over ranks; every rank in the table, ending at MPI_Finalize;
     the reduction's and MPI_Finalize's times in the metadata; the program's
     own output unchanged."""
-    base.need_mpi()
-    base.build(tmp, "mpicc", "job.c", "job")
+    mpi.need()
+    base.build(tmp, mpi.cc, "job.c", "job")
     for np in (1, 2, 3, 7):
         d = os.path.join(tmp, f"np{np}")
         os.mkdir(d)
-        p = mpirun(tmp, np, ["./job"], env={"HOOKIT_OUTPUT": d})
+        p = mpi.run(tmp, np, ["./job"], env={"HOOKIT_OUTPUT": d})
         assert sorted(p.stdout.splitlines()) == sorted(f"rank {r} of {np}" for r in range(np)), p.stdout
         files = os.listdir(d)
         assert len(files) == 1 and re.fullmatch(r"hookit\.job\.job\.[\w.-]+\.prof", files[0]), files
@@ -80,21 +104,30 @@ def test_job_profile_1_2_3_7_ranks(tmp):
         leaf = hk.node(t, "main", "compute", "leaf")
         assert (leaf["calls"], leaf["min_calls"], leaf["max_calls"], leaf["inputs"]) == \
             (np * (np + 1) // 2, 1, np, np), leaf
-        assert hk.node(t, "main", "MPI:MPI_Barrier")["calls"] == np
+        barrier = hk.node(t, "main", "MPI:MPI_Barrier")
+        assert barrier["calls"] == np and barrier["module"] == mpi.module, barrier
         assert not [n for n in t["nodes"] if n["name"] == "MPI:MPI_Finalize"], "taken before it"
         rows = sorted(doc["ranks"], key=lambda r: r["rank"])
         assert [(r["rank"], r["end"]) for r in rows] == [(r, "MPI_Finalize") for r in range(np)], rows
 
 
-def test_job_agrees_with_merge_of_rank_files(tmp):
+def test_job_profile_1_2_3_7_ranks(tmp):
+    _job_profile_1_2_3_7_ranks(tmp, OPENMPI)
+
+
+def test_mpich_job_profile_1_2_3_7_ranks(tmp):
+    _job_profile_1_2_3_7_ranks(tmp, MPICH)
+
+
+def _job_agrees_with_merge_of_rank_files(tmp, mpi):
     """HOOKIT_MPI_OUTPUT=both, 5 ranks with 2 threads each (MPI_Init_thread):
     each rank's own profile is what went into the job, and `hookit merge`
     of them in rank order gives the job profile node by node (every column),
     the same per-function table and the same per-rank rows (but the file)."""
-    base.need_mpi()
-    base.build(tmp, "mpicc", "job.c", "job")
+    mpi.need()
+    base.build(tmp, mpi.cc, "job.c", "job")
     np = 5
-    mpirun(tmp, np, ["./job", "threads", "2"], env={"HOOKIT_OUTPUT": tmp, "HOOKIT_MPI_OUTPUT": "both"})
+    mpi.run(tmp, np, ["./job", "threads", "2"], env={"HOOKIT_OUTPUT": tmp, "HOOKIT_MPI_OUTPUT": "both"})
     jobs = job_files(tmp, "job")
     ranks = own_files(tmp, "job")
     assert len(jobs) == 1 and sorted(ranks) == list(range(np)), os.listdir(tmp)
@@ -111,6 +144,14 @@ def test_job_agrees_with_merge_of_rank_files(tmp):
     assert all_calls(job, "leaf") == np * (np + 1) // 2
     for key in ("merged_inputs", "merged_ranks", "hostname", "end"):
         assert job["process"]["meta"][key] == mer["process"]["meta"][key], key
+
+
+def test_job_agrees_with_merge_of_rank_files(tmp):
+    _job_agrees_with_merge_of_rank_files(tmp, OPENMPI)
+
+
+def test_mpich_job_agrees_with_merge_of_rank_files(tmp):
+    _job_agrees_with_merge_of_rank_files(tmp, MPICH)
 
 
 def test_ranks_mode_and_a_bad_value(tmp):
@@ -170,16 +211,53 @@ def test_mpmd_ranks_with_different_trees(tmp):
     assert sum(n["calls"] for n in t["nodes"] if n["name"] == "leaf") == 1 + 2 + 3 + 4
 
 
-def test_fortran_job(tmp):
+def _fortran_job(tmp, mpi):
     """A Fortran program (mpi_init_, mpi_finalize_): one job profile."""
-    base.need_mpi()
-    base.build(tmp, "mpifort", "fortran.f90", "fmpi")
-    mpirun(tmp, 3, ["./fmpi"], env={"HOOKIT_OUTPUT": tmp})
+    mpi.need()
+    base.build(tmp, mpi.fc, "fortran.f90", "fmpi")
+    mpi.run(tmp, 3, ["./fmpi"], env={"HOOKIT_OUTPUT": tmp})
     jobs = job_files(tmp, "fmpi")
     assert len(jobs) == 1 and len(glob.glob(os.path.join(tmp, "hookit.*.prof"))) == 1, os.listdir(tmp)
     doc = hk.export_json(tmp, jobs[0])
     assert doc["process"]["meta"]["merged_ranks"] == 3
     assert sorted(r["rank"] for r in doc["ranks"]) == [0, 1, 2]
+
+
+def test_fortran_job(tmp):
+    _fortran_job(tmp, OPENMPI)
+
+
+def test_mpich_fortran_job(tmp):
+    _fortran_job(tmp, MPICH)
+
+
+def test_mpich_constants_are_its_header(tmp):
+    """The handles mpi_comm.c uses without a header are the library's own:
+    MPICH's numbers as its mpi.h defines them, Open MPI's objects as its
+    mpi.h names them."""
+    MPICH.need()
+    src = open(os.path.join(hk.ROOT, "profiler", "jprof", "mpi_comm.c")).read()
+    m = re.search(r"world = \(mh\)\(uintptr_t\)(0x[0-9a-f]+);\s*byte_type = \(mh\)\(uintptr_t\)"
+                  r"(0x[0-9a-f]+);\s*errors_return = \(mh\)\(uintptr_t\)(0x[0-9a-f]+);", src)
+    assert m, "mpi_comm.c's MPICH constants"
+    prog = os.path.join(tmp, "c.c")
+    with open(prog, "w") as f:
+        f.write("#include <mpi.h>\n#include <stdio.h>\nint main(void) {\n"
+                "printf(\"%#x %#x %#x\\n\", (unsigned)MPI_COMM_WORLD, (unsigned)MPI_BYTE,"
+                " (unsigned)MPI_ERRORS_RETURN);\nreturn 0;\n}\n")
+    subprocess.run([MPICH.cc, "-o", os.path.join(tmp, "c"), prog], check=True)
+    out = subprocess.run([os.path.join(tmp, "c")], capture_output=True, text=True, check=True).stdout
+    assert out.split() == list(m.groups()), (out, m.groups())
+    OPENMPI.need()
+    with open(prog, "w") as f:
+        f.write("#include <mpi.h>\n#include <stdio.h>\nint main(void) {\n"
+                "printf(\"%d\\n\", MPI_COMM_WORLD == &ompi_mpi_comm_world && MPI_BYTE =="
+                " (MPI_Datatype)&ompi_mpi_byte && MPI_ERRORS_RETURN == &ompi_mpi_errors_return);\n"
+                "return 0;\n}\n")
+    subprocess.run([OPENMPI.cc, "-o", os.path.join(tmp, "o"), prog], check=True)
+    assert subprocess.run([os.path.join(tmp, "o")], capture_output=True, text=True).stdout == "1\n"
+    for name in ("ompi_mpi_comm_world", "ompi_mpi_byte", "ompi_mpi_errors_return"):
+        assert re.search(rf'find\("{name}"\)', src), name
 
 
 def test_never_finalized_falls_back_to_rank_files(tmp):
