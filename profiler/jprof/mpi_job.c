@@ -143,20 +143,27 @@ JP_NOINSTR static const char *missing_text(struct missing *m)
     return "";
 }
 
-/* The slowest reduction below: "NS RANK". */
+/* The slowest reduction below, and when the last profile below was built
+ * (CLOCK_MONOTONIC: comparable between the ranks of one node only):
+ * "NS RANK BUILT". */
 struct slowest {
     uint64_t ns;
     int rank;
+    uint64_t last_built;
 };
 
 JP_NOINSTR static void note_slowest(struct slowest *s, const char *v)
 {
-    unsigned long long ns;
+    unsigned long long ns, built;
     int rank;
-    if (v && sscanf(v, "%llu %d", &ns, &rank) == 2 && ns > s->ns) {
+    if (!v || sscanf(v, "%llu %d %llu", &ns, &rank, &built) != 3)
+        return;
+    if (ns > s->ns) {
         s->ns = ns;
         s->rank = rank;
     }
+    if (built > s->last_built)
+        s->last_built = built;
 }
 
 #define MISSING_KEY "hookit.job.missing"
@@ -223,16 +230,35 @@ JP_NOINSTR static struct profile *own_profile(void)
     return p;
 }
 
+/* Rank 0's account of its reduction, per child (docs/mpi.md): how long it
+ * waited for the partial, how long reading and folding it took, its bytes. */
+struct levels {
+    char text[1024];
+    size_t len;
+    uint64_t built_ns;          /* own profile built and folded (since entry) */
+};
+
+JP_NOINSTR static void note_level(struct levels *lv, uint32_t step, uint64_t wait_ns,
+                                  uint64_t fold_ns, size_t bytes)
+{
+    if (lv->len < sizeof lv->text)
+        lv->len += (size_t)snprintf(lv->text + lv->len, sizeof lv->text - lv->len,
+                                    "%s%u:%" PRIu64 ":%" PRIu64 ":%zu", lv->len ? "," : "", step,
+                                    wait_ns, fold_ns, bytes);
+}
+
 /* Child `step` of this rank: its partial taken in, or its subtree missing. */
 JP_NOINSTR static void take_child(struct merge *m, uint32_t step, struct missing *miss,
-                                  struct slowest *slow)
+                                  struct slowest *slow, struct levels *lv)
 {
     uint32_t child = (uint32_t)job.rank + step;
     uint32_t span = merge_tree_span((uint32_t)job.rank, (uint32_t)job.size, step);
     uint64_t deadline = job.entry_ns + job.timeout_ns * (level_of(step) + 1);
     unsigned char *buf = NULL;
     size_t len = 0;
+    uint64_t t0 = jp_mpi_comm_now();
     int rc = jp_mpi_comm_recv((int)child, &buf, &len, deadline, job.timeout_ns);
+    uint64_t t1 = jp_mpi_comm_now();
     struct profile *part = NULL;
     char err[256];
     if (rc == 0)
@@ -241,6 +267,7 @@ JP_NOINSTR static void take_child(struct merge *m, uint32_t step, struct missing
     if (part && agg_partial_inputs(part) > 0 && merge_add_partial(m, part) == 0) {
         add_missing_text(miss, profile_get_meta(part, MISSING_KEY));
         note_slowest(slow, profile_get_meta(part, SLOWEST_KEY));
+        note_level(lv, step, t1 - t0, jp_mpi_comm_now() - t1, len);
     } else {
         jp_host->debug_log("jprof: ranks %u-%u: no partial (%s)", child, child + span - 1,
                            rc > 0 ? "none within the bound" : rc < 0 ? "MPI error" : "unreadable");
@@ -277,7 +304,7 @@ JP_NOINSTR static void send_up(struct merge *m, struct missing *miss, struct slo
         slow->ns = mine;
         slow->rank = job.rank;
     }
-    snprintf(v, sizeof v, "%" PRIu64 " %d", slow->ns, slow->rank);
+    snprintf(v, sizeof v, "%" PRIu64 " %d %" PRIu64, slow->ns, slow->rank, slow->last_built);
     char *mt = NULL;
     if (part && miss->count && asprintf(&mt, "%s %u", missing_text(miss), miss->count) < 0)
         mt = NULL;
@@ -295,7 +322,8 @@ JP_NOINSTR static void send_up(struct merge *m, struct missing *miss, struct slo
                          : ok ? "MPI error sending to the parent rank" : "out of memory");
 }
 
-JP_NOINSTR static void finish_job(struct merge *m, struct missing *miss, struct slowest *slow)
+JP_NOINSTR static void finish_job(struct merge *m, struct missing *miss, struct slowest *slow,
+                                  const struct levels *lv)
 {
     struct profile *p = merge_finish(m);
     uint64_t mine = jp_mpi_comm_now() - job.entry_ns;
@@ -319,6 +347,14 @@ JP_NOINSTR static void finish_job(struct merge *m, struct missing *miss, struct 
     rc |= p ? profile_set_meta(p, "job_reduce_max_rank", v) : 0;
     snprintf(v, sizeof v, "%.3f", (double)job.timeout_ns / 1e9);
     rc |= p ? profile_set_meta(p, "job_timeout_s", v) : 0;
+    snprintf(v, sizeof v, "%" PRIu64, lv->built_ns);
+    rc |= p ? profile_set_meta(p, "job_own_profile_ns", v) : 0;
+    /* From the last rank's profile built to the job's: the tree alone (one node) */
+    uint64_t end = jp_mpi_comm_now();
+    snprintf(v, sizeof v, "%" PRIu64, end > slow->last_built ? end - slow->last_built : 0);
+    rc |= p ? profile_set_meta(p, "job_tree_ns", v) : 0;
+    if (p && lv->len)
+        rc |= profile_set_meta(p, "job_children", lv->text);
     if (rc != 0) {
         profile_free(p);
         jp_host->log("jprof: out of memory making the job profile; ranks write their own");
@@ -374,12 +410,14 @@ JP_NOINSTR void jp_mpi_job_finalizing(void)
     job.in_job = 1;
     struct missing miss = { 0 };
     miss.f = open_memstream(&miss.text, &miss.len);
-    struct slowest slow = { 0, job.rank };
+    struct slowest slow = { 0, job.rank, 0 };
+    struct levels lv = { .built_ns = jp_mpi_comm_now() - job.entry_ns };
+    slow.last_built = job.entry_ns + lv.built_ns;
     for (uint32_t step = 0;
          (step = merge_tree_next_child((uint32_t)job.rank, (uint32_t)job.size, step));)
-        take_child(m, step, &miss, &slow);
+        take_child(m, step, &miss, &slow, &lv);
     if (job.rank == 0)
-        finish_job(m, &miss, &slow);
+        finish_job(m, &miss, &slow, &lv);
     else
         send_up(m, &miss, &slow);
     merge_free(m);
