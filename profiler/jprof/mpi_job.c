@@ -278,12 +278,13 @@ JP_NOINSTR static void take_child(struct merge *m, uint32_t step, struct missing
 
 /* A partial that could not go to the parent: the merge of this subtree,
  * as a profile of its own. */
-JP_NOINSTR static void write_subtree(struct merge *m, const char *why)
+JP_NOINSTR static void write_subtree(const struct profile *part, const char *why)
 {
-    struct profile *p = merge_finish(m);
+    struct merge *m = merge_new(0);
+    struct profile *p = m && merge_add_partial(m, part) == 0 ? merge_finish(m) : NULL;
     char id[128], what[200];
     job_id(id, sizeof id);
-    uint32_t last = (uint32_t)job.rank + merge_inputs(m) - 1;
+    uint32_t last = (uint32_t)job.rank + agg_partial_inputs(part) - 1;
     snprintf(what, sizeof what, "job.%s.r%d-%u.%d", id, job.rank, last, (int)getpid());
     if (p && write_job_file(p, what) == 0)
         jp_host->log("jprof: rank %d: %s: ranks %d-%u written to %s/%s instead of the job profile",
@@ -291,13 +292,17 @@ JP_NOINSTR static void write_subtree(struct merge *m, const char *why)
     else
         jp_host->log("jprof: rank %d: %s, and its ranks' profile cannot be written", job.rank, why);
     profile_free(p);
+    merge_free(m);
 }
 
+/* This subtree's partial to the parent.  The merge is freed as soon as the
+ * partial is made: a rank holds at most the partial and its bytes. */
 JP_NOINSTR static void send_up(struct merge *m, struct missing *miss, struct slowest *slow)
 {
     uint32_t span = (uint32_t)(job.rank & -job.rank);
     uint64_t deadline = job.entry_ns + job.timeout_ns * (level_of(span) + 2);
     struct profile *part = merge_partial(m);
+    merge_free(m);
     char v[64];
     uint64_t mine = jp_mpi_comm_now() - job.entry_ns;
     if (mine > slow->ns) {
@@ -314,12 +319,15 @@ JP_NOINSTR static void send_up(struct merge *m, struct missing *miss, struct slo
              (!miss->count || (mt && profile_set_meta(part, MISSING_KEY, mt) == 0)) &&
              profile_write_mem(part, &buf, &len) == 0;
     free(mt);
-    profile_free(part);
     int rc = ok ? jp_mpi_comm_send((int)merge_tree_parent((uint32_t)job.rank), buf, len, deadline) : -1;
     free(buf);
-    if (rc != 0)
-        write_subtree(m, rc > 0 ? "the parent rank did not take the profile in time"
-                         : ok ? "MPI error sending to the parent rank" : "out of memory");
+    if (rc != 0 && part)
+        write_subtree(part, rc > 0 ? "the parent rank did not take the profile in time"
+                            : ok ? "MPI error sending to the parent rank" : "out of memory");
+    else if (rc != 0 && (job.in_job = 0) == 0) /* its own profile is written at exit */
+        jp_host->log("jprof: rank %d: out of memory making its partial profile: it writes its own "
+                     "at exit; the ranks below it are missing from the job profile", job.rank);
+    profile_free(part);
 }
 
 JP_NOINSTR static void finish_job(struct merge *m, struct missing *miss, struct slowest *slow,
@@ -416,11 +424,12 @@ JP_NOINSTR void jp_mpi_job_finalizing(void)
     for (uint32_t step = 0;
          (step = merge_tree_next_child((uint32_t)job.rank, (uint32_t)job.size, step));)
         take_child(m, step, &miss, &slow, &lv);
-    if (job.rank == 0)
+    if (job.rank == 0) {
         finish_job(m, &miss, &slow, &lv);
-    else
-        send_up(m, &miss, &slow);
-    merge_free(m);
+        merge_free(m);
+    } else {
+        send_up(m, &miss, &slow);   /* frees m */
+    }
     if (miss.f)
         fclose(miss.f);
     free(miss.text);

@@ -344,3 +344,22 @@ def test_merge_in_threads_same_bits(tmp):
                 assert open(out, "rb").read() == want, (k, jobs, flags)
             hk.hookit(tmp, "merge", "-o", one, *inputs)
             want = open(one, "rb").read()
+
+
+def test_simulated_reduction(tmp):
+    """simreduce.c runs the reduction over synthetic ranks in one process:
+    with --exact, every partial of a 24-rank tree made and the root's the
+    sequential merge's byte for byte; level by level, the model's table and
+    critical path for 100 ranks (docs/mpi.md has the 100,000-rank run)."""
+    out = os.path.join(tmp, "simreduce")
+    cmd = ["gcc", "-std=gnu11", "-O1", "-Wall", "-I" + hk.ROOT, "-o", out,
+           os.path.join(HERE, "simreduce.c"), os.path.join(hk.BUILD, "obj", "libprofile.a"), "-lz"]
+    subprocess.run(cmd + hk.SANITIZE_FLAGS, check=True)
+    p = subprocess.run([out, "24", "--exact", "--contexts", "600", "--variants", "4"],
+                       capture_output=True, text=True)
+    assert p.returncode == 0 and "is byte for byte the sequential merge" in p.stdout, p.stdout + p.stderr
+    p = subprocess.run([out, "100", "--contexts", "600"], capture_output=True, text=True, check=True)
+    rows = [ln.split() for ln in p.stdout.splitlines() if re.match(r"\s+\d+\s+\d+\s", ln)]
+    assert [int(r[1]) for r in rows] == [1, 2, 4, 8, 16, 32, 64], p.stdout
+    assert all(int(r[2]) > 0 for r in rows) and int(rows[-1][2]) > int(rows[0][2]), p.stdout
+    assert re.search(r"critical path: \d+\.\d+ s", p.stdout), p.stdout
