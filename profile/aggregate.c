@@ -16,8 +16,8 @@ struct anode {
     uint32_t present, last_seen, first_absent;
     uint64_t min_calls, max_calls, min_incl, max_incl, min_excl, max_excl;
     uint32_t min_incl_in, max_incl_in;
-    uint64_t *per_input;        /* AGG_PER_INPUT: calls, incl, excl per input */
-    uint64_t msum[AGG_MAX_SUMS];/* AGG_STATS: the inputs' own metric columns, summed */
+    uint64_t *per_input;         /* AGG_PER_INPUT: calls, incl, excl per input */
+    uint64_t msum[AGG_MAX_SUMS]; /* AGG_STATS: the inputs' own metric columns, summed */
 };
 
 struct athread {
@@ -26,23 +26,23 @@ struct athread {
     const char *name;
     struct anode *nodes;
     uint32_t n, cap;
-    struct u64map node_map;     /* (parent + 1) << 32 | func, bit 63 set -> node */
-    uint32_t *order;            /* after agg_finish: output node -> anode */
+    struct u64map node_map; /* (parent + 1) << 32 | func, bit 63 set -> node */
+    uint32_t *order;        /* after agg_finish: output node -> anode */
 };
 
 struct agg {
     int flags;
     uint32_t ninputs, per_input_n;
-    struct profile *out;        /* strings and the process of the result */
+    struct profile *out; /* strings and the process of the result */
     struct prof_func *funcs;
     uint32_t nfuncs, func_cap;
-    struct u64map func_map;     /* hash of the interned (name, module) -> function;
+    struct u64map func_map; /* hash of the interned (name, module) -> function;
                                  * equal hashes are told apart by the pointers */
     struct athread *threads;
     uint32_t nthreads, thread_cap;
     const char *sum_names[AGG_MAX_SUMS]; /* metric columns of the inputs, summed (interned) */
     uint32_t nsums;
-    int head_ran;               /* the process heading the result ran instrumented code */
+    int head_ran; /* the process heading the result ran instrumented code */
     /* The metadata, composed at the end as one input after the other would
      * have left it (agg_finish): input 0's, then the head's (the first
      * input that ran code) laid over it, with the labels in between. */
@@ -228,8 +228,7 @@ static void fold(struct agg *a, struct anode *n, uint32_t input, const struct pr
  * (mpi_bytes, io_bytes_read, ...), not one a merge derived. */
 static int summed_metric(const char *name)
 {
-    static const char *const derived[] = { "inputs", "min_", "mean_", "max_", "imbalance",
-                                           "partial:" };
+    static const char *const derived[] = { "inputs", "min_", "mean_", "max_", "imbalance", "partial:" };
     for (size_t i = 0; i < sizeof derived / sizeof *derived; i++)
         if (!strncmp(name, derived[i], strlen(derived[i])))
             return 0;
@@ -273,8 +272,8 @@ static struct athread *thread_for(struct agg *a, const struct prof_thread *src)
     memset(t, 0, sizeof *t);
     t->index = index;
     t->tid = src->tid;
-    t->name = profile_intern(a->out, (a->flags & AGG_MERGE_THREADS) ? "all threads"
-                                     : (src->name ? src->name : ""));
+    t->name =
+        profile_intern(a->out, (a->flags & AGG_MERGE_THREADS) ? "all threads" : (src->name ? src->name : ""));
     return t->name ? t : NULL;
 }
 
@@ -283,8 +282,8 @@ static const struct prof_meta *copy_meta(struct agg *a, const struct prof_meta *
 {
     struct prof_meta *d = profile_alloc(a->out, (size_t)n * sizeof *d + 1);
     for (uint32_t i = 0; d && i < n; i++)
-        if (!(d[i].key = profile_intern(a->out, m[i].key ? m[i].key : "")) ||
-            !(d[i].value = profile_intern(a->out, m[i].value ? m[i].value : "")))
+        if (!(d[i].key = profile_intern(a->out, m[i].key ? m[i].key : ""))
+            || !(d[i].value = profile_intern(a->out, m[i].value ? m[i].value : "")))
             return NULL;
     return d;
 }
@@ -457,7 +456,9 @@ static int emit_thread(struct profile *dst, struct athread *t, struct prof_threa
             th->nodes[k++] = (struct prof_node){
                 .func = an->func,
                 .parent = an->parent == PROF_NONE ? PROF_NONE : newidx[an->parent],
-                .calls = an->calls, .incl_ns = an->incl, .excl_ns = an->excl,
+                .calls = an->calls,
+                .incl_ns = an->incl,
+                .excl_ns = an->excl,
             };
             for (uint32_t c = start[v + 1]; c-- > start[v];)
                 stack[sp++] = child[c];
@@ -472,12 +473,24 @@ static int emit_thread(struct profile *dst, struct athread *t, struct prof_threa
     return rc;
 }
 
-enum { M_INPUTS, M_MIN_CALLS, M_MEAN_CALLS, M_MAX_CALLS, M_MIN_INCL, M_MEAN_INCL, M_MAX_INCL,
-       M_MIN_INCL_IN, M_MAX_INCL_IN, M_MIN_EXCL, M_MEAN_EXCL, M_MAX_EXCL, NMETRICS };
+enum {
+    M_INPUTS,
+    M_MIN_CALLS,
+    M_MEAN_CALLS,
+    M_MAX_CALLS,
+    M_MIN_INCL,
+    M_MEAN_INCL,
+    M_MAX_INCL,
+    M_MIN_INCL_IN,
+    M_MAX_INCL_IN,
+    M_MIN_EXCL,
+    M_MEAN_EXCL,
+    M_MAX_EXCL,
+    NMETRICS
+};
 static const char *const metric_names[NMETRICS] = {
-    "inputs", "min_calls", "mean_calls", "max_calls", "min_incl_ns", "mean_incl_ns",
-    "max_incl_ns", "min_incl_input", "max_incl_input", "min_excl_ns", "mean_excl_ns",
-    "max_excl_ns",
+    "inputs",      "min_calls",      "mean_calls",     "max_calls",   "min_incl_ns",  "mean_incl_ns",
+    "max_incl_ns", "min_incl_input", "max_incl_input", "min_excl_ns", "mean_excl_ns", "max_excl_ns",
 };
 
 static int emit_stats(struct agg *a, struct athread *t, struct prof_thread *th)
@@ -487,7 +500,8 @@ static int emit_stats(struct agg *a, struct athread *t, struct prof_thread *th)
     if (!th->metrics)
         return -1;
     for (uint32_t m = 0; m < ncols; m++) {
-        th->metrics[m].name = m < NMETRICS ? profile_intern(a->out, metric_names[m]) : a->sum_names[m - NMETRICS];
+        th->metrics[m].name =
+            m < NMETRICS ? profile_intern(a->out, metric_names[m]) : a->sum_names[m - NMETRICS];
         th->metrics[m].values = profile_alloc(a->out, (size_t)th->nnodes * sizeof(uint64_t) + 1);
         if (!th->metrics[m].name || !th->metrics[m].values)
             return -1;
@@ -531,7 +545,7 @@ static int by_index(const void *x, const void *y)
 struct meta_set {
     struct prof_meta *m;
     uint32_t n;
-    struct u64map keys;         /* interned key pointer -> index */
+    struct u64map keys; /* interned key pointer -> index */
 };
 
 static int meta_set(struct meta_set *ms, const char *key, const char *value)
@@ -590,8 +604,8 @@ struct profile *agg_finish(struct agg *a)
         return NULL;
     char buf[32];
     snprintf(buf, sizeof buf, "%u", a->ninputs);
-    if (a->ninputs > 1 && (profile_set_meta(p, "merged_inputs", buf) != 0 ||
-                           profile_set_meta(p, "source", "merge") != 0))
+    if (a->ninputs > 1
+        && (profile_set_meta(p, "merged_inputs", buf) != 0 || profile_set_meta(p, "source", "merge") != 0))
         return NULL;
     for (uint32_t k = 0; k < a->nthreads; k++) {
         struct athread *t = &a->threads[k];
@@ -608,7 +622,7 @@ struct profile *agg_finish(struct agg *a)
             return NULL;
     }
     p->nthreads = a->nthreads;
-    a->out = NULL;              /* the caller owns it now */
+    a->out = NULL; /* the caller owns it now */
     /* keep a pointer-free shell so agg_value still works */
     return p;
 }
@@ -654,12 +668,24 @@ struct profile *agg_merge_threads(const struct profile *p)
  *             exclusive time, the inputs of the inclusive min and max, then
  *             the summed columns under their own names.
  */
-enum { P_PRESENT, P_FIRST_ABSENT, P_LAST_SEEN, P_MIN_CALLS, P_MAX_CALLS, P_MIN_INCL, P_MAX_INCL,
-       P_MIN_INCL_IN, P_MAX_INCL_IN, P_MIN_EXCL, P_MAX_EXCL, NPARTIAL };
+enum {
+    P_PRESENT,
+    P_FIRST_ABSENT,
+    P_LAST_SEEN,
+    P_MIN_CALLS,
+    P_MAX_CALLS,
+    P_MIN_INCL,
+    P_MAX_INCL,
+    P_MIN_INCL_IN,
+    P_MAX_INCL_IN,
+    P_MIN_EXCL,
+    P_MAX_EXCL,
+    NPARTIAL
+};
 static const char *const partial_names[NPARTIAL] = {
-    "partial:present", "partial:first_absent", "partial:last_seen", "partial:min_calls",
-    "partial:max_calls", "partial:min_incl_ns", "partial:max_incl_ns", "partial:min_incl_input",
-    "partial:max_incl_input", "partial:min_excl_ns", "partial:max_excl_ns",
+    "partial:present",        "partial:first_absent", "partial:last_seen",   "partial:min_calls",
+    "partial:max_calls",      "partial:min_incl_ns",  "partial:max_incl_ns", "partial:min_incl_input",
+    "partial:max_incl_input", "partial:min_excl_ns",  "partial:max_excl_ns",
 };
 #define PARTIAL_KEY "hookit.partial"
 
@@ -686,8 +712,8 @@ static int partial_meta(struct agg *a, struct profile *dst)
     size_t n = 1 + (size_t)a->nfirst + nhead + a->nlabels;
     struct prof_meta *m = profile_alloc(dst, n * sizeof *m);
     char head[160];
-    snprintf(head, sizeof head, "%u %u %d %u %u %u", a->ninputs, a->head_input, a->head_ran,
-             a->nfirst, nhead, a->nlabels);
+    snprintf(head, sizeof head, "%u %u %d %u %u %u", a->ninputs, a->head_input, a->head_ran, a->nfirst, nhead,
+             a->nlabels);
     if (!m || !(m[0].key = profile_intern(dst, PARTIAL_KEY)) || !(m[0].value = profile_intern(dst, head)))
         return -1;
     size_t k = 1;
@@ -725,15 +751,15 @@ static int partial_process(struct agg *a, struct profile *dst)
     return partial_meta(a, dst);
 }
 
-static int partial_columns(struct agg *a, struct profile *dst, struct athread *t,
-                           struct prof_thread *th)
+static int partial_columns(struct agg *a, struct profile *dst, struct athread *t, struct prof_thread *th)
 {
     uint32_t ncols = NPARTIAL + a->nsums;
     th->metrics = profile_alloc(dst, ncols * sizeof *th->metrics);
     if (!th->metrics)
         return -1;
     for (uint32_t m = 0; m < ncols; m++) {
-        th->metrics[m].name = profile_intern(dst, m < NPARTIAL ? partial_names[m] : a->sum_names[m - NPARTIAL]);
+        th->metrics[m].name =
+            profile_intern(dst, m < NPARTIAL ? partial_names[m] : a->sum_names[m - NPARTIAL]);
         th->metrics[m].values = profile_alloc(dst, (size_t)th->nnodes * sizeof(uint64_t) + 1);
         if (!th->metrics[m].name || !th->metrics[m].values)
             return -1;
@@ -743,10 +769,10 @@ static int partial_columns(struct agg *a, struct profile *dst, struct athread *t
         struct anode *an = &t->nodes[t->order[k]];
         settle(an, a->ninputs);
         uint64_t v[NPARTIAL] = {
-            [P_PRESENT] = an->present, [P_FIRST_ABSENT] = an->first_absent,
-            [P_LAST_SEEN] = an->last_seen, [P_MIN_CALLS] = an->min_calls,
-            [P_MAX_CALLS] = an->max_calls, [P_MIN_INCL] = an->min_incl,
-            [P_MAX_INCL] = an->max_incl, [P_MIN_INCL_IN] = an->min_incl_in,
+            [P_PRESENT] = an->present,         [P_FIRST_ABSENT] = an->first_absent,
+            [P_LAST_SEEN] = an->last_seen,     [P_MIN_CALLS] = an->min_calls,
+            [P_MAX_CALLS] = an->max_calls,     [P_MIN_INCL] = an->min_incl,
+            [P_MAX_INCL] = an->max_incl,       [P_MIN_INCL_IN] = an->min_incl_in,
             [P_MAX_INCL_IN] = an->max_incl_in, [P_MIN_EXCL] = an->min_excl,
             [P_MAX_EXCL] = an->max_excl,
         };
@@ -761,7 +787,7 @@ static int partial_columns(struct agg *a, struct profile *dst, struct athread *t
 struct profile *agg_partial(struct agg *a)
 {
     if (a->flags & AGG_PER_INPUT)
-        return NULL;            /* per-input numbers do not travel */
+        return NULL; /* per-input numbers do not travel */
     struct profile *p = profile_new();
     if (!p)
         return NULL;
@@ -801,9 +827,10 @@ struct partial_head {
 static int partial_head(const struct profile *p, struct partial_head *h)
 {
     const struct prof_process *pr = &p->process;
-    if (pr->nmeta < 1 || !pr->meta[0].key || strcmp(pr->meta[0].key, PARTIAL_KEY) != 0 ||
-        sscanf(pr->meta[0].value, "%u %u %d %u %u %u", &h->inputs, &h->head_input, &h->head_ran,
-               &h->nfirst, &h->nhead, &h->nlabels) != 6)
+    if (pr->nmeta < 1 || !pr->meta[0].key || strcmp(pr->meta[0].key, PARTIAL_KEY) != 0
+        || sscanf(pr->meta[0].value, "%u %u %d %u %u %u", &h->inputs, &h->head_input, &h->head_ran,
+                  &h->nfirst, &h->nhead, &h->nlabels)
+            != 6)
         return -1;
     uint64_t need = 1ull + h->nfirst + h->nhead + h->nlabels;
     return need <= pr->nmeta && h->inputs > 0 && h->head_input < h->inputs ? 0 : -1;
@@ -828,8 +855,7 @@ uint32_t agg_inputs(const struct agg *a)
 
 /* Node n (state over this agg's inputs [0, off)) takes in the state of a
  * partial over the inputs [off, off + inputs): column values v. */
-static void fold_partial_node(struct anode *n, uint32_t off, const uint64_t *v,
-                              const struct prof_node *src)
+static void fold_partial_node(struct anode *n, uint32_t off, const uint64_t *v, const struct prof_node *src)
 {
     settle(n, off);
     if (n->first_absent == UINT32_MAX && v[P_FIRST_ABSENT] != UINT32_MAX)
@@ -867,8 +893,8 @@ static int fold_partial_head(struct agg *a, const struct profile *part, const st
     uint32_t nhead = h->head_input ? h->nhead : h->nfirst;
     uint64_t longest = a->out->process.duration_ns;
     if (off == 0) {
-        if (copy_process(a, &part->process, first, h->nfirst, 0) != 0 ||
-            (h->head_input && copy_process(a, &part->process, head, nhead, h->head_input) != 0))
+        if (copy_process(a, &part->process, first, h->nfirst, 0) != 0
+            || (h->head_input && copy_process(a, &part->process, head, nhead, h->head_input) != 0))
             return -1;
         a->head_ran = h->head_ran;
     } else if (h->head_ran && !a->head_ran) {

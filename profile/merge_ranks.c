@@ -24,14 +24,14 @@ struct rfunc {
 struct rank_merge {
     struct rfunc *funcs;
     uint32_t nfuncs, cap;
-    uint32_t *hash;             /* open addressing: func index + 1 */
+    uint32_t *hash; /* open addressing: func index + 1 */
     size_t hmask;
-    uint32_t *touched;          /* funcs of the input being folded */
+    uint32_t *touched; /* funcs of the input being folded */
     uint32_t ntouched;
-    int32_t *ranks;             /* per input */
+    int32_t *ranks; /* per input */
     uint32_t ninputs, rank_cap;
     int all_ranked;
-    char *summary;              /* the "ranks" table */
+    char *summary; /* the "ranks" table */
     size_t summary_len;
     FILE *summary_f;
 };
@@ -59,10 +59,9 @@ int rank_is_mpi_name(const char *name)
  * the communication a rank's MPI time is about (as mpiP counts it). */
 static int counts_as_mpi_time(const char *name)
 {
-    return rank_is_mpi_name(name) && strcmp(name, "MPI:MPI_Init") != 0 &&
-           strcmp(name, "MPI:MPI_Init_thread") != 0 && strcmp(name, "MPI:MPI_Finalize") != 0;
+    return rank_is_mpi_name(name) && strcmp(name, "MPI:MPI_Init") != 0
+        && strcmp(name, "MPI:MPI_Init_thread") != 0 && strcmp(name, "MPI:MPI_Finalize") != 0;
 }
-
 
 struct rank_merge *rank_merge_new(void)
 {
@@ -275,10 +274,10 @@ int rank_merge_add(struct rank_merge *rm, const struct profile *p, const char *p
         return -1;
     const char *host = profile_get_meta(p, "hostname");
     const char *end = profile_get_meta(p, "end");
-    fprintf(rm->summary_f, "%u\t%d\t%d\t%s\t%s\t%" PRIu64 "\t%" PRIu64 "\t%" PRIu64 "\t%" PRIu64
-            "\t%" PRIu64 "\t%s\n", input, p->process.rank, p->process.pid, host ? host : "",
-            end ? end : "", p->process.duration_ns, tot.app_ns, tot.mpi_ns, tot.mpi_calls,
-            tot.mpi_bytes, path ? path : "");
+    fprintf(rm->summary_f,
+            "%u\t%d\t%d\t%s\t%s\t%" PRIu64 "\t%" PRIu64 "\t%" PRIu64 "\t%" PRIu64 "\t%" PRIu64 "\t%s\n",
+            input, p->process.rank, p->process.pid, host ? host : "", end ? end : "", p->process.duration_ns,
+            tot.app_ns, tot.mpi_ns, tot.mpi_calls, tot.mpi_bytes, path ? path : "");
     return ferror(rm->summary_f) ? -1 : 0;
 }
 
@@ -321,22 +320,24 @@ static char *functions_table(struct rank_merge *rm)
         order[i] = i;
     qsort_r(order, rm->nfuncs, sizeof *order, by_incl, rm->funcs);
     fputs("name\tmodule\tinputs\tcalls\tincl_ns\texcl_ns\tmin_incl_ns\tmin_rank\tmean_incl_ns"
-          "\tmax_incl_ns\tmax_rank\timbalance_pct\tmin_excl_ns\tmean_excl_ns\tmax_excl_ns\tmpi_bytes\n", f);
+          "\tmax_incl_ns\tmax_rank\timbalance_pct\tmin_excl_ns\tmean_excl_ns\tmax_excl_ns\tmpi_bytes\n",
+          f);
     uint32_t n = rm->ninputs ? rm->ninputs : 1;
     for (uint32_t k = 0; k < rm->nfuncs; k++) {
         struct rfunc *fn = &rm->funcs[order[k]];
         if (!fn->seen)
-            continue;           /* in a function table, in no tree */
+            continue; /* in a function table, in no tree */
         if (fn->seen && fn->last_seen + 1 < rm->ninputs && fn->first_absent == UINT32_MAX)
             fn->first_absent = fn->last_seen + 1;
         int absent = fn->present < rm->ninputs;
         uint32_t min_in = absent ? fn->first_absent : fn->min_in;
-        fprintf(f, "%s\t%s\t%u\t%" PRIu64 "\t%" PRIu64 "\t%" PRIu64 "\t%" PRIu64 "\t%" PRId64
-                "\t%" PRIu64 "\t%" PRIu64 "\t%" PRId64 "\t%.0f\t%" PRIu64 "\t%" PRIu64 "\t%" PRIu64
-                "\t%" PRIu64 "\n", fn->name, fn->module, fn->present, fn->calls, fn->incl, fn->excl,
-                absent ? 0 : fn->min_incl, who(rm, min_in), fn->incl / n, fn->max_incl,
-                who(rm, fn->max_in), 100.0 * imbalance(fn->max_incl, fn->incl, n),
-                absent ? 0 : fn->min_excl, fn->excl / n, fn->max_excl, fn->bytes);
+        fprintf(f,
+                "%s\t%s\t%u\t%" PRIu64 "\t%" PRIu64 "\t%" PRIu64 "\t%" PRIu64 "\t%" PRId64 "\t%" PRIu64
+                "\t%" PRIu64 "\t%" PRId64 "\t%.0f\t%" PRIu64 "\t%" PRIu64 "\t%" PRIu64 "\t%" PRIu64 "\n",
+                fn->name, fn->module, fn->present, fn->calls, fn->incl, fn->excl, absent ? 0 : fn->min_incl,
+                who(rm, min_in), fn->incl / n, fn->max_incl, who(rm, fn->max_in),
+                100.0 * imbalance(fn->max_incl, fn->incl, n), absent ? 0 : fn->min_excl, fn->excl / n,
+                fn->max_excl, fn->bytes);
     }
     free(order);
     if (fclose(f) != 0) {
@@ -391,13 +392,15 @@ int rank_merge_finish(struct rank_merge *rm, struct profile *merged)
     if (fflush(rm->summary_f) != 0)
         return -1;
     int rc = 0;
-    if (rm->all_ranked && rm->ninputs) {      /* the ranks of an MPI job */
+    if (rm->all_ranked && rm->ninputs) { /* the ranks of an MPI job */
         char *functions = functions_table(rm);
         char count[32];
         snprintf(count, sizeof count, "%u", rm->ninputs);
-        rc = functions && profile_set_meta(merged, "ranks", rm->summary) == 0 &&
-             profile_set_meta(merged, "functions", functions) == 0 &&
-             profile_set_meta(merged, "merged_ranks", count) == 0 ? 0 : -1;
+        rc = functions && profile_set_meta(merged, "ranks", rm->summary) == 0
+                && profile_set_meta(merged, "functions", functions) == 0
+                && profile_set_meta(merged, "merged_ranks", count) == 0
+            ? 0
+            : -1;
         free(functions);
     }
     for (uint32_t k = 0; rc == 0 && k < merged->nthreads; k++)
@@ -424,7 +427,7 @@ int rank_merge_partial(struct rank_merge *rm, struct profile *dst)
 {
     if (fflush(rm->summary_f) != 0)
         return -1;
-    const char *rows = strchr(rm->summary, '\n');       /* after the header */
+    const char *rows = strchr(rm->summary, '\n'); /* after the header */
     char *buf = NULL;
     size_t len = 0;
     FILE *f = open_memstream(&buf, &len);
@@ -436,14 +439,17 @@ int rank_merge_partial(struct rank_merge *rm, struct profile *dst)
         if (!fn->seen)
             continue;
         settle_func(fn, rm->ninputs);
-        fprintf(f, "%s\t%s\t%u\t%u\t%u\t%" PRIu64 "\t%" PRIu64 "\t%" PRIu64 "\t%" PRIu64 "\t%" PRIu64
-                "\t%" PRIu64 "\t%" PRIu64 "\t%" PRIu64 "\t%u\t%u\n", fn->name, fn->module,
-                fn->present, fn->first_absent, fn->last_seen, fn->calls, fn->incl, fn->excl,
-                fn->bytes, fn->min_incl, fn->max_incl, fn->min_excl, fn->max_excl, fn->min_in,
+        fprintf(f,
+                "%s\t%s\t%u\t%u\t%u\t%" PRIu64 "\t%" PRIu64 "\t%" PRIu64 "\t%" PRIu64 "\t%" PRIu64
+                "\t%" PRIu64 "\t%" PRIu64 "\t%" PRIu64 "\t%u\t%u\n",
+                fn->name, fn->module, fn->present, fn->first_absent, fn->last_seen, fn->calls, fn->incl,
+                fn->excl, fn->bytes, fn->min_incl, fn->max_incl, fn->min_excl, fn->max_excl, fn->min_in,
                 fn->max_in);
     }
-    int rc = fclose(f) == 0 && profile_set_meta(dst, RANKS_KEY, rows ? rows + 1 : "") == 0 &&
-             profile_set_meta(dst, FUNCS_KEY, buf) == 0 ? 0 : -1;
+    int rc = fclose(f) == 0 && profile_set_meta(dst, RANKS_KEY, rows ? rows + 1 : "") == 0
+            && profile_set_meta(dst, FUNCS_KEY, buf) == 0
+        ? 0
+        : -1;
     free(buf);
     return rc;
 }
@@ -497,8 +503,21 @@ static int fold_func(struct rank_merge *rm, char *line, uint32_t off)
     uint64_t v[13];
     for (int i = 0; i < 13; i++)
         v[i] = strtoull(f[i + 2], NULL, 10);
-    enum { PRESENT, FIRST_ABSENT, LAST_SEEN, CALLS, INCL, EXCL, BYTES, MIN_INCL, MAX_INCL,
-           MIN_EXCL, MAX_EXCL, MIN_IN, MAX_IN };
+    enum {
+        PRESENT,
+        FIRST_ABSENT,
+        LAST_SEEN,
+        CALLS,
+        INCL,
+        EXCL,
+        BYTES,
+        MIN_INCL,
+        MAX_INCL,
+        MIN_EXCL,
+        MAX_EXCL,
+        MIN_IN,
+        MAX_IN
+    };
     settle_func(fn, off);
     if (fn->first_absent == UINT32_MAX && v[FIRST_ABSENT] != UINT32_MAX)
         fn->first_absent = off + (uint32_t)v[FIRST_ABSENT];
@@ -527,7 +546,7 @@ static int fold_func(struct rank_merge *rm, char *line, uint32_t off)
 int rank_merge_add_partial(struct rank_merge *rm, const struct profile *partial)
 {
     const char *rows = NULL, *funcs = NULL;
-    for (uint32_t i = partial->process.nmeta; i-- > 0;) {   /* they come last */
+    for (uint32_t i = partial->process.nmeta; i-- > 0;) { /* they come last */
         const struct prof_meta *m = &partial->process.meta[i];
         if (!rows && !strcmp(m->key, RANKS_KEY))
             rows = m->value;

@@ -158,7 +158,7 @@ static int strtab_build(struct strtab *t, const struct profile *p)
 /* ---- output buffer ---------------------------------------------------------- */
 
 struct out {
-    int fd;                         /* -1: measure only; OUT_MEM: into mem */
+    int fd; /* -1: measure only; OUT_MEM: into mem */
     unsigned char *buf;
     size_t len;
     uint64_t total;                 /* bytes flushed */

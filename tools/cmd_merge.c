@@ -62,8 +62,8 @@ struct share {
     uint32_t nfiles;
     int flags;
     struct share *all;
-    int started;                /* its thread runs (else its parent runs it when needed) */
-    struct profile *result;     /* a partial (member > 0), the merged profile (member 0) */
+    int started;            /* its thread runs (else its parent runs it when needed) */
+    struct profile *result; /* a partial (member > 0), the merged profile (member 0) */
     char err[1100];
 };
 
@@ -77,7 +77,7 @@ static int take_child(struct share *s, struct merge *m, uint32_t step, int rc)
     if (c->started)
         pthread_join(c->thread, NULL);
     else
-        merge_share(c);         /* no thread could be made for it */
+        merge_share(c); /* no thread could be made for it */
     if (rc == 0 && !c->result) {
         snprintf(s->err, sizeof s->err, "%s", c->err);
         rc = -1;
@@ -126,8 +126,8 @@ static void *merge_share(void *arg)
 }
 
 /* The inputs merged by n threads along the tree (member 0 is this thread). */
-static struct profile *merge_files(char **files, uint32_t nfiles, int flags, uint32_t n,
-                                   char *err, size_t errlen)
+static struct profile *merge_files(char **files, uint32_t nfiles, int flags, uint32_t n, char *err,
+                                   size_t errlen)
 {
     if (n > nfiles)
         n = nfiles;
@@ -139,8 +139,9 @@ static struct profile *merge_files(char **files, uint32_t nfiles, int flags, uin
     uint32_t next = 0;
     for (uint32_t r = 0; r < n; r++) {
         uint32_t count = nfiles / n + (r < nfiles % n);
-        all[r] = (struct share){ .member = r, .nmembers = n, .files = files + next,
-                                 .nfiles = count, .flags = flags, .all = all };
+        all[r] = (struct share){
+            .member = r, .nmembers = n, .files = files + next, .nfiles = count, .flags = flags, .all = all
+        };
         next += count;
     }
     merge_share(&all[0]);
@@ -194,8 +195,8 @@ int cmd_merge(int argc, char **argv)
     if (strcmp(output, "-") == 0 && isatty(STDOUT_FILENO))
         return cli_usage_error("merge", "not writing a binary profile to a terminal");
     char err[1100];
-    struct profile *merged = merge_files(argv + optind, (uint32_t)(argc - optind), flags,
-                                         (uint32_t)jobs, err, sizeof err);
+    struct profile *merged =
+        merge_files(argv + optind, (uint32_t)(argc - optind), flags, (uint32_t)jobs, err, sizeof err);
     if (!merged)
         return cli_fail("%s", err);
     int rc = cli_write_output(output, write_profile, merged);

@@ -32,8 +32,10 @@
 #include <string.h>
 #include <time.h>
 
-typedef void *mh;               /* any handle, by value */
-typedef struct { unsigned char bytes[64]; } mstatus;
+typedef void *mh; /* any handle, by value */
+typedef struct {
+    unsigned char bytes[64];
+} mstatus;
 
 static struct {
     int (*comm_dup)(mh, void *);
@@ -50,10 +52,10 @@ static struct {
 } pmpi;
 
 static mh world, byte_type, errors_return;
-static uint64_t own_comm;       /* the dup, as the library wrote it */
+static uint64_t own_comm; /* the dup, as the library wrote it */
 static int ready;
 
-#define TAG 0x4b1               /* any tag: the communicator is ours alone */
+#define TAG 0x4b1 /* any tag: the communicator is ours alone */
 
 JP_NOINSTR static void *find(const char *name)
 {
@@ -105,9 +107,8 @@ JP_NOINSTR int jp_mpi_comm_init(int *rank, int *size, char *err, size_t errlen)
     pmpi.test = find("PMPI_Test");
     pmpi.cancel = find("PMPI_Cancel");
     pmpi.library_version = find("PMPI_Get_library_version");
-    if (!pmpi.comm_dup || !pmpi.comm_rank || !pmpi.comm_size || !pmpi.set_errhandler ||
-        !pmpi.issend || !pmpi.irecv || !pmpi.iprobe || !pmpi.get_count || !pmpi.test ||
-        !pmpi.cancel) {
+    if (!pmpi.comm_dup || !pmpi.comm_rank || !pmpi.comm_size || !pmpi.set_errhandler || !pmpi.issend
+        || !pmpi.irecv || !pmpi.iprobe || !pmpi.get_count || !pmpi.test || !pmpi.cancel) {
         snprintf(err, errlen, "the MPI library lacks a PMPI function hookit needs");
         return -1;
     }
@@ -121,8 +122,8 @@ JP_NOINSTR int jp_mpi_comm_init(int *rank, int *size, char *err, size_t errlen)
     }
     mh comm = (mh)(uintptr_t)own_comm;
     /* An error on our communicator is returned to us, never fatal to the job. */
-    if (pmpi.set_errhandler(comm, errors_return) != 0 || pmpi.comm_rank(comm, rank) != 0 ||
-        pmpi.comm_size(comm, size) != 0) {
+    if (pmpi.set_errhandler(comm, errors_return) != 0 || pmpi.comm_rank(comm, rank) != 0
+        || pmpi.comm_size(comm, size) != 0) {
         snprintf(err, errlen, "hookit's communicator cannot be set up");
         return -1;
     }
@@ -210,10 +211,11 @@ JP_NOINSTR int jp_mpi_comm_recv(int source, unsigned char **buf, size_t *len, ui
         return -1;
     uint64_t req = 0;
     /* The message is there: its bytes get a bound of their own. */
-    int rc = pmpi.irecv(*buf, count, byte_type, source, TAG, comm, &req) != 0 ? -1
-             : wait_request(&req, now_ns() + transfer_ns);
+    int rc = pmpi.irecv(*buf, count, byte_type, source, TAG, comm, &req) != 0
+        ? -1
+        : wait_request(&req, now_ns() + transfer_ns);
     if (rc != 0) {
-        if (rc < 0)             /* cancelled at the bound: the library may yet write it */
+        if (rc < 0) /* cancelled at the bound: the library may yet write it */
             free(*buf);
         *buf = NULL;
         return rc;

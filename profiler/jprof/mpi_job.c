@@ -39,15 +39,15 @@
 enum { OUT_JOB = 1, OUT_RANKS, OUT_BOTH };
 
 static struct {
-    int mode;                   /* OUT_*, 0 before MPI_Init */
-    int comm_ok;                /* hookit's communicator is there */
+    int mode;    /* OUT_*, 0 before MPI_Init */
+    int comm_ok; /* hookit's communicator is there */
     char comm_err[200];
     int rank, size;
     uint64_t timeout_ns;
-    int finalizing;             /* MPI_Finalize began */
-    int in_job;                 /* this rank's profile is in the job's (or a partial's file) */
-    uint64_t entry_ns;          /* MPI_Finalize's entry */
-    struct profile *job;        /* rank 0: the job profile, written */
+    int finalizing;      /* MPI_Finalize began */
+    int in_job;          /* this rank's profile is in the job's (or a partial's file) */
+    uint64_t entry_ns;   /* MPI_Finalize's entry */
+    struct profile *job; /* rank 0: the job profile, written */
     char job_dir[4096], job_name[600];
 } job;
 
@@ -75,8 +75,8 @@ JP_NOINSTR static uint64_t parse_timeout(void)
     errno = 0;
     double s = strtod(v, &end);
     if (*end || errno || !(s > 0) || s > 86400) {
-        jp_host->log("HOOKIT_MPI_TIMEOUT=%s: not a number of seconds from 0 to 86400; using %d",
-                     v, DEFAULT_TIMEOUT_S);
+        jp_host->log("HOOKIT_MPI_TIMEOUT=%s: not a number of seconds from 0 to 86400; using %d", v,
+                     DEFAULT_TIMEOUT_S);
         return DEFAULT_TIMEOUT_S * 1000000000ull;
     }
     return (uint64_t)(s * 1e9);
@@ -85,7 +85,7 @@ JP_NOINSTR static uint64_t parse_timeout(void)
 JP_NOINSTR void jp_mpi_job_initialized(void)
 {
     if (job.mode)
-        return;                 /* MPI_Init once per process */
+        return; /* MPI_Init once per process */
     job.mode = parse_mode();
     job.timeout_ns = parse_timeout();
     if (job.mode == OUT_RANKS)
@@ -182,8 +182,8 @@ JP_NOINSTR static void job_id(char *out, size_t size)
     else
         snprintf(out, size, "%d", (int)getpid());
     for (char *c = out; *c; c++)
-        if (!((*c >= '0' && *c <= '9') || (*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') ||
-              *c == '.' || *c == '-' || *c == '_'))
+        if (!((*c >= '0' && *c <= '9') || (*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') || *c == '.'
+              || *c == '-' || *c == '_'))
             *c = '_';
 }
 
@@ -235,21 +235,21 @@ JP_NOINSTR static struct profile *own_profile(void)
 struct levels {
     char text[1024];
     size_t len;
-    uint64_t built_ns;          /* own profile built and folded (since entry) */
+    uint64_t built_ns; /* own profile built and folded (since entry) */
 };
 
-JP_NOINSTR static void note_level(struct levels *lv, uint32_t step, uint64_t wait_ns,
-                                  uint64_t fold_ns, size_t bytes)
+JP_NOINSTR static void note_level(struct levels *lv, uint32_t step, uint64_t wait_ns, uint64_t fold_ns,
+                                  size_t bytes)
 {
     if (lv->len < sizeof lv->text)
         lv->len += (size_t)snprintf(lv->text + lv->len, sizeof lv->text - lv->len,
-                                    "%s%u:%" PRIu64 ":%" PRIu64 ":%zu", lv->len ? "," : "", step,
-                                    wait_ns, fold_ns, bytes);
+                                    "%s%u:%" PRIu64 ":%" PRIu64 ":%zu", lv->len ? "," : "", step, wait_ns,
+                                    fold_ns, bytes);
 }
 
 /* Child `step` of this rank: its partial taken in, or its subtree missing. */
-JP_NOINSTR static void take_child(struct merge *m, uint32_t step, struct missing *miss,
-                                  struct slowest *slow, struct levels *lv)
+JP_NOINSTR static void take_child(struct merge *m, uint32_t step, struct missing *miss, struct slowest *slow,
+                                  struct levels *lv)
 {
     uint32_t child = (uint32_t)job.rank + step;
     uint32_t span = merge_tree_span((uint32_t)job.rank, (uint32_t)job.size, step);
@@ -270,7 +270,9 @@ JP_NOINSTR static void take_child(struct merge *m, uint32_t step, struct missing
         note_level(lv, step, t1 - t0, jp_mpi_comm_now() - t1, len);
     } else {
         jp_host->debug_log("jprof: ranks %u-%u: no partial (%s)", child, child + span - 1,
-                           rc > 0 ? "none within the bound" : rc < 0 ? "MPI error" : "unreadable");
+                           rc > 0       ? "none within the bound"
+                               : rc < 0 ? "MPI error"
+                                        : "unreadable");
         add_missing(miss, child, span);
     }
     profile_free(part);
@@ -287,8 +289,8 @@ JP_NOINSTR static void write_subtree(const struct profile *part, const char *why
     uint32_t last = (uint32_t)job.rank + agg_partial_inputs(part) - 1;
     snprintf(what, sizeof what, "job.%s.r%d-%u.%d", id, job.rank, last, (int)getpid());
     if (p && write_job_file(p, what) == 0)
-        jp_host->log("jprof: rank %d: %s: ranks %d-%u written to %s/%s instead of the job profile",
-                     job.rank, why, job.rank, last, job.job_dir, job.job_name);
+        jp_host->log("jprof: rank %d: %s: ranks %d-%u written to %s/%s instead of the job profile", job.rank,
+                     why, job.rank, last, job.job_dir, job.job_name);
     else
         jp_host->log("jprof: rank %d: %s, and its ranks' profile cannot be written", job.rank, why);
     profile_free(p);
@@ -315,18 +317,21 @@ JP_NOINSTR static void send_up(struct merge *m, struct missing *miss, struct slo
         mt = NULL;
     unsigned char *buf = NULL;
     size_t len = 0;
-    int ok = part && profile_set_meta(part, SLOWEST_KEY, v) == 0 &&
-             (!miss->count || (mt && profile_set_meta(part, MISSING_KEY, mt) == 0)) &&
-             profile_write_mem(part, &buf, &len) == 0;
+    int ok = part && profile_set_meta(part, SLOWEST_KEY, v) == 0
+        && (!miss->count || (mt && profile_set_meta(part, MISSING_KEY, mt) == 0))
+        && profile_write_mem(part, &buf, &len) == 0;
     free(mt);
     int rc = ok ? jp_mpi_comm_send((int)merge_tree_parent((uint32_t)job.rank), buf, len, deadline) : -1;
     free(buf);
     if (rc != 0 && part)
-        write_subtree(part, rc > 0 ? "the parent rank did not take the profile in time"
-                            : ok ? "MPI error sending to the parent rank" : "out of memory");
+        write_subtree(part,
+                      rc > 0   ? "the parent rank did not take the profile in time"
+                          : ok ? "MPI error sending to the parent rank"
+                               : "out of memory");
     else if (rc != 0 && (job.in_job = 0) == 0) /* its own profile is written at exit */
         jp_host->log("jprof: rank %d: out of memory making its partial profile: it writes its own "
-                     "at exit; the ranks below it are missing from the job profile", job.rank);
+                     "at exit; the ranks below it are missing from the job profile",
+                     job.rank);
     profile_free(part);
 }
 
@@ -376,12 +381,12 @@ JP_NOINSTR static void finish_job(struct merge *m, struct missing *miss, struct 
     }
     if (miss->count)
         jp_host->log("jprof: job profile %s/%s: %u of %d ranks missing (%s): none came within "
-                     "the bound (HOOKIT_MPI_TIMEOUT)", job.job_dir, job.job_name, miss->count,
-                     job.size, missing_text(miss));
+                     "the bound (HOOKIT_MPI_TIMEOUT)",
+                     job.job_dir, job.job_name, miss->count, job.size, missing_text(miss));
     else
-        jp_host->debug_log("jprof: wrote the job profile %s/%s (%d ranks) in %.3f ms",
-                           job.job_dir, job.job_name, job.size, (double)mine / 1e6);
-    job.job = p;                /* MPI_Finalize's own time comes after the real one */
+        jp_host->debug_log("jprof: wrote the job profile %s/%s (%d ranks) in %.3f ms", job.job_dir,
+                           job.job_name, job.size, (double)mine / 1e6);
+    job.job = p; /* MPI_Finalize's own time comes after the real one */
 }
 
 JP_NOINSTR void jp_mpi_job_finalizing(void)
@@ -400,7 +405,8 @@ JP_NOINSTR void jp_mpi_job_finalizing(void)
     if (jp_size > 0 && jp_size != job.size) {
         if (job.rank == 0)
             jp_host->log("jprof: no job profile: MPI_COMM_WORLD has %d ranks, the launcher's job "
-                         "%d: every rank writes its own", job.size, jp_size);
+                         "%d: every rank writes its own",
+                         job.size, jp_size);
         return;
     }
     struct profile *own = own_profile();
@@ -408,8 +414,7 @@ JP_NOINSTR void jp_mpi_job_finalizing(void)
     char label[16];
     snprintf(label, sizeof label, "-");
     if (!own || !m || merge_add(m, own, label) != 0) {
-        jp_host->log("jprof: rank %d: out of memory for the job profile; it writes its own",
-                     job.rank);
+        jp_host->log("jprof: rank %d: out of memory for the job profile; it writes its own", job.rank);
         profile_free(own);
         merge_free(m);
         return;
@@ -421,14 +426,13 @@ JP_NOINSTR void jp_mpi_job_finalizing(void)
     struct slowest slow = { 0, job.rank, 0 };
     struct levels lv = { .built_ns = jp_mpi_comm_now() - job.entry_ns };
     slow.last_built = job.entry_ns + lv.built_ns;
-    for (uint32_t step = 0;
-         (step = merge_tree_next_child((uint32_t)job.rank, (uint32_t)job.size, step));)
+    for (uint32_t step = 0; (step = merge_tree_next_child((uint32_t)job.rank, (uint32_t)job.size, step));)
         take_child(m, step, &miss, &slow, &lv);
     if (job.rank == 0) {
         finish_job(m, &miss, &slow, &lv);
         merge_free(m);
     } else {
-        send_up(m, &miss, &slow);   /* frees m */
+        send_up(m, &miss, &slow); /* frees m */
     }
     if (miss.f)
         fclose(miss.f);
@@ -441,10 +445,9 @@ JP_NOINSTR void jp_mpi_job_finalized(void)
         return;
     char v[32], err[512];
     snprintf(v, sizeof v, "%" PRIu64, jp_mpi_comm_now() - job.entry_ns);
-    if (profile_set_meta(job.job, "job_mpi_finalize_ns", v) == 0 &&
-        profile_replace_file(job.job, job.job_dir, job.job_name, err, sizeof err) != 0)
-        jp_host->log("jprof: cannot complete the job profile %s/%s: %s", job.job_dir,
-                     job.job_name, err);
+    if (profile_set_meta(job.job, "job_mpi_finalize_ns", v) == 0
+        && profile_replace_file(job.job, job.job_dir, job.job_name, err, sizeof err) != 0)
+        jp_host->log("jprof: cannot complete the job profile %s/%s: %s", job.job_dir, job.job_name, err);
     profile_free(job.job);
     job.job = NULL;
 }

@@ -198,8 +198,7 @@ JP_NOINSTR static int write_out(const struct profile *p, int how, uint64_t t0)
         if (rc != 0)
             jp_host->log("jprof: cannot write profile to %s: %s", exiting_dir, err);
         else
-            jp_host->debug_log("jprof: completed %s/%s after the destructors", exiting_dir,
-                               exiting_name);
+            jp_host->debug_log("jprof: completed %s/%s after the destructors", exiting_dir, exiting_name);
         return rc;
     }
     const char *dir = jp_host->output_dir;

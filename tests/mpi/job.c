@@ -21,13 +21,19 @@
 
 static volatile long sink;
 
-void leaf(int i) { sink += i; }
+void leaf(int i)
+{
+    sink += i;
+}
 void compute(int rank)
 {
     for (int i = 0; i <= rank; i++)
         leaf(i);
 }
-void in_thread(long i) { sink += i; }
+void in_thread(long i)
+{
+    sink += i;
+}
 void *thread_main(void *arg)
 {
     long n = (long)arg;
@@ -35,9 +41,18 @@ void *thread_main(void *arg)
         in_thread(i);
     return NULL;
 }
-void variant_a(void) { sink++; }
-void variant_b(void) { sink--; }
-void after_finalize(void) { sink++; }
+void variant_a(void)
+{
+    sink++;
+}
+void variant_b(void)
+{
+    sink--;
+}
+void after_finalize(void)
+{
+    sink++;
+}
 
 int main(int argc, char **argv)
 {

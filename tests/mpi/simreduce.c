@@ -105,9 +105,9 @@ static struct profile *rank_profile(int rank, int size)
             snprintf(name, sizeof name, "variant_%d::path_%u()", variant, f - FUNCS);
         else
             snprintf(name, sizeof name, "MPI:MPI_%s", f == nfuncs - 2 ? "Allreduce" : "Sendrecv");
-        p->funcs[f] = (struct prof_func){ 0x400000 + f * 16ull, profile_intern(p, name),
-                                          profile_intern(p, f >= nfuncs - 2 ? "libmpi.so.40" : "app"),
-                                          NULL, 0 };
+        p->funcs[f] =
+            (struct prof_func){ 0x400000 + f * 16ull, profile_intern(p, name),
+                                profile_intern(p, f >= nfuncs - 2 ? "libmpi.so.40" : "app"), NULL, 0 };
     }
     p->threads = profile_alloc(p, sizeof *p->threads);
     p->nthreads = 1;
@@ -130,8 +130,9 @@ static struct profile *rank_profile(int rank, int size)
     while (sp) {
         uint32_t i = stack[--sp];
         pos[i] = k;
-        uint32_t func = i == 0 ? 0 : i < (uint32_t)common ? (uint32_t)(mix(i) % FUNCS)
-                        : FUNCS + (i - (uint32_t)common) % (uint32_t)(contexts / 10);
+        uint32_t func = i == 0     ? 0
+            : i < (uint32_t)common ? (uint32_t)(mix(i) % FUNCS)
+                                   : FUNCS + (i - (uint32_t)common) % (uint32_t)(contexts / 10);
         if (i % 97 == 5)
             func = nfuncs - 2 + (i % 2);
         uint64_t calls = 1 + (mix(i * 31 + (uint64_t)rank) % 50);
@@ -221,14 +222,14 @@ static unsigned char *subtree(int r, int span, int size, size_t *len)
     struct merge *m = own(r, size);
     for (uint32_t step = 0; (step = merge_tree_next_child((uint32_t)r, (uint32_t)(r + span), step));) {
         size_t clen;
-        unsigned char *c = subtree(r + (int)step, (int)merge_tree_span((uint32_t)r, (uint32_t)(r + span), step),
-                                   size, &clen);
+        unsigned char *c = subtree(
+            r + (int)step, (int)merge_tree_span((uint32_t)r, (uint32_t)(r + span), step), size, &clen);
         struct level *lv = r == 0 ? &levels[__builtin_ctz(step)] : NULL;
         take(m, c, clen, lv);
     }
     uint64_t ns;
     unsigned char *buf = serialise(m, len, &ns);
-    if (r > 0 && r == (r & -r))  /* rank 2^k: the level-k child of rank 0 */
+    if (r > 0 && r == (r & -r)) /* rank 2^k: the level-k child of rank 0 */
         levels[__builtin_ctz((unsigned)r)].ser_ns = ns;
     merge_free(m);
     return buf;
@@ -267,8 +268,8 @@ static unsigned char *renumber(const unsigned char *buf, size_t len, int off, si
             const char *q = strstr(m->value, " pid ");
             if (sscanf(q, " pid %d rank %d", &pid, &rank) == 2) {
                 char v[256];
-                snprintf(v, sizeof v, "%.*s pid %d rank %d", (int)(q - m->value), m->value,
-                         pid + off, rank + off);
+                snprintf(v, sizeof v, "%.*s pid %d rank %d", (int)(q - m->value), m->value, pid + off,
+                         rank + off);
                 m->value = profile_intern(p, v);
             }
         }
@@ -376,8 +377,8 @@ int main(int argc, char **argv)
         by_level(size, nlevels);
     }
     double run_s = (double)(now_ns() - t0) / 1e9;
-    printf("P = %d ranks, %d contexts each, %d variants; model: %.1f GB/s, %.1f us per message\n",
-           size, contexts, variants, bandwidth_gbps, latency_us);
+    printf("P = %d ranks, %d contexts each, %d variants; model: %.1f GB/s, %.1f us per message\n", size,
+           contexts, variants, bandwidth_gbps, latency_us);
     printf("level  ranks   bytes       ser ms  xfer ms  read ms  fold ms  heap MB (tree, peak)\n");
     double total = (double)own_fold_ns / 1e6;
     for (int k = 0; k < nlevels; k++) {
