@@ -241,10 +241,10 @@ static int fold_thread(struct rank_merge *rm, const struct profile *p, const str
     return 0;
 }
 
-int rank_merge_add(struct rank_merge *rm, const struct profile *p, const char *path)
+/* The next input's rank. */
+static int note_rank(struct rank_merge *rm, int32_t rank)
 {
-    uint32_t input = rm->ninputs;
-    if (input == rm->rank_cap) {
+    if (rm->ninputs == rm->rank_cap) {
         uint32_t cap = rm->rank_cap ? rm->rank_cap * 2 : 64;
         int32_t *r = realloc(rm->ranks, (size_t)cap * sizeof *r);
         if (!r)
@@ -252,10 +252,17 @@ int rank_merge_add(struct rank_merge *rm, const struct profile *p, const char *p
         rm->ranks = r;
         rm->rank_cap = cap;
     }
-    rm->ranks[input] = p->process.rank;
-    if (p->process.rank < 0)
+    rm->ranks[rm->ninputs++] = rank;
+    if (rank < 0)
         rm->all_ranked = 0;
-    rm->ninputs++;
+    return 0;
+}
+
+int rank_merge_add(struct rank_merge *rm, const struct profile *p, const char *path)
+{
+    uint32_t input = rm->ninputs;
+    if (note_rank(rm, p->process.rank) != 0)
+        return -1;
     int64_t *fmap = malloc(((size_t)p->nfuncs + 1) * sizeof *fmap);
     uint32_t *onpath = calloc((size_t)p->nfuncs + 1, sizeof *onpath);
     int rc = fmap && onpath ? 0 : -1;
@@ -452,22 +459,6 @@ int rank_merge_partial(struct rank_merge *rm, struct profile *dst)
         : -1;
     free(buf);
     return rc;
-}
-
-static int note_rank(struct rank_merge *rm, int32_t rank)
-{
-    if (rm->ninputs == rm->rank_cap) {
-        uint32_t cap = rm->rank_cap ? rm->rank_cap * 2 : 64;
-        int32_t *r = realloc(rm->ranks, (size_t)cap * sizeof *r);
-        if (!r)
-            return -1;
-        rm->ranks = r;
-        rm->rank_cap = cap;
-    }
-    rm->ranks[rm->ninputs++] = rank;
-    if (rank < 0)
-        rm->all_ranked = 0;
-    return 0;
 }
 
 /* The rows of the partial, numbered on from off. */
