@@ -363,3 +363,17 @@ def test_simulated_reduction(tmp):
     assert [int(r[1]) for r in rows] == [1, 2, 4, 8, 16, 32, 64], p.stdout
     assert all(int(r[2]) > 0 for r in rows) and int(rows[-1][2]) > int(rows[0][2]), p.stdout
     assert re.search(r"critical path: \d+\.\d+ s", p.stdout), p.stdout
+
+
+def test_world_not_the_launchers_job_falls_back(tmp):
+    """A world that is not the launcher's job (here a singleton MPICH
+    process told by Slurm's variables that the job has 4 tasks): no
+    reduction, the rank writes its own profile, one line says why."""
+    MPICH.need()
+    base.build(tmp, MPICH.cc, "job.c", "job")
+    p = hk.run(tmp, ["./job"], env={"HOOKIT_OUTPUT": tmp, "SLURM_PROCID": "0", "SLURM_NTASKS": "4"},
+               timeout=60)
+    assert p.stdout == "rank 0 of 1\n", p.stdout
+    assert sorted(own_files(tmp, "job")) == [0] and not job_files(tmp, "job"), os.listdir(tmp)
+    lines = [ln for ln in p.stderr.splitlines() if "no job profile" in ln]
+    assert len(lines) == 1 and "MPI_COMM_WORLD has 1 ranks, the launcher's job 4" in lines[0], p.stderr
