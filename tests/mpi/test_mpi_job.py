@@ -377,3 +377,15 @@ def test_world_not_the_launchers_job_falls_back(tmp):
     assert sorted(own_files(tmp, "job")) == [0] and not job_files(tmp, "job"), os.listdir(tmp)
     lines = [ln for ln in p.stderr.splitlines() if "no job profile" in ln]
     assert len(lines) == 1 and "MPI_COMM_WORLD has 1 ranks, the launcher's job 4" in lines[0], p.stderr
+
+
+def test_job_profile_under_hookit_run(tmp):
+    """mpirun -np 3 hookit run -o DIR -- ./app (not linked with hookit):
+    the preloaded libhookit reduces the same way."""
+    base.need_mpi()
+    base.build(tmp, "mpicc", "job.c", "job_run", link=False)
+    d = os.path.join(tmp, "out")
+    mpirun(tmp, 3, [hk.BIN, "run", "-o", d, "--", "./job_run"])
+    assert len(os.listdir(d)) == 1 and len(job_files(d, "job_run")) == 1, os.listdir(d)
+    doc = hk.export_json(tmp, job_files(d, "job_run")[0])
+    assert doc["process"]["meta"]["merged_ranks"] == 3 and all_calls(doc, "leaf") == 6
