@@ -17,6 +17,7 @@
 
 #include <errno.h>
 #include <getopt.h>
+#include <malloc.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -131,6 +132,11 @@ static struct profile *merge_files(char **files, uint32_t nfiles, int flags, uin
 {
     if (n > nfiles)
         n = nfiles;
+    /* Every input is read into blocks of about the same sizes, freed once
+     * folded: keep them for the next instead of giving them back to the
+     * kernel and faulting them in again (a fifth of the time otherwise). */
+    mallopt(M_MMAP_THRESHOLD, 64 << 20);
+    mallopt(M_TRIM_THRESHOLD, 256 << 20);
     struct share *all = calloc(n, sizeof *all);
     if (!all) {
         snprintf(err, errlen, "out of memory");
