@@ -411,9 +411,8 @@ JP_NOINSTR void jp_mpi_job_finalizing(void)
     }
     struct profile *own = own_profile();
     struct merge *m = merge_new(0);
-    char label[16];
-    snprintf(label, sizeof label, "-");
-    if (!own || !m || merge_add(m, own, label) != 0) {
+    /* "-": no file of its own (the ranks table's file column, input.N) */
+    if (!own || !m || merge_add(m, own, "-") != 0) {
         jp_host->log("jprof: rank %d: out of memory for the job profile; it writes its own", job.rank);
         profile_free(own);
         merge_free(m);
