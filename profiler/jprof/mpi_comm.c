@@ -55,7 +55,8 @@ static mh world, byte_type, errors_return;
 static uint64_t own_comm; /* the dup, as the library wrote it */
 static int ready;
 
-#define TAG 0x4b1 /* any tag: the communicator is ours alone */
+#define TAG 0x4b1    /* any tag: the communicator is ours alone */
+#define TAG_GO 0x4b2 /* the job profile is made: go on to the real MPI_Finalize */
 
 JP_NOINSTR static void *find(const char *name)
 {
@@ -222,6 +223,26 @@ JP_NOINSTR int jp_mpi_comm_recv(int source, unsigned char **buf, size_t *len, ui
     }
     *len = (size_t)count;
     return 0;
+}
+
+JP_NOINSTR int jp_mpi_comm_wait_go(int parent, uint64_t deadline_ns)
+{
+    if (!ready)
+        return -1;
+    unsigned char byte;
+    uint64_t req = 0;
+    if (pmpi.irecv(&byte, 1, byte_type, parent, TAG_GO, (mh)(uintptr_t)own_comm, &req) != 0)
+        return -1;
+    return wait_request(&req, deadline_ns);
+}
+
+JP_NOINSTR int jp_mpi_comm_go(int child, uint64_t deadline_ns)
+{
+    static const unsigned char byte = 1;
+    uint64_t req = 0;
+    if (!ready || pmpi.issend(&byte, 1, byte_type, child, TAG_GO, (mh)(uintptr_t)own_comm, &req) != 0)
+        return -1;
+    return wait_request(&req, deadline_ns);
 }
 
 JP_NOINSTR uint64_t jp_mpi_comm_now(void)

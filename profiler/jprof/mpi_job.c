@@ -248,8 +248,8 @@ JP_NOINSTR static void note_level(struct levels *lv, uint32_t step, uint64_t wai
 }
 
 /* Child `step` of this rank: its partial taken in, or its subtree missing. */
-JP_NOINSTR static void take_child(struct merge *m, uint32_t step, struct missing *miss, struct slowest *slow,
-                                  struct levels *lv)
+JP_NOINSTR static int take_child(struct merge *m, uint32_t step, struct missing *miss, struct slowest *slow,
+                                 struct levels *lv)
 {
     uint32_t child = (uint32_t)job.rank + step;
     uint32_t span = merge_tree_span((uint32_t)job.rank, (uint32_t)job.size, step);
@@ -264,7 +264,8 @@ JP_NOINSTR static void take_child(struct merge *m, uint32_t step, struct missing
     if (rc == 0)
         part = profile_read_mem(buf, len, "partial", err, sizeof err);
     free(buf);
-    if (part && agg_partial_inputs(part) > 0 && merge_add_partial(m, part) == 0) {
+    int took = part && agg_partial_inputs(part) > 0 && merge_add_partial(m, part) == 0;
+    if (took) {
         add_missing_text(miss, profile_get_meta(part, MISSING_KEY));
         note_slowest(slow, profile_get_meta(part, SLOWEST_KEY));
         note_level(lv, step, t1 - t0, jp_mpi_comm_now() - t1, len);
@@ -276,6 +277,7 @@ JP_NOINSTR static void take_child(struct merge *m, uint32_t step, struct missing
         add_missing(miss, child, span);
     }
     profile_free(part);
+    return took;
 }
 
 /* A partial that could not go to the parent: the merge of this subtree,
@@ -299,7 +301,7 @@ JP_NOINSTR static void write_subtree(const struct profile *part, const char *why
 
 /* This subtree's partial to the parent.  The merge is freed as soon as the
  * partial is made: a rank holds at most the partial and its bytes. */
-JP_NOINSTR static void send_up(struct merge *m, struct missing *miss, struct slowest *slow)
+JP_NOINSTR static int send_up(struct merge *m, struct missing *miss, struct slowest *slow)
 {
     uint32_t span = (uint32_t)(job.rank & -job.rank);
     uint64_t deadline = job.entry_ns + job.timeout_ns * (level_of(span) + 2);
@@ -333,6 +335,7 @@ JP_NOINSTR static void send_up(struct merge *m, struct missing *miss, struct slo
                      "at exit; the ranks below it are missing from the job profile",
                      job.rank);
     profile_free(part);
+    return rc;
 }
 
 JP_NOINSTR static void finish_job(struct merge *m, struct missing *miss, struct slowest *slow,
@@ -389,6 +392,26 @@ JP_NOINSTR static void finish_job(struct merge *m, struct missing *miss, struct 
     job.job = p; /* MPI_Finalize's own time comes after the real one */
 }
 
+/* The job profile is made: the word goes down the tree, and only then does
+ * a rank go on to the real MPI_Finalize.  A rank that gave its partial
+ * waits for it (sleeping) instead of running the library's own shut-down,
+ * which on a node with more ranks than cores would take the cores from
+ * the ranks still reducing.  Bounded: T x (depth + 2) after this rank's
+ * MPI_Finalize began, and 1 s for a child to take the word. */
+JP_NOINSTR static void go_on(uint32_t children)
+{
+    if (job.rank > 0) {
+        uint32_t depth = job.size > 1 ? level_of((uint32_t)job.size - 1) + 1 : 0;
+        uint64_t deadline = job.entry_ns + job.timeout_ns * (depth + 2);
+        if (jp_mpi_comm_wait_go((int)merge_tree_parent((uint32_t)job.rank), deadline) != 0)
+            jp_host->debug_log("jprof: rank %d: no word from its parent: goes on", job.rank);
+    }
+    for (uint32_t step = 1; step && step <= children; step <<= 1)
+        if ((children & step) && jp_mpi_comm_go(job.rank + (int)step, jp_mpi_comm_now() + 1000000000ull) != 0)
+            jp_host->debug_log("jprof: rank %d: rank %d did not take the word", job.rank,
+                               job.rank + (int)step);
+}
+
 JP_NOINSTR void jp_mpi_job_finalizing(void)
 {
     if (job.mode == OUT_RANKS || job.finalizing)
@@ -425,14 +448,19 @@ JP_NOINSTR void jp_mpi_job_finalizing(void)
     struct slowest slow = { 0, job.rank, 0 };
     struct levels lv = { .built_ns = jp_mpi_comm_now() - job.entry_ns };
     slow.last_built = job.entry_ns + lv.built_ns;
+    uint32_t took = 0; /* bit k: the child of step 2^k gave its partial */
     for (uint32_t step = 0; (step = merge_tree_next_child((uint32_t)job.rank, (uint32_t)job.size, step));)
-        take_child(m, step, &miss, &slow, &lv);
+        if (take_child(m, step, &miss, &slow, &lv))
+            took |= step;
+    int go = 1;
     if (job.rank == 0) {
         finish_job(m, &miss, &slow, &lv);
         merge_free(m);
     } else {
-        send_up(m, &miss, &slow); /* frees m */
+        go = send_up(m, &miss, &slow) == 0; /* frees m */
     }
+    if (go)
+        go_on(took);
     if (miss.f)
         fclose(miss.f);
     free(miss.text);

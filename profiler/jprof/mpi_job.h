@@ -27,6 +27,10 @@ int jp_mpi_comm_send(int dest, const void *buf, size_t len, uint64_t deadline_ns
  * deadline or its bytes took longer than transfer_ns, -1 on an error. */
 int jp_mpi_comm_recv(int source, unsigned char **buf, size_t *len, uint64_t deadline_ns,
                      uint64_t transfer_ns);
+/* The word to go on, from the parent (wait_go) and to a child (go): 0, 1
+ * at the deadline, -1 on an error. */
+int jp_mpi_comm_wait_go(int parent, uint64_t deadline_ns);
+int jp_mpi_comm_go(int child, uint64_t deadline_ns);
 /* CLOCK_MONOTONIC in ns. */
 uint64_t jp_mpi_comm_now(void);
 
