@@ -38,6 +38,7 @@
  */
 #include "profile/merge.h"
 #include "profile/profile.h"
+#include "synthrank.h"
 
 #include <inttypes.h>
 #include <malloc.h>
@@ -78,21 +79,8 @@ static uint64_t mix(uint64_t x)
  * of the rank's variant. */
 static struct profile *rank_profile(int rank, int size)
 {
-    struct profile *p = profile_new();
-    if (!p)
-        die("out of memory");
-    p->process.pid = 100000 + rank;
-    p->process.ppid = 1;
-    p->process.rank = rank;
-    p->process.size = size;
-    p->process.exe = profile_intern(p, "/opt/app/app");
-    p->process.argc = 1;
-    p->process.argv = profile_alloc(p, sizeof(char *));
-    p->process.argv[0] = profile_intern(p, "app");
-    p->process.start_ns = 1700000000000000000ull;
-    p->process.duration_ns = 1000000000ull + (uint64_t)rank * 1000;
-    profile_set_meta(p, "hostname", "node0");
-    profile_set_meta(p, "end", "MPI_Finalize");
+    struct profile *p =
+        synth_rank(rank, size, 100000 + rank, 1000000000ull + (uint64_t)rank * 1000, "MPI_Finalize");
     int common = contexts - contexts / 10, variant = rank % variants;
     uint32_t nfuncs = FUNCS + (uint32_t)(contexts / 10) + 2;
     p->funcs = profile_alloc(p, nfuncs * sizeof *p->funcs);
