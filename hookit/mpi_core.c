@@ -113,9 +113,6 @@ HK_NOINSTR void hk_mpi_end(struct hk_mpi_call *c, int result)
 }
 
 /* ---- MPI_Init, MPI_Init_thread, MPI_Finalize (the lifecycle layer's) --------------- */
-/* The lifecycle layer wraps these (they give the rank and end the MPI part
- * of the run) and tells libhookit around the real call (lc_client.mpi_call):
- * the same events as the other wrappers, so they are frames too. */
 /* The job's own events, whether collection is on or not (the plugin's
  * reduction at MPI_Finalize needs MPI, docs/mpi.md): INITIALIZED after the
  * real MPI_Init and the frame's end, FINALIZING before MPI_Finalize's
@@ -131,6 +128,9 @@ HK_NOINSTR static void job_event(uint32_t type)
     errno = saved;
 }
 
+/* The lifecycle layer wraps these (they give the rank and end the MPI part
+ * of the run) and tells libhookit around the real call (lc_client.mpi_call):
+ * the same events as the other wrappers, so they are frames too. */
 HK_NOINSTR void hk_mpi_lifecycle(const char *name, int done)
 {
     static __thread struct hk_mpi_call call __attribute__((tls_model("initial-exec")));
