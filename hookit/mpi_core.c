@@ -131,17 +131,36 @@ HK_NOINSTR void hk_mpi_end(struct hk_mpi_call *c, int result)
 }
 
 /* ---- MPI_Init, MPI_Init_thread, MPI_Finalize (the lifecycle layer's) --------------- */
+/* The job's own events, whether collection is on or not (the plugin's
+ * reduction at MPI_Finalize needs MPI, docs/mpi.md): INITIALIZED after the
+ * real MPI_Init and the frame's end, FINALIZING before MPI_Finalize's
+ * frame begins (the profile then taken has no open MPI_Finalize), and
+ * FINALIZED after its end. */
+HK_NOINSTR static void job_event(uint32_t type)
+{
+    if (!hk_hot.initialized)
+        return;
+    int saved = errno;
+    struct hookit_event e = { .type = type };
+    hk_plugin_event(&e);
+    errno = saved;
+}
+
 /* The lifecycle layer wraps these (they give the rank and end the MPI part
  * of the run) and tells libhookit around the real call (lc_client.mpi_call):
  * the same events as the other wrappers, so they are frames too. */
 HK_NOINSTR void hk_mpi_lifecycle(const char *name, int done)
 {
     static __thread struct hk_mpi_call call __attribute__((tls_model("initial-exec")));
+    const char *n = (name[0] == 'P' || name[0] == 'p') ? name + 1 : name;
+    int finalize = !strncasecmp(n, "MPI_Finalize", 12);
     if (done) {
         hk_mpi_end(&call, 0);
+        job_event(finalize ? HOOKIT_EV_MPI_FINALIZED : HOOKIT_EV_MPI_INITIALIZED);
         return;
     }
-    const char *n = (name[0] == 'P' || name[0] == 'p') ? name + 1 : name;
+    if (finalize)
+        job_event(HOOKIT_EV_MPI_FINALIZING);
     uint32_t id = !strncasecmp(n, "MPI_Init_thread", 15) ? HK_MPI_ID_Init_thread :
                   !strncasecmp(n, "MPI_Init", 8) ? HK_MPI_ID_Init : HK_MPI_ID_Finalize;
     int c_binding = !strcmp(n, "MPI_Init") || !strcmp(n, "MPI_Init_thread") ||

@@ -129,6 +129,9 @@ void profile_xfsz_restore(struct profile_xfsz_guard *g);
 
 /* Serialise p to an open descriptor.  Returns 0 or -1 (errno set). */
 int profile_write_fd(const struct profile *p, int fd);
+/* Serialise p into a new buffer (*buf, *len; the caller frees *buf), the
+ * bytes profile_read_mem reads.  Returns 0 or -1 (errno set). */
+int profile_write_mem(const struct profile *p, unsigned char **buf, size_t *len);
 
 /*
  * Read a profile.  On failure returns NULL and puts in err one line naming

@@ -158,13 +158,16 @@ static int strtab_build(struct strtab *t, const struct profile *p)
 /* ---- output buffer ---------------------------------------------------------- */
 
 struct out {
-    int fd;                         /* -1: measure only */
+    int fd; /* -1: measure only; OUT_MEM: into mem */
     unsigned char *buf;
     size_t len;
     uint64_t total;                 /* bytes flushed */
     uint32_t crc;                   /* crc32 of the bytes flushed */
     int error;                      /* errno of the first failure, or 0 */
+    unsigned char *mem;             /* OUT_MEM: the whole file, sized by the first pass */
+    size_t mem_len, mem_cap;
 };
+#define OUT_MEM (-2)
 
 static int write_all(int fd, const unsigned char *p, size_t n)
 {
@@ -189,7 +192,13 @@ static void out_flush(struct out *o)
 {
     if (o->len == 0)
         return;
-    if (o->fd < 0) {
+    if (o->fd == OUT_MEM) {
+        if (o->mem_len + o->len <= o->mem_cap)
+            memcpy(o->mem + o->mem_len, o->buf, o->len);
+        else if (!o->error)
+            o->error = EOVERFLOW;
+        o->mem_len += o->len;
+    } else if (o->fd < 0) {
         o->crc = (uint32_t)crc32(o->crc, o->buf, (uInt)o->len);
     } else if (!o->error && write_all(o->fd, o->buf, o->len) < 0) {
         o->error = errno;
@@ -392,7 +401,8 @@ static int validate(const struct profile *p, struct msg *m)
 
 /* ---- the file -------------------------------------------------------------- */
 
-static int serialise(const struct profile *p, int fd)
+/* p into fd, or with fd == OUT_MEM into a buffer of its own (*mem, *len). */
+static int serialise(const struct profile *p, int fd, unsigned char **mem, size_t *mem_len)
 {
     struct strtab t = { 0 };
     struct out o = { .fd = -1 };
@@ -441,6 +451,11 @@ static int serialise(const struct profile *p, int fd)
     /* Pass 2: write. */
     o.fd = fd;
     o.len = 0;
+    if (fd == OUT_MEM) {
+        o.mem_cap = (size_t)(PF_HEADER_SIZE + body);
+        if (!(o.mem = malloc(o.mem_cap)))
+            goto done;
+    }
     out_bytes(&o, hdr, sizeof hdr);
     for (uint32_t i = 0; i < nsec && !o.error; i++) {
         unsigned char h[PF_SECTION_HDR];
@@ -449,11 +464,18 @@ static int serialise(const struct profile *p, int fd)
         enc_section_body(&o, i, p, &t);
     }
     out_flush(&o);
-    if (o.error)
+    if (o.error) {
         err = o.error;
-    else
+    } else {
         rc = 0;
+        if (fd == OUT_MEM) {
+            *mem = o.mem;
+            *mem_len = o.mem_len;
+            o.mem = NULL;
+        }
+    }
 done:
+    free(o.mem);
     free(o.buf);
     free(lens);
     strtab_free(&t);
@@ -469,7 +491,20 @@ PUBLIC int profile_write_fd(const struct profile *p, int fd)
         errno = EINVAL;
         return -1;
     }
-    if (serialise(p, fd) < 0)
+    if (serialise(p, fd, NULL, NULL) < 0)
+        return -1;
+    errno = saved;
+    return 0;
+}
+
+PUBLIC int profile_write_mem(const struct profile *p, unsigned char **buf, size_t *len)
+{
+    int saved = errno;
+    if (validate(p, &(struct msg){ 0 }) < 0) {
+        errno = EINVAL;
+        return -1;
+    }
+    if (serialise(p, OUT_MEM, buf, len) < 0)
         return -1;
     errno = saved;
     return 0;
@@ -611,7 +646,7 @@ static int write_file(const struct profile *p, const char *dir, const char *name
             goto fail;
         }
     }
-    int rc = serialise(p, fd);
+    int rc = serialise(p, fd, NULL, NULL);
     e = errno;
     if (close(fd) < 0 && rc == 0) {
         rc = -1;

@@ -23,6 +23,8 @@ libtcmalloc-minimal4 /usr/lib/x86_64-linux-gnu/libtcmalloc_minimal.so.4
 default-jdk-headless /usr/bin/javac
 openmpi-bin         /usr/bin/mpirun
 libopenmpi-dev      /usr/bin/mpicc
+mpich               /usr/bin/mpiexec.mpich
+libmpich-dev        /usr/bin/mpicc.mpich
 gfortran            /usr/bin/gfortran
 uftrace             /usr/bin/uftrace
 libfmt-dev          /usr/include/fmt/format.h

@@ -15,7 +15,7 @@
  * ("new" when A is 0, "gone" when B is 0).
  */
 #include "tools/cli.h"
-#include "tools/aggregate.h"
+#include "profile/aggregate.h"
 #include "tools/names.h"
 #include "tools/tree.h"
 #include "tools/units.h"

@@ -4,7 +4,7 @@
  * of a trace; from profile and trace files.
  */
 #include "tools/cli.h"
-#include "tools/aggregate.h"
+#include "profile/aggregate.h"
 #include "tools/fold.h"
 #include "tools/names.h"
 #include "tools/newest.h"

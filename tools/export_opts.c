@@ -1,5 +1,5 @@
 #include "tools/export_opts.h"
-#include "tools/aggregate.h"
+#include "profile/aggregate.h"
 
 #include <errno.h>
 #include <stdlib.h>

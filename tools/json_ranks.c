@@ -1,10 +1,10 @@
-/* The tables of a profile merged across ranks (tools/merge_ranks.h) as JSON
+/* The tables of a profile merged across ranks (profile/merge_ranks.h) as JSON
  * arrays of objects, one key per column: "ranks" and "functions" at the top
  * of the document (docs/mpi.md, docs/json-schema.md).  A field of digits is
  * a number, anything else a string. */
 #include "tools/json_ranks.h"
 #include "tools/json.h"
-#include "tools/merge_ranks.h"
+#include "profile/merge_ranks.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -2,10 +2,10 @@
  * tree with the spread over ranks (SUM, MIN and its rank, MEAN, MAX and its
  * rank, IMB = max / mean), then a per-rank summary (time, MPI time and its
  * share) and the functions over ranks, from the tables hookit merge wrote
- * (tools/merge_ranks.h). */
+ * (profile/merge_ranks.h). */
 #include "tools/cli.h"
 #include "tools/report.h"
-#include "tools/merge_ranks.h"
+#include "profile/merge_ranks.h"
 #include "tools/names.h"
 #include "tools/tree.h"
 #include "tools/units.h"

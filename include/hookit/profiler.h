@@ -80,33 +80,43 @@ extern "C" {
 #define HOOKIT_ABI_VERSION 1
 
 enum hookit_event_type {
-    HOOKIT_EV_ENTER = 1,        /* fn, call_site */
-    HOOKIT_EV_EXIT,             /* fn, call_site */
-    HOOKIT_EV_THREAD_START,     /* in the new thread */
-    HOOKIT_EV_THREAD_END,       /* in the ending thread */
-    HOOKIT_EV_FORK_PREPARE,     /* in the parent, before fork */
-    HOOKIT_EV_FORK_PARENT,      /* in the parent, after fork */
-    HOOKIT_EV_FORK_CHILD,       /* in the child, after fork (only this thread survives) */
-    HOOKIT_EV_EXEC,             /* before an exec replaces the image: write now */
-    HOOKIT_EV_EXEC_FAILED,      /* the exec returned: collection resumes */
-    HOOKIT_EV_DLOPEN,           /* path (may be NULL), handle */
-    HOOKIT_EV_DLCLOSE,          /* handle, after the library was closed */
-    HOOKIT_EV_FLUSH,            /* write a profile now and keep collecting */
-    HOOKIT_EV_RESET,            /* discard everything collected so far */
-    HOOKIT_EV_ZEROBASE,         /* zero the numbers, keep the trees */
-    HOOKIT_EV_MPI_RANK,         /* rank, size known (MPI_Init / MPI_Comm_rank) */
-    HOOKIT_EV_SIGNAL_DEATH,     /* signo: the process is about to die by a signal */
-    HOOKIT_EV_CONTROL,          /* *plugin->attention became non-zero while collection was off */
-    HOOKIT_EV_IO,               /* an I/O call completed: io (HOOKIT_CAP_IO) */
-    HOOKIT_EV_ALLOC,            /* malloc family: mem (HOOKIT_CAP_ALLOC) */
-    HOOKIT_EV_FREE,             /* free: mem (HOOKIT_CAP_ALLOC) */
-    HOOKIT_EV_MPI_ENTER,        /* an MPI call starts: mpi (HOOKIT_CAP_MPI) */
-    HOOKIT_EV_MPI_EXIT,         /* the same MPI call returned: mpi (HOOKIT_CAP_MPI) */
-    HOOKIT_EV_PRE_DLCLOSE,      /* handle, before dlclose: the library is still mapped */
-    HOOKIT_EV_EXITING,          /* exit() began (HOOKIT_CAP_LATE_EXIT): see below */
-    HOOKIT_EV_WAIT,             /* a blocking call returned: wait (HOOKIT_CAP_WAIT) */
-    HOOKIT_EV_SET_USER,         /* uid: the effective user is about to change (setuid, seteuid,
+    HOOKIT_EV_ENTER = 1,    /* fn, call_site */
+    HOOKIT_EV_EXIT,         /* fn, call_site */
+    HOOKIT_EV_THREAD_START, /* in the new thread */
+    HOOKIT_EV_THREAD_END,   /* in the ending thread */
+    HOOKIT_EV_FORK_PREPARE, /* in the parent, before fork */
+    HOOKIT_EV_FORK_PARENT,  /* in the parent, after fork */
+    HOOKIT_EV_FORK_CHILD,   /* in the child, after fork (only this thread survives) */
+    HOOKIT_EV_EXEC,         /* before an exec replaces the image: write now */
+    HOOKIT_EV_EXEC_FAILED,  /* the exec returned: collection resumes */
+    HOOKIT_EV_DLOPEN,       /* path (may be NULL), handle */
+    HOOKIT_EV_DLCLOSE,      /* handle, after the library was closed */
+    HOOKIT_EV_FLUSH,        /* write a profile now and keep collecting */
+    HOOKIT_EV_RESET,        /* discard everything collected so far */
+    HOOKIT_EV_ZEROBASE,     /* zero the numbers, keep the trees */
+    HOOKIT_EV_MPI_RANK,     /* rank, size known (MPI_Init / MPI_Comm_rank) */
+    HOOKIT_EV_SIGNAL_DEATH, /* signo: the process is about to die by a signal */
+    HOOKIT_EV_CONTROL,      /* *plugin->attention became non-zero while collection was off */
+    HOOKIT_EV_IO,           /* an I/O call completed: io (HOOKIT_CAP_IO) */
+    HOOKIT_EV_ALLOC,        /* malloc family: mem (HOOKIT_CAP_ALLOC) */
+    HOOKIT_EV_FREE,         /* free: mem (HOOKIT_CAP_ALLOC) */
+    HOOKIT_EV_MPI_ENTER,    /* an MPI call starts: mpi (HOOKIT_CAP_MPI) */
+    HOOKIT_EV_MPI_EXIT,     /* the same MPI call returned: mpi (HOOKIT_CAP_MPI) */
+    HOOKIT_EV_PRE_DLCLOSE,  /* handle, before dlclose: the library is still mapped */
+    HOOKIT_EV_EXITING,      /* exit() began (HOOKIT_CAP_LATE_EXIT): see below */
+    HOOKIT_EV_WAIT,         /* a blocking call returned: wait (HOOKIT_CAP_WAIT) */
+    HOOKIT_EV_SET_USER,     /* uid: the effective user is about to change (setuid, seteuid,
                                  * setreuid, setresuid), the old rights still held */
+    /* An MPI job's start and end, in the thread that called MPI_Init(_thread)
+     * or MPI_Finalize (C or Fortran), delivered whether collection is on or
+     * not, with libhookit's guard held (the plugin may call MPI itself,
+     * through the PMPI_ names: docs/mpi.md, "One profile per job"):
+     * INITIALIZED once the real MPI_Init returned, FINALIZING when
+     * MPI_Finalize was called (MPI still works), FINALIZED once the real
+     * MPI_Finalize returned. */
+    HOOKIT_EV_MPI_INITIALIZED,
+    HOOKIT_EV_MPI_FINALIZING,
+    HOOKIT_EV_MPI_FINALIZED,
 };
 
 /* What an I/O call did (hookit_io.op). */

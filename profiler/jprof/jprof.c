@@ -10,6 +10,7 @@
 #include "profiler/jprof/metrics/wait.h"
 #include "profiler/jprof/output/output.h"
 #include "profiler/jprof/tree/tree.h"
+#include "profiler/jprof/output/mpi_job.h"
 
 #include <stdlib.h>
 
@@ -182,6 +183,7 @@ JP_NOINSTR static void handle_event(const struct hookit_event *ev)
         jp_metrics_fork_child();
         jp_names_fork_child();
         jp_agent_fork_child();
+        jp_mpi_job_fork_child();
         break;
     case HOOKIT_EV_WAIT:
         jp_wait_event(ev->wait);
@@ -228,6 +230,15 @@ JP_NOINSTR static void handle_event(const struct hookit_event *ev)
         break;
     case HOOKIT_EV_ZEROBASE:
         jp_control_local(ARENA_CMD_ZEROBASE);
+        break;
+    case HOOKIT_EV_MPI_INITIALIZED:
+        jp_mpi_job_initialized();
+        break;
+    case HOOKIT_EV_MPI_FINALIZING:
+        jp_mpi_job_finalizing();
+        break;
+    case HOOKIT_EV_MPI_FINALIZED:
+        jp_mpi_job_finalized();
         break;
     case HOOKIT_EV_MPI_RANK:
         jp_rank = ev->rank;

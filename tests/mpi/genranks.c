@@ -13,6 +13,7 @@
  * so some contexts are missing from some ranks.
  */
 #include "profile/profile.h"
+#include "synthrank.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -26,21 +27,7 @@ static void die(const char *what)
 
 static struct profile *rank_profile(int rank, int size, int extra)
 {
-    struct profile *p = profile_new();
-    if (!p)
-        die("out of memory");
-    p->process.pid = 1000 + rank;
-    p->process.ppid = 1;
-    p->process.rank = rank;
-    p->process.size = size;
-    p->process.exe = profile_intern(p, "/opt/app/app");
-    p->process.argc = 1;
-    p->process.argv = profile_alloc(p, sizeof(char *));
-    p->process.argv[0] = profile_intern(p, "app");
-    p->process.start_ns = 1700000000000000000ull;
-    p->process.duration_ns = 1000000000ull;
-    profile_set_meta(p, "hostname", "node0");
-    profile_set_meta(p, "end", "exit");
+    struct profile *p = synth_rank(rank, size, 1000 + rank, 1000000000ull, "exit");
 
     uint32_t nfuncs = 4 + (uint32_t)extra;
     p->funcs = profile_alloc(p, nfuncs * sizeof *p->funcs);

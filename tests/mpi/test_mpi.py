@@ -23,9 +23,12 @@ NP = 4
 UNIT_NS = 80_000_000          # ranks.c: rank r sleeps (r + 1) * 80 ms in work()
 MPIRUN = ["mpirun", "--allow-run-as-root", "--oversubscribe", "-np", str(NP)]
 # Shared memory and loopback only (no network interfaces needed), no ssh.
+# These tests are about each rank's own profile: HOOKIT_MPI_OUTPUT=ranks
+# (the job profile reduced at MPI_Finalize: test_mpi_job.py).
 MPI_ENV = {
     # Every call timed: the MPI frames' and work's times are checked.
     "JPROFOPTS": "timer=exact",
+    "HOOKIT_MPI_OUTPUT": "ranks",
     "OMPI_MCA_btl": "self,vader",
     "OMPI_MCA_btl_vader_single_copy_mechanism": "none",
     "OMPI_MCA_plm_rsh_agent": "false",

@@ -3,6 +3,7 @@
  * taken (a flush, or an exec that kept the pid) a counter is added. */
 #include "profiler/jprof/jprof.h"
 #include "output.h"
+#include "mpi_job.h"
 #include "profile/procinfo.h"
 #include "profile/profile.h"
 
@@ -138,9 +139,29 @@ JP_NOINSTR static int write_named(const struct profile *p, const char *dir, cons
     return rc;
 }
 
+JP_NOINSTR static int write_out(const struct profile *p, int how, uint64_t t0);
+
+/* A profile built elsewhere (the rank's own at MPI_Finalize, mpi_job.c),
+ * written under the process's usual name like a flush. */
+JP_NOINSTR int jp_write_built(const struct profile *p)
+{
+    int saved = errno;
+    if (jp_host->io_quiet)
+        jp_host->io_quiet(1);
+    pthread_mutex_lock(&write_lock);
+    int rc = write_out(p, 0, hk_mono_ns());
+    pthread_mutex_unlock(&write_lock);
+    if (jp_host->io_quiet)
+        jp_host->io_quiet(0);
+    errno = saved;
+    return rc;
+}
+
 JP_NOINSTR static int write_profile(int how)
 {
     int saved = errno;
+    if (jp_mpi_job_skip_write(how))
+        return 0;
     uint64_t t0 = hk_mono_ns();
     struct profile *p = jp_build_profile(how == JP_END_EXITING ? HOOKIT_END_EXIT : how);
     if (p) {
@@ -160,6 +181,14 @@ JP_NOINSTR static int write_profile(int how)
         errno = saved;
         return 0;
     }
+    int rc = write_out(p, how, t0);
+    profile_free(p);
+    errno = saved;
+    return rc;
+}
+
+JP_NOINSTR static int write_out(const struct profile *p, int how, uint64_t t0)
+{
     char exe[256], name[600], err[512];
     procinfo_exe_name(exe, sizeof exe);
     int pid = jp_profiled_pid ? jp_profiled_pid : getpid();
@@ -170,10 +199,7 @@ JP_NOINSTR static int write_profile(int how)
         if (rc != 0)
             jp_host->log("jprof: cannot write profile to %s: %s", exiting_dir, err);
         else
-            jp_host->debug_log("jprof: completed %s/%s after the destructors", exiting_dir,
-                               exiting_name);
-        profile_free(p);
-        errno = saved;
+            jp_host->debug_log("jprof: completed %s/%s after the destructors", exiting_dir, exiting_name);
         return rc;
     }
     const char *dir = jp_host->output_dir;
@@ -226,8 +252,6 @@ JP_NOINSTR static int write_profile(int how)
         jp_host->debug_log("jprof: wrote %s/%s in %.3f ms (names and tree walk included)",
                            jp_host->output_dir, name, (double)(hk_mono_ns() - t0) / 1e6);
     }
-    profile_free(p);
-    errno = saved;
     return rc;
 }
 

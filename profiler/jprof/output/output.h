@@ -13,6 +13,8 @@ struct profile;
 struct profile *jp_build_profile(int how);
 /* Write the process's profile now.  Returns 0 or -1 (message already given). */
 int jp_write_profile(int how);
+/* Write p (built by the caller) under the process's usual name.  0 or -1. */
+int jp_write_built(const struct profile *p);
 
 /* Death by a signal: write from a helper process, bounded in time. */
 int jp_write_profile_isolated(int how);

@@ -1,6 +1,6 @@
 /*
  * hookit merge across the ranks of a parallel job (docs/mpi.md), beside the
- * call-path merge of tools/aggregate.h, fed the same inputs one at a time.
+ * call-path merge of profile/aggregate.h, fed the same inputs one at a time.
  * When every input has an MPI rank:
  *
  *  - per rank (input): time, MPI time and its share, MPI calls and bytes
@@ -16,8 +16,8 @@
  *
  * Memory: the function table and one line per input; never an input kept.
  */
-#ifndef HOOKIT_TOOLS_MERGE_RANKS_H
-#define HOOKIT_TOOLS_MERGE_RANKS_H
+#ifndef HOOKIT_PROFILE_MERGE_RANKS_H
+#define HOOKIT_PROFILE_MERGE_RANKS_H
 
 #include "profile/profile.h"
 
@@ -29,6 +29,12 @@ int rank_merge_add(struct rank_merge *rm, const struct profile *p, const char *p
 /* Add the metadata and columns to the merged profile.  0 or -1. */
 int rank_merge_finish(struct rank_merge *rm, struct profile *merged);
 void rank_merge_free(struct rank_merge *rm);
+
+/* Partial merges (profile/aggregate.h): the state so far as metadata of
+ * the partial dst (after agg_partial made it), and a partial's taken in as
+ * the inputs that follow.  0 or -1. */
+int rank_merge_partial(struct rank_merge *rm, struct profile *dst);
+int rank_merge_add_partial(struct rank_merge *rm, const struct profile *partial);
 
 /* A name of an MPI frame ("MPI:MPI_Send"). */
 int rank_is_mpi_name(const char *name);

@@ -24,17 +24,17 @@
  * names.  With AGG_PER_INPUT the per-input
  * values stay available through agg_value() instead (hookit diff).
  */
-#ifndef HOOKIT_TOOLS_AGGREGATE_H
-#define HOOKIT_TOOLS_AGGREGATE_H
+#ifndef HOOKIT_PROFILE_AGGREGATE_H
+#define HOOKIT_PROFILE_AGGREGATE_H
 
 #include <stdint.h>
 
 #include "profile/profile.h"
 
-#define AGG_MERGE_THREADS 0x1   /* all threads into one tree (else matched by thread index) */
-#define AGG_STATS         0x2   /* min/mean/max metric columns */
-#define AGG_PER_INPUT     0x4   /* keep each input's numbers (few inputs) */
-#define AGG_MAX_SUMS      16    /* metric columns summed with AGG_STATS */
+#define AGG_MERGE_THREADS 0x1 /* all threads into one tree (else matched by thread index) */
+#define AGG_STATS 0x2         /* min/mean/max metric columns */
+#define AGG_PER_INPUT 0x4     /* keep each input's numbers (few inputs) */
+#define AGG_MAX_SUMS 16       /* metric columns summed with AGG_STATS */
 
 struct agg;
 
@@ -49,8 +49,24 @@ void agg_free(struct agg *a);
 
 /* With AGG_PER_INPUT: input's numbers for node of thread k of the finished
  * profile (zeros when the input does not have it). */
-struct agg_values { uint64_t calls, incl_ns, excl_ns; };
+struct agg_values {
+    uint64_t calls, incl_ns, excl_ns;
+};
 struct agg_values agg_value(const struct agg *a, uint32_t thread, uint32_t node, uint32_t input);
+
+/*
+ * Partial merges (the reduction over MPI and `hookit merge -j`): the state
+ * of an agg as a profile of its own (a partial, written and read like any
+ * profile), and an agg taking in a partial as the inputs that follow its
+ * own.  Folding the partials of consecutive ranges of inputs in order gives
+ * exactly what folding the inputs one by one gives.  Not with
+ * AGG_PER_INPUT.  A partial is not a merged profile: agg_finish makes that.
+ */
+struct profile *agg_partial(struct agg *a);                        /* NULL: no memory */
+int agg_add_partial(struct agg *a, const struct profile *partial); /* 0 or -1 */
+int agg_is_partial(const struct profile *p);
+uint32_t agg_partial_inputs(const struct profile *partial); /* 0: not a partial */
+uint32_t agg_inputs(const struct agg *a);
 
 /* Convenience: p's threads merged into one (a new profile), or NULL. */
 struct profile *agg_merge_threads(const struct profile *p);

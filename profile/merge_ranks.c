@@ -1,6 +1,6 @@
 /* hookit merge across ranks: per-rank summary, per-function statistics over
- * ranks, ranks and imbalance per call path (tools/merge_ranks.h). */
-#include "tools/merge_ranks.h"
+ * ranks, ranks and imbalance per call path (profile/merge_ranks.h). */
+#include "profile/merge_ranks.h"
 #include "profile/u64map.h"
 
 #include <inttypes.h>
@@ -24,14 +24,14 @@ struct rfunc {
 struct rank_merge {
     struct rfunc *funcs;
     uint32_t nfuncs, cap;
-    uint32_t *hash;             /* open addressing: func index + 1 */
+    uint32_t *hash; /* open addressing: func index + 1 */
     size_t hmask;
-    uint32_t *touched;          /* funcs of the input being folded */
+    uint32_t *touched; /* funcs of the input being folded */
     uint32_t ntouched;
-    int32_t *ranks;             /* per input */
+    int32_t *ranks; /* per input */
     uint32_t ninputs, rank_cap;
     int all_ranked;
-    char *summary;              /* the "ranks" table */
+    char *summary; /* the "ranks" table */
     size_t summary_len;
     FILE *summary_f;
 };
@@ -59,10 +59,9 @@ int rank_is_mpi_name(const char *name)
  * the communication a rank's MPI time is about (as mpiP counts it). */
 static int counts_as_mpi_time(const char *name)
 {
-    return rank_is_mpi_name(name) && strcmp(name, "MPI:MPI_Init") != 0 &&
-           strcmp(name, "MPI:MPI_Init_thread") != 0 && strcmp(name, "MPI:MPI_Finalize") != 0;
+    return rank_is_mpi_name(name) && strcmp(name, "MPI:MPI_Init") != 0
+        && strcmp(name, "MPI:MPI_Init_thread") != 0 && strcmp(name, "MPI:MPI_Finalize") != 0;
 }
-
 
 struct rank_merge *rank_merge_new(void)
 {
@@ -242,10 +241,10 @@ static int fold_thread(struct rank_merge *rm, const struct profile *p, const str
     return 0;
 }
 
-int rank_merge_add(struct rank_merge *rm, const struct profile *p, const char *path)
+/* The next input's rank. */
+static int note_rank(struct rank_merge *rm, int32_t rank)
 {
-    uint32_t input = rm->ninputs;
-    if (input == rm->rank_cap) {
+    if (rm->ninputs == rm->rank_cap) {
         uint32_t cap = rm->rank_cap ? rm->rank_cap * 2 : 64;
         int32_t *r = realloc(rm->ranks, (size_t)cap * sizeof *r);
         if (!r)
@@ -253,10 +252,17 @@ int rank_merge_add(struct rank_merge *rm, const struct profile *p, const char *p
         rm->ranks = r;
         rm->rank_cap = cap;
     }
-    rm->ranks[input] = p->process.rank;
-    if (p->process.rank < 0)
+    rm->ranks[rm->ninputs++] = rank;
+    if (rank < 0)
         rm->all_ranked = 0;
-    rm->ninputs++;
+    return 0;
+}
+
+int rank_merge_add(struct rank_merge *rm, const struct profile *p, const char *path)
+{
+    uint32_t input = rm->ninputs;
+    if (note_rank(rm, p->process.rank) != 0)
+        return -1;
     int64_t *fmap = malloc(((size_t)p->nfuncs + 1) * sizeof *fmap);
     uint32_t *onpath = calloc((size_t)p->nfuncs + 1, sizeof *onpath);
     int rc = fmap && onpath ? 0 : -1;
@@ -275,10 +281,10 @@ int rank_merge_add(struct rank_merge *rm, const struct profile *p, const char *p
         return -1;
     const char *host = profile_get_meta(p, "hostname");
     const char *end = profile_get_meta(p, "end");
-    fprintf(rm->summary_f, "%u\t%d\t%d\t%s\t%s\t%" PRIu64 "\t%" PRIu64 "\t%" PRIu64 "\t%" PRIu64
-            "\t%" PRIu64 "\t%s\n", input, p->process.rank, p->process.pid, host ? host : "",
-            end ? end : "", p->process.duration_ns, tot.app_ns, tot.mpi_ns, tot.mpi_calls,
-            tot.mpi_bytes, path ? path : "");
+    fprintf(rm->summary_f,
+            "%u\t%d\t%d\t%s\t%s\t%" PRIu64 "\t%" PRIu64 "\t%" PRIu64 "\t%" PRIu64 "\t%" PRIu64 "\t%s\n",
+            input, p->process.rank, p->process.pid, host ? host : "", end ? end : "", p->process.duration_ns,
+            tot.app_ns, tot.mpi_ns, tot.mpi_calls, tot.mpi_bytes, path ? path : "");
     return ferror(rm->summary_f) ? -1 : 0;
 }
 
@@ -300,7 +306,8 @@ static int by_incl(const void *x, const void *y, void *ctx)
     const struct rfunc *a = &fs[*(const uint32_t *)x], *b = &fs[*(const uint32_t *)y];
     if (a->incl != b->incl)
         return a->incl < b->incl ? 1 : -1;
-    return strcmp(a->name, b->name);
+    int c = strcmp(a->name, b->name);
+    return c ? c : strcmp(a->module, b->module); /* one order, whatever the order of discovery */
 }
 
 static char *functions_table(struct rank_merge *rm)
@@ -320,22 +327,24 @@ static char *functions_table(struct rank_merge *rm)
         order[i] = i;
     qsort_r(order, rm->nfuncs, sizeof *order, by_incl, rm->funcs);
     fputs("name\tmodule\tinputs\tcalls\tincl_ns\texcl_ns\tmin_incl_ns\tmin_rank\tmean_incl_ns"
-          "\tmax_incl_ns\tmax_rank\timbalance_pct\tmin_excl_ns\tmean_excl_ns\tmax_excl_ns\tmpi_bytes\n", f);
+          "\tmax_incl_ns\tmax_rank\timbalance_pct\tmin_excl_ns\tmean_excl_ns\tmax_excl_ns\tmpi_bytes\n",
+          f);
     uint32_t n = rm->ninputs ? rm->ninputs : 1;
     for (uint32_t k = 0; k < rm->nfuncs; k++) {
         struct rfunc *fn = &rm->funcs[order[k]];
         if (!fn->seen)
-            continue;           /* in a function table, in no tree */
+            continue; /* in a function table, in no tree */
         if (fn->seen && fn->last_seen + 1 < rm->ninputs && fn->first_absent == UINT32_MAX)
             fn->first_absent = fn->last_seen + 1;
         int absent = fn->present < rm->ninputs;
         uint32_t min_in = absent ? fn->first_absent : fn->min_in;
-        fprintf(f, "%s\t%s\t%u\t%" PRIu64 "\t%" PRIu64 "\t%" PRIu64 "\t%" PRIu64 "\t%" PRId64
-                "\t%" PRIu64 "\t%" PRIu64 "\t%" PRId64 "\t%.0f\t%" PRIu64 "\t%" PRIu64 "\t%" PRIu64
-                "\t%" PRIu64 "\n", fn->name, fn->module, fn->present, fn->calls, fn->incl, fn->excl,
-                absent ? 0 : fn->min_incl, who(rm, min_in), fn->incl / n, fn->max_incl,
-                who(rm, fn->max_in), 100.0 * imbalance(fn->max_incl, fn->incl, n),
-                absent ? 0 : fn->min_excl, fn->excl / n, fn->max_excl, fn->bytes);
+        fprintf(f,
+                "%s\t%s\t%u\t%" PRIu64 "\t%" PRIu64 "\t%" PRIu64 "\t%" PRIu64 "\t%" PRId64 "\t%" PRIu64
+                "\t%" PRIu64 "\t%" PRId64 "\t%.0f\t%" PRIu64 "\t%" PRIu64 "\t%" PRIu64 "\t%" PRIu64 "\n",
+                fn->name, fn->module, fn->present, fn->calls, fn->incl, fn->excl, absent ? 0 : fn->min_incl,
+                who(rm, min_in), fn->incl / n, fn->max_incl, who(rm, fn->max_in),
+                100.0 * imbalance(fn->max_incl, fn->incl, n), absent ? 0 : fn->min_excl, fn->excl / n,
+                fn->max_excl, fn->bytes);
     }
     free(order);
     if (fclose(f) != 0) {
@@ -390,16 +399,168 @@ int rank_merge_finish(struct rank_merge *rm, struct profile *merged)
     if (fflush(rm->summary_f) != 0)
         return -1;
     int rc = 0;
-    if (rm->all_ranked && rm->ninputs) {      /* the ranks of an MPI job */
+    if (rm->all_ranked && rm->ninputs) { /* the ranks of an MPI job */
         char *functions = functions_table(rm);
         char count[32];
         snprintf(count, sizeof count, "%u", rm->ninputs);
-        rc = functions && profile_set_meta(merged, "ranks", rm->summary) == 0 &&
-             profile_set_meta(merged, "functions", functions) == 0 &&
-             profile_set_meta(merged, "merged_ranks", count) == 0 ? 0 : -1;
+        rc = functions && profile_set_meta(merged, "ranks", rm->summary) == 0
+                && profile_set_meta(merged, "functions", functions) == 0
+                && profile_set_meta(merged, "merged_ranks", count) == 0
+            ? 0
+            : -1;
         free(functions);
     }
     for (uint32_t k = 0; rc == 0 && k < merged->nthreads; k++)
         rc = rank_columns(rm, merged, &merged->threads[k]);
+    return rc;
+}
+
+/* ---- partial merges (profile/aggregate.h): the per-rank rows and the
+ * per-function state, as two metadata pairs of the partial ------------------------- */
+#define RANKS_KEY "hookit.partial.ranks"
+#define FUNCS_KEY "hookit.partial.functions"
+
+/* "Settled": the absence of f from the inputs after the last it was seen
+ * in, up to `upto`, is noted (as commit would note it). */
+static void settle_func(struct rfunc *f, uint32_t upto)
+{
+    if (f->seen && f->last_seen + 1 < upto && f->first_absent == UINT32_MAX)
+        f->first_absent = f->last_seen + 1;
+    if (!f->seen && upto > 0)
+        f->first_absent = 0;
+}
+
+int rank_merge_partial(struct rank_merge *rm, struct profile *dst)
+{
+    if (fflush(rm->summary_f) != 0)
+        return -1;
+    const char *rows = strchr(rm->summary, '\n'); /* after the header */
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    if (!f)
+        return -1;
+    fprintf(f, "%u\n", rm->ninputs);
+    for (uint32_t i = 0; i < rm->nfuncs; i++) {
+        struct rfunc *fn = &rm->funcs[i];
+        if (!fn->seen)
+            continue;
+        settle_func(fn, rm->ninputs);
+        fprintf(f,
+                "%s\t%s\t%u\t%u\t%u\t%" PRIu64 "\t%" PRIu64 "\t%" PRIu64 "\t%" PRIu64 "\t%" PRIu64
+                "\t%" PRIu64 "\t%" PRIu64 "\t%" PRIu64 "\t%u\t%u\n",
+                fn->name, fn->module, fn->present, fn->first_absent, fn->last_seen, fn->calls, fn->incl,
+                fn->excl, fn->bytes, fn->min_incl, fn->max_incl, fn->min_excl, fn->max_excl, fn->min_in,
+                fn->max_in);
+    }
+    int rc = fclose(f) == 0 && profile_set_meta(dst, RANKS_KEY, rows ? rows + 1 : "") == 0
+            && profile_set_meta(dst, FUNCS_KEY, buf) == 0
+        ? 0
+        : -1;
+    free(buf);
+    return rc;
+}
+
+/* The rows of the partial, numbered on from off. */
+static int fold_rows(struct rank_merge *rm, const char *rows, uint32_t off, uint32_t n)
+{
+    uint32_t seen = 0;
+    for (const char *line = rows; *line && seen < n;) {
+        const char *end = strchr(line, '\n');
+        size_t len = end ? (size_t)(end - line) : strlen(line);
+        char *rest;
+        unsigned long input = strtoul(line, &rest, 10);
+        if (*rest != '\t' || input != seen)
+            return -1;
+        int32_t rank = (int32_t)strtol(rest + 1, NULL, 10);
+        if (note_rank(rm, rank) != 0)
+            return -1;
+        fprintf(rm->summary_f, "%u%.*s\n", off + seen, (int)(len - (size_t)(rest - line)), rest);
+        seen++;
+        line += len + (end ? 1 : 0);
+    }
+    return seen == n && !ferror(rm->summary_f) ? 0 : -1;
+}
+
+static int fold_func(struct rank_merge *rm, char *line, uint32_t off)
+{
+    char *f[15];
+    if (rank_table_split(line, f, 15) != 15)
+        return -1;
+    int64_t k = func_index(rm, f[0], f[1]);
+    if (k < 0)
+        return -1;
+    struct rfunc *fn = &rm->funcs[k];
+    uint64_t v[13];
+    for (int i = 0; i < 13; i++)
+        v[i] = strtoull(f[i + 2], NULL, 10);
+    enum {
+        PRESENT,
+        FIRST_ABSENT,
+        LAST_SEEN,
+        CALLS,
+        INCL,
+        EXCL,
+        BYTES,
+        MIN_INCL,
+        MAX_INCL,
+        MIN_EXCL,
+        MAX_EXCL,
+        MIN_IN,
+        MAX_IN
+    };
+    settle_func(fn, off);
+    if (fn->first_absent == UINT32_MAX && v[FIRST_ABSENT] != UINT32_MAX)
+        fn->first_absent = off + (uint32_t)v[FIRST_ABSENT];
+    if (!fn->present || v[MIN_INCL] < fn->min_incl) {
+        fn->min_incl = v[MIN_INCL];
+        fn->min_in = off + (uint32_t)v[MIN_IN];
+    }
+    if (!fn->present || v[MAX_INCL] > fn->max_incl) {
+        fn->max_incl = v[MAX_INCL];
+        fn->max_in = off + (uint32_t)v[MAX_IN];
+    }
+    if (!fn->present || v[MIN_EXCL] < fn->min_excl)
+        fn->min_excl = v[MIN_EXCL];
+    if (!fn->present || v[MAX_EXCL] > fn->max_excl)
+        fn->max_excl = v[MAX_EXCL];
+    fn->calls += v[CALLS];
+    fn->incl += v[INCL];
+    fn->excl += v[EXCL];
+    fn->bytes += v[BYTES];
+    fn->present += (uint32_t)v[PRESENT];
+    fn->seen = 1;
+    fn->last_seen = off + (uint32_t)v[LAST_SEEN];
+    return 0;
+}
+
+int rank_merge_add_partial(struct rank_merge *rm, const struct profile *partial)
+{
+    const char *rows = NULL, *funcs = NULL;
+    for (uint32_t i = partial->process.nmeta; i-- > 0;) { /* they come last */
+        const struct prof_meta *m = &partial->process.meta[i];
+        if (!rows && !strcmp(m->key, RANKS_KEY))
+            rows = m->value;
+        else if (!funcs && !strcmp(m->key, FUNCS_KEY))
+            funcs = m->value;
+        if (rows && funcs)
+            break;
+    }
+    char *copy = funcs ? strdup(funcs) : NULL;
+    if (!rows || !copy) {
+        free(copy);
+        return -1;
+    }
+    uint32_t off = rm->ninputs;
+    char *line = copy, *end = strchr(line, '\n');
+    unsigned long n = strtoul(line, NULL, 10);
+    int rc = end && n > 0 && n <= UINT32_MAX - off ? fold_rows(rm, rows, off, (uint32_t)n) : -1;
+    for (line = end ? end + 1 : NULL; rc == 0 && line && *line; line = end ? end + 1 : NULL) {
+        end = strchr(line, '\n');
+        if (end)
+            *end = 0;
+        rc = fold_func(rm, line, off);
+    }
+    free(copy);
     return rc;
 }
