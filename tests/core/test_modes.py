@@ -1,6 +1,8 @@
 """JPROFOPTS modes: timer=sample (the default: exact counts, sampled time)
 and timer=exact with compensate (the profiler's measured cost per call
 subtracted)."""
+import os
+
 import hk
 
 FIB_CALLS = 242785      # fib(25) calls, the node counts below add up to this
@@ -71,3 +73,32 @@ def test_overhead_measured_again_at_the_end(tmp):
     # Sampling mode (the default) times nothing per call: nothing measured.
     p = hk.run(tmp, [exe, "25"], env={"HOOKIT_DEBUG": "1"})
     assert "jprof: calibration:" not in p.stderr, p.stderr
+
+
+def phases_profile(tmp, opts=None):
+    exe = hk.cc(tmp, [os.path.join(hk.ROOT, "bench", "phases.c")], "phases", flags=["-O2"])
+    p = hk.run(tmp, [exe, "1"], env={"JPROFOPTS": opts} if opts else None)
+    assert p.stdout.startswith("phases tiny="), p.stdout
+    doc = hk.export_json(tmp, hk.profiles(tmp, "phases")[-1])
+    return doc, hk.thread_of(doc, 0)
+
+
+def test_sampled_time_leaves_hookit_out_and_places_epilogues(tmp):
+    """The default (timer=sample) on bench/phases.c: 20 million calls of a
+    leaf of about a nanosecond.  The samples that land in the hooks are the
+    profile's hookit_samples, in no node (under timer=exact the tiny phase
+    takes most of the run); tiny_leaf computes after its exit hook returns
+    (GCC -O2), where its samples find its caller current: they are moved to
+    tiny_leaf, the call they belong to (metrics/pc_samples.c), so the phase
+    function keeps only its loop."""
+    doc, t = phases_profile(tmp)
+    meta = doc["process"]["meta"]
+    assert meta["timer"] == "sample" and meta["own_code_filter"] == "on", meta
+    assert meta["hookit_samples"] > 0 and meta["pc_samples_unplaced"] == 0, meta
+    phases = {n: hk.node(t, "main", "phase_" + n) for n in ("tiny", "mid", "slow")}
+    total = sum(n["incl_ns"] for n in phases.values())
+    # Under timer=exact the tiny phase is 75-90% of the three (the hooks'
+    # cost); its own work is about a fifth.
+    assert phases["tiny"]["incl_ns"] < 0.4 * total, {k: v["incl_ns"] for k, v in phases.items()}
+    leaf = hk.node(t, "main", "phase_tiny", "tiny_leaf")
+    assert leaf["samples"] > 4 * hk.node(t, "main", "phase_tiny")["samples"], (leaf, phases["tiny"])

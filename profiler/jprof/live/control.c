@@ -23,6 +23,7 @@
 #include "profiler/jprof/jprof.h"
 #include "live.h"
 #include "profiler/jprof/metrics/metrics.h"
+#include "profiler/jprof/metrics/sampler.h"
 #include "profiler/jprof/metrics/wait.h"
 #include "profiler/jprof/output/output.h"
 #include "profiler/jprof/tree/tree.h"
@@ -72,6 +73,7 @@ JP_NOINSTR static void zero_tree(struct jp_thread *t, uint64_t at)
         if (t->stack[i].t0 < at)
             t->stack[i].t0 = at;
     t->rec->dropped = t->rec->unmatched = 0;
+    jp_pc_samples_clear(t);
 }
 
 /* An open frame's node old was re-made as new: a wait in progress there
@@ -91,6 +93,7 @@ JP_NOINSTR static void remade(struct jp_thread *t, arena_ref old, arena_ref new)
 JP_NOINSTR static void reset_tree(struct jp_thread *t, uint64_t at)
 {
     arena_ref root = jp_node_new(t, 0, 0);
+    jp_pc_samples_clear(t);
     if (root) {
         uint32_t depth = jp_depth(t);
         remade(t, t->stack[0].node, root);

@@ -111,11 +111,15 @@ JP_NOINSTR static int on_sample(int sig, siginfo_t *info, void *uc)
     if (jp_opt.sample && t->wait.active && jp_depth(t) > t->wait.depth)
         t->wait.cb_samples += n;
     /* The hooks' own time is not the node's (own_code.c). */
-    if (jp_own_code(jp_interrupted_pc(uc))) {
+    uintptr_t pc = jp_interrupted_pc(uc);
+    if (jp_own_code(pc)) {
         t->own_samples += n;
         return 0;
     }
-    jp_node(jp_cur(t))->samples += n;
+    arena_ref cur = jp_cur(t);
+    jp_node(cur)->samples += n;
+    if (jp_opt.sample)
+        jp_pc_sample(t, pc, cur, n);
     return 0;
 }
 
@@ -151,6 +155,14 @@ JP_NOINSTR uint64_t jp_own_samples(void)
     uint64_t n = 0;
     for (const struct jp_thread *t = jp_thread_all(); t; t = t->all_next)
         n += t->own_samples;
+    return n;
+}
+
+JP_NOINSTR uint64_t jp_pc_unplaced(void)
+{
+    uint64_t n = 0;
+    for (const struct jp_thread *t = jp_thread_all(); t; t = t->all_next)
+        n += t->pc_unplaced;
     return n;
 }
 

@@ -28,4 +28,19 @@ int jp_own_code(uintptr_t pc);
 /* Samples charged to hookit's own code so far, over every thread. */
 uint64_t jp_own_samples(void);
 
+/* ---- samples placed by their program counter (pc_samples.c) ----------------
+ * jp_pc_sample, in the handler: n samples at pc charged to node.
+ * jp_pc_samples_place, building the profile: the copy's samples moved from
+ * a node to its child for the function pc is in, when that is another
+ * function than the node's (a prologue or an epilogue outside the hooks);
+ * function_of(pc) gives the start of the function holding pc, 0 unknown.
+ * 0, or -1 when out of memory (nothing moved). */
+void jp_pc_sample(struct jp_thread *t, uint64_t pc, arena_ref node, uint64_t n);
+void jp_pc_samples_clear(struct jp_thread *t);
+struct arena_copy_node;
+int jp_pc_samples_place(const struct jp_thread *t, struct arena_copy_node *nodes, uint32_t n,
+                        uint64_t (*function_of)(uint64_t pc));
+/* Samples that found no room in their thread's table, over every thread. */
+uint64_t jp_pc_unplaced(void);
+
 #endif

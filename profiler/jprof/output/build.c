@@ -112,6 +112,11 @@ JP_NOINSTR static int fill_nodes(struct builder *b, const struct arena_thread *r
     int rc = copy_tree(rec, c, &copy_now);
     uint64_t now = copy_now > b->now ? copy_now : b->now; /* b->now: the threads that do not run */
     const struct arena_frame *stack = rc == 0 && c->depth ? c->stack : NULL;
+    /* Sampled: prologues' and epilogues' samples to the call they belong
+     * to (pc_samples.c), for a thread whose state still holds its table. */
+    if (rc == 0 && jp_sampling() && rec->state == ARENA_THREAD_RUNNING)
+        rc = jp_pc_samples_place((const struct jp_thread *)(uintptr_t)rec->priv, c->nodes, c->n,
+                                 jp_names_function_of);
     if (rc == 0)
         rc = arena_copy_to_thread(b->p, &b->funcs, c->nodes, c->n, stack, c->depth, now, &b->timing, th);
     if (rc == 0)

@@ -410,6 +410,19 @@ JP_NOINSTR void jp_names_post_dlclose(void)
     free(c);
 }
 
+/* The start of the function holding pc (the address its hooks are given),
+ * 0 when no symbol covers it. */
+JP_NOINSTR uint64_t jp_names_function_of(uint64_t pc)
+{
+    struct a2n_result r;
+    pthread_mutex_lock(&a2n_lock);
+    if (!a2n)
+        a2n = a2n_open(0);
+    int found = a2n && a2n_lookup(a2n, pc, 0, &r) == 0;
+    pthread_mutex_unlock(&a2n_lock);
+    return found ? r.symbol_addr : 0;
+}
+
 JP_NOINSTR static int resolve_locked(struct profile *p);
 
 JP_NOINSTR int jp_resolve_names(struct profile *p)

@@ -37,6 +37,8 @@ void jp_names_pre_dlclose(void *handle);
 void jp_names_post_dlclose(void);
 void jp_names_fork_child(void);
 int jp_resolve_names(struct profile *p);
+/* The start of the function holding pc, 0 when no symbol covers it. */
+uint64_t jp_names_function_of(uint64_t pc);
 
 /* The profile's file name across fork, and one writer at a time (output.c). */
 void jp_output_fork_prepare(void);

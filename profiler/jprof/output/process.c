@@ -64,6 +64,8 @@ JP_NOINSTR int jp_fill_process(struct profile *p, int how)
         /* Samples in hookit's own code: charged to no node (own_code.c). */
         rc |= procinfo_set_meta_u64(p, "hookit_samples", jp_own_samples());
         rc |= procinfo_set_meta_u64(p, "hookit_sampled_ns", jp_own_samples() * jp_sample_period_ns());
+        if (jp_sampling())
+            rc |= procinfo_set_meta_u64(p, "pc_samples_unplaced", jp_pc_unplaced());
         rc |= profile_set_meta(p, "own_code_filter", jp_own_code_segments_known() ? "on" : "stubs only");
         rc |= profile_set_meta(p, "sampler", jp_sampler_source());
     }
