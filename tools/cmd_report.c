@@ -75,7 +75,10 @@ static const char *const report_usage =
     "  -p, --min-pct P      hide what is below P% of the thread's time (a summary\n"
     "                       line \"N nodes below P%\" says what was hidden)\n"
     "  -d, --depth N        at most N levels of the tree (or the listing)\n"
-    "  -s, --sort KEY       calls, incl, excl or name (tree: incl; flat: excl)\n"
+    "  -s, --sort KEY       calls, incl, excl, cpu, wait or name (tree: incl;\n"
+    "                       flat: excl); cpu and wait order the tree by a subtree's\n"
+    "                       time on the CPU or waiting, --flat and --callers by a\n"
+    "                       function's own\n"
     "  -u, --units U        ns, us, ms, s, or auto (the default)\n"
     "      --color          colour even when not writing to a terminal\n"
     "      --no-color       no colour (also: NO_COLOR set and not empty)\n"
@@ -138,6 +141,8 @@ static tree_cmp_fn tree_order(const struct report_opts *o)
     case SORT_CALLS: return cmp_calls;
     case SORT_EXCL: return cmp_excl;
     case SORT_NAME: return cmp_name;
+    case SORT_CPU:
+    case SORT_WAIT: return tree_cmp_key_desc;
     default: return tree_cmp_incl_desc;
     }
 }
@@ -226,7 +231,20 @@ static int report_tree(FILE *out, const struct profile *p, const struct prof_thr
     if (tree_build(&t, p, th) < 0)
         return cli_fail("thread %u: %s", th->index,
                         errno == EINVAL ? "invalid call tree" : "out of memory");
+    /* --sort cpu|wait: siblings by their subtree's CPU or wait time, so
+     * the path that works (or waits) most comes first */
+    uint64_t *key = NULL;
+    if (o->sort == SORT_CPU || o->sort == SORT_WAIT) {
+        key = waittime_subtree(th, o->sort == SORT_CPU ? WEIGHT_CPU : WEIGHT_WAIT);
+        if (!key) {
+            tree_free(&t);
+            return cli_fail("out of memory");
+        }
+        t.sort_key = key;
+    }
     tree_sort(&t, tree_order(o));
+    free(key);
+    t.sort_key = NULL;
     struct waittime w;
     int waits = waittime_of(th, &w);
     fprintf(out, "%6s %10s %10s %10s", "LV", "CALLS", "BASE", "CUM");
@@ -243,6 +261,7 @@ static int report_tree(FILE *out, const struct profile *p, const struct prof_thr
 struct flat_ctx {
     const struct profile *p;
     const struct func_total *tot;
+    const uint64_t *fcpu, *fwait;   /* per function: self time on the CPU, waiting */
     enum report_sort sort;
 };
 
@@ -262,6 +281,10 @@ static int flat_cmp(const void *va, const void *vb, void *vc)
         return ta->calls > tb->calls ? -1 : 1;
     } else if (c->sort == SORT_INCL && ta->incl_ns != tb->incl_ns) {
         return ta->incl_ns > tb->incl_ns ? -1 : 1;
+    } else if (c->sort == SORT_CPU && c->fcpu[a] != c->fcpu[b]) {
+        return c->fcpu[a] > c->fcpu[b] ? -1 : 1;
+    } else if (c->sort == SORT_WAIT && c->fwait[a] != c->fwait[b]) {
+        return c->fwait[a] > c->fwait[b] ? -1 : 1;
     }
     if (ta->self_ns != tb->self_ns)
         return ta->self_ns > tb->self_ns ? -1 : 1;
@@ -299,31 +322,29 @@ static int report_flat(FILE *out, const struct profile *p, const struct prof_thr
             total_self += tot[f].self_ns;
         }
     }
-    struct flat_ctx ctx = { p, tot, o->sort };
-    qsort_r(order, n, sizeof *order, flat_cmp, &ctx);
     /* Self time on the CPU and waiting, per function: added up over its
-     * contexts like self time. */
+     * contexts like self time (shown when the profile has wait time). */
     struct waittime w;
-    uint64_t *fwait = NULL, *fcpu = NULL;
-    if (waittime_of(th, &w)) {
-        fwait = calloc(p->nfuncs ? p->nfuncs : 1, sizeof *fwait);
-        fcpu = calloc(p->nfuncs ? p->nfuncs : 1, sizeof *fcpu);
-        if (!fwait || !fcpu) {
-            free(fwait);
-            free(fcpu);
-            free(tot);
-            free(order);
-            return cli_fail("out of memory");
-        }
-        for (uint32_t i = 0; i < th->nnodes; i++) {
-            fwait[th->nodes[i].func] += waittime_wait(&w, i);
-            fcpu[th->nodes[i].func] += waittime_cpu(&w, th, i);
-        }
+    int waits = waittime_of(th, &w);
+    uint64_t *fwait = calloc(p->nfuncs ? p->nfuncs : 1, sizeof *fwait);
+    uint64_t *fcpu = calloc(p->nfuncs ? p->nfuncs : 1, sizeof *fcpu);
+    if (!fwait || !fcpu) {
+        free(fwait);
+        free(fcpu);
+        free(tot);
+        free(order);
+        return cli_fail("out of memory");
     }
+    for (uint32_t i = 0; i < th->nnodes; i++) {
+        fwait[th->nodes[i].func] += waittime_wait(&w, i);
+        fcpu[th->nodes[i].func] += waittime_cpu(&w, th, i);
+    }
+    struct flat_ctx ctx = { p, tot, fcpu, fwait, o->sort };
+    qsort_r(order, n, sizeof *order, flat_cmp, &ctx);
 
     fprintf(out, "%7s %10s %11s %10s %10s %11s", "%time", "self", "cumulative",
             "calls", "self/call", "total/call");
-    if (fwait)
+    if (waits)
         fprintf(out, " %10s %10s", "cpu", "wait");
     fprintf(out, "  %s\n", "name");
     uint64_t cumulative = 0, hidden_ns = 0;
@@ -344,7 +365,7 @@ static int report_flat(FILE *out, const struct profile *p, const struct prof_thr
                 style_reset(o), units_ns(ft->self_ns, self), units_ns(cumulative, cum),
                 (unsigned long long)ft->calls, units_ns_f((double)ft->self_ns / calls, spc),
                 units_ns_f((double)ft->incl_ns / calls, tpc));
-        if (fwait) {
+        if (waits) {
             char c[UNITS_BUF], wt[UNITS_BUF];
             fprintf(out, " %10s %10s", units_ns(fcpu[order[i]], c), units_ns(fwait[order[i]], wt));
         }
@@ -545,7 +566,7 @@ static int parse_sort(const char *s, enum report_sort *out)
 {
     static const struct { const char *name; enum report_sort v; } keys[] = {
         { "calls", SORT_CALLS }, { "incl", SORT_INCL }, { "excl", SORT_EXCL },
-        { "name", SORT_NAME },
+        { "name", SORT_NAME }, { "cpu", SORT_CPU }, { "wait", SORT_WAIT },
     };
     for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++)
         if (!strcmp(s, keys[i].name)) {
@@ -652,7 +673,8 @@ int cmd_report(int argc, char **argv)
         }
         case 's':
             if (parse_sort(optarg, &o.sort) != 0)
-                return cli_usage_error("report", "--sort is calls, incl, excl or name, not '%s'",
+                return cli_usage_error("report", "--sort is calls, incl, excl, cpu, wait or name, "
+                                       "not '%s'",
                                        optarg);
             break;
         case 'u':
