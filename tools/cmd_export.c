@@ -43,8 +43,10 @@ static void export_usage(FILE *f)
             "  -o, --output FILE     write to FILE instead of standard output\n"
             "  -t, --thread TID      only the thread with kernel thread id TID\n"
             "  -m, --merge-threads   one tree for all threads (matched by call path)\n"
-            "  -w, --weight W        folded/svg: weigh stacks by 'time' (exclusive ns,\n"
-            "                        the default) or 'calls'\n"
+            "  -w, --weight W        folded/svg: weigh stacks by time (exclusive ns,\n"
+            "                        the default), cpu (time on the CPU), wait (time\n"
+            "                        in blocking calls) or calls; pprof: the sample type\n"
+            "                        shown first (self_time, cpu, wait or calls)\n"
             "      --no-lines        callgrind/pprof: no source lines (by default they are\n"
             "                        read from the program's binary when it is still the one\n"
             "                        that ran; a profile made with JPROFOPTS=lines has its own)\n"
@@ -138,12 +140,9 @@ int cmd_export(int argc, char **argv)
             export_options.merge_threads = 1;
             break;
         case 'w':
-            if (strcmp(optarg, "calls") == 0)
-                export_options.weight_calls = 1;
-            else if (strcmp(optarg, "time") == 0 || strcmp(optarg, "ns") == 0)
-                export_options.weight_calls = 0;
-            else
-                return cli_usage_error("export", "--weight is 'time' or 'calls', not '%s'", optarg);
+            if (weight_parse(optarg, &export_options.weight) != 0)
+                return cli_usage_error("export", "--weight is time, cpu, wait or calls, not '%s'",
+                                       optarg);
             break;
         case 'N':
             export_options.json_nested = 1;

@@ -6,9 +6,11 @@
 #define HOOKIT_TOOLS_EXPORT_OPTS_H
 
 #include "tools/cli.h"
+#include "tools/waittime.h"
 
 struct export_options {
-    int weight_calls;           /* --weight calls: folded/svg weigh by calls, not ns */
+    enum weight weight;         /* --weight: what folded/svg widths and pprof's default
+                                 * sample type are: time (the default), calls, cpu, wait */
     int merge_threads;          /* --merge-threads: one tree for all threads */
     int has_tid;                /* --thread TID: only that thread */
     long tid;

@@ -149,6 +149,12 @@ struct module_info {
     int has_files;
 };
 
+/* --weight: the sample type go tool pprof and speedscope show first. */
+static const char *const default_type[] = {
+    [WEIGHT_TIME] = "self_time", [WEIGHT_CALLS] = "calls", [WEIGHT_CPU] = "cpu",
+    [WEIGHT_WAIT] = "wait",
+};
+
 /* Encode p as a profile.proto message into out.  0 or -1. */
 static int encode(struct pb *out, const struct profile *p)
 {
@@ -315,7 +321,7 @@ static int encode(struct pb *out, const struct profile *p)
         owned[nowned++] = c;
         pb_int(out, PROFILE_COMMENT, str_index(&st, c));
     }
-    pb_int(out, PROFILE_DEFAULT_SAMPLE_TYPE, str_index(&st, "self_time"));
+    pb_int(out, PROFILE_DEFAULT_SAMPLE_TYPE, str_index(&st, default_type[export_options.weight]));
     for (uint32_t i = 0; i < st.n; i++)
         pb_string(out, PROFILE_STRING_TABLE, st.strs[i]);
     if (st.failed || out->failed || msg.failed || tmp.failed)

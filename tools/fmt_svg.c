@@ -12,7 +12,8 @@
  * open the graph in that state.
  *
  * Roots are at the bottom; a frame's width is its inclusive time (or, with
- * --weight calls, the calls in its subtree); children are in name order,
+ * --weight, the time on the CPU, the time waiting or the calls in its
+ * subtree: tools/waittime.h); children are in name order,
  * left to right.  Each thread is a section of its own (one with
  * --merge-threads or --thread).  Frames narrower than 0.1 pixel at full
  * width are left out, with their subtrees.
@@ -176,6 +177,11 @@ static int by_name(const struct tree *t, uint32_t a, uint32_t b)
     return c ? c : (a < b ? -1 : a > b);
 }
 
+static const char *const svg_widths[] = {
+    [WEIGHT_TIME] = "widths are inclusive time", [WEIGHT_CALLS] = "widths are calls",
+    [WEIGHT_CPU] = "widths are time on the CPU", [WEIGHT_WAIT] = "widths are time waiting",
+};
+
 static int write_section(FILE *out, const struct profile *p, const struct prof_thread *th,
                          double *y)
 {
@@ -193,14 +199,16 @@ static int write_section(FILE *out, const struct profile *p, const struct prof_t
         tree_free(&t);
         return -1;
     }
-    for (uint32_t i = th->nnodes; i-- > 0;) {   /* children after parents */
-        if (export_options.weight_calls)
-            s.weight[i] += th->nodes[i].calls;  /* subtree calls */
-        else
-            s.weight[i] = th->nodes[i].incl_ns;
-        if (export_options.weight_calls && th->nodes[i].parent != PROF_NONE)
-            s.weight[th->nodes[i].parent] += s.weight[i];
+    uint64_t *sub = waittime_subtree(th, export_options.weight);
+    if (!sub) {
+        free(s.weight);
+        free(s.x);
+        free(hidden);
+        tree_free(&t);
+        return -1;
     }
+    memcpy(s.weight, sub, (size_t)th->nnodes * sizeof *sub);
+    free(sub);
     double x = 0;
     for (uint32_t i = 0; i < tree_nchildren(&t, t.n); i++)
         s.total += s.weight[tree_children(&t, t.n)[i]];
@@ -223,7 +231,7 @@ static int write_section(FILE *out, const struct profile *p, const struct prof_t
         fputc(')', out);
     }
     fprintf(out, " tid %d: %s, %s</text>\n", th->tid, units_ns(s.total_ns, total),
-            export_options.weight_calls ? "widths are calls" : "widths are inclusive time");
+            svg_widths[export_options.weight]);
     s.y0 = *y + 24;
     struct layout_ctx c = { &s, MIN_WIDTH_PX / (SVG_WIDTH - 2 * MARGIN), hidden };
     int rc = th->nnodes ? tree_walk(&t, lay_out, NULL, &c) : 0;
