@@ -517,6 +517,16 @@ static void say_ended(const struct top *tp)
         printf("\n");
 }
 
+/* The process ended: gone, or a zombie its parent has not reaped yet
+ * (its registry entry still matches then). */
+static int ended(const struct top *tp)
+{
+    struct thread_state ks;
+    if (!live_alive(tp->live))
+        return 1;
+    return thread_state_read(tp->pid, tp->pid, &ks) != 0 || ks.kernel == 'Z' || ks.kernel == 'X';
+}
+
 static struct termios saved_tty;
 static int tty_raw;
 
@@ -647,13 +657,13 @@ int cmd_top(int argc, char **argv)
                 usleep((useconds_t)interval_ms * 1000);
             if (quit)
                 break;
-            if (!live_alive(tp.live)) {
+            if (ended(&tp)) {
                 restore_tty();
                 say_ended(&tp);
                 break;
             }
             rc = refresh(&tp, 1, isatty(STDOUT_FILENO));
-            if (rc != EXIT_OK && !live_alive(tp.live)) {     /* it ended while being read */
+            if (rc != EXIT_OK && ended(&tp)) {     /* it ended while being read */
                 restore_tty();
                 say_ended(&tp);
                 rc = EXIT_OK;
