@@ -64,9 +64,9 @@ def test_flat_merged_threads_keeps_cpu_and_wait(tmp):
     prof, used = split_run()
     rows = flat(tmp, prof, "--merge-threads")
     check_split(rows, used)
-    # by wall-clock self time the waiting comes first ...
-    assert rows[0][0] == "idle_wait", rows
-    # ... by CPU the computing, by wait the waiting
+    # (by wall-clock self time either may come first: on a loaded machine
+    # the crunchers take longer than their CPU time)
+    # by CPU the computing, by wait the waiting
     assert flat(tmp, prof, "--merge-threads", "--sort", "cpu")[0][0] == "crunch"
     assert flat(tmp, prof, "--merge-threads", "--sort", "wait")[0][0] == "idle_wait"
 
@@ -147,8 +147,10 @@ def test_svg_by_cpu_in_chromium(tmp):
                           re.findall(r'<g class="f[^"]*" [^>]*data-w="([\d.]+)"[^>]*data-n="(\w+)"',
                                      dom)}
         assert "hookit flame graph" in dom
-    # by time the idle threads are the widest; by CPU they are (almost) gone
-    assert widths["time"]["idler"] > widths["time"]["cruncher"], widths
+    # by time the idle threads take a third or more (800 of at most 2400
+    # ms: main's 400, the crunchers' 240 ms of CPU even if slowed 3 times
+    # by a loaded machine); by CPU they are (almost) gone
+    assert widths["time"]["idler"] > 0.3, widths
     assert widths["cpu"]["cruncher"] > 0.9 and widths["cpu"].get("idler", 0) < 0.05, widths
 
 
@@ -210,12 +212,16 @@ def test_diff_cpu_and_wait_changes(tmp):
     b, _ = split_run(2)
     text = hk.hookit(tmp, "diff", "--functions", a, b).stdout
     assert re.search(r"CPU CHANGE WAIT CHANGE\s+FUNCTION", text), text
-    # the waiting grew by 2 x 400 ms, the computing by what the crunchers measured
+    # the waiting grew by 2 x 400 ms (and main's join with the slowest
+    # thread), the computing by what the crunchers measured
     by_wait = hk.hookit(tmp, "diff", "--functions", "--sort", "wait", a, b).stdout
     by_cpu = hk.hookit(tmp, "diff", "--functions", "--sort", "cpu", a, b).stdout
-    assert first_fn(by_wait) == "idle_wait" and first_fn(by_cpu) == "crunch", (by_wait, by_cpu)
+    assert first_fn(by_wait) in ("idle_wait", "main") and first_fn(by_cpu) == "crunch", \
+        (by_wait, by_cpu)
     line = re.search(r"^.*split:idle_wait$", by_wait, re.M).group(0)
-    assert re.search(r"\+(8\d\d|9\d\d)\.\d\dms\s+split:idle_wait$", line), line
+    # CPU CHANGE a few us or ms either way, WAIT CHANGE about +800 ms
+    assert re.search(r"[+-]?\d+\.\d\d(ns|us|ms)\s+\+(79\d\.\d\dms|8\d\d\.\d\dms|9\d\d\.\d\dms|1\.\d\ds)\s+split:idle_wait$",
+                     line), line
     line = re.search(r"^.*split:crunch$", by_cpu, re.M).group(0)
     assert re.search(r"\s0ns\s+split:crunch$", line), line   # no wait in crunch, before or after
 
