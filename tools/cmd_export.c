@@ -4,6 +4,7 @@
  */
 #include "tools/cli.h"
 #include "tools/export_opts.h"
+#include "tools/find_fn.h"
 #include "tools/names.h"
 #include "tools/progress.h"
 #include "tools/srclines.h"
@@ -41,7 +42,8 @@ static void export_usage(FILE *f)
         fprintf(f, "        %-12s %s\n", formats[i].name, formats[i].summary);
     fprintf(f,
             "  -o, --output FILE     write to FILE instead of standard output\n"
-            "  -t, --thread TID      only the thread with kernel thread id TID\n"
+            "  -t, --thread T        only the thread with kernel thread id T, or the threads\n"
+            "                        named T (a glob: 'worker*')\n"
             "  -m, --merge-threads   one tree for all threads (matched by call path)\n"
             "  -w, --weight W        folded/svg: weigh stacks by time (exclusive ns,\n"
             "                        the default), cpu (time on the CPU), wait (time\n"
@@ -125,17 +127,10 @@ int cmd_export(int argc, char **argv)
         case 'o':
             output = optarg;
             break;
-        case 't': {
-            char *end;
-            errno = 0;
-            export_options.tid = strtol(optarg, &end, 10);
-            if (errno || end == optarg || *end || export_options.tid < 0 ||
-                export_options.tid > INT32_MAX)
-                return cli_usage_error("export", "--thread needs a thread id (a number), not '%s'",
-                                       optarg);
+        case 't':
+            find_thread_parse(optarg, &export_options.tid, &export_options.thread_name);
             export_options.has_tid = 1;
             break;
-        }
         case 'm':
             export_options.merge_threads = 1;
             break;

@@ -5,6 +5,7 @@
  */
 #include "tools/cli.h"
 #include "tools/aggregate.h"
+#include "tools/find_fn.h"
 #include "tools/fold.h"
 #include "tools/names.h"
 #include "tools/newest.h"
@@ -69,7 +70,8 @@ static const char *const report_usage =
     "               never freed, largest first (docs/io.md)\n"
     "\n"
     "Options:\n"
-    "  -t, --thread TID     only the thread with kernel thread id TID\n"
+    "  -t, --thread T       only the thread with kernel thread id T, or the threads\n"
+    "                       named T (a glob: 'worker*')\n"
     "  -m, --merge-threads  one tree for all threads of a profile (by call path)\n"
     "  -M, --merge          several profiles as one (by call path, threads by index)\n"
     "  -p, --min-pct P      hide what is below P% of the thread's time (a summary\n"
@@ -416,7 +418,8 @@ static int report_profile(FILE *out, const struct profile *p, const struct repor
     lost_events_line(out, p, o);
     for (uint32_t i = 0; i < p->nthreads; i++) {
         const struct prof_thread *th = &p->threads[i];
-        if (o->has_tid && th->tid != o->tid && !o->merge_threads)
+        if (o->has_tid && !find_thread_matches(th->tid, th->name, o->tid, o->thread_name) &&
+            !o->merge_threads)
             continue;
         if (o->callers || o->callees) {
             /* one section per thread that has the function */
@@ -448,6 +451,58 @@ static int report_profile(FILE *out, const struct profile *p, const struct repor
             return rc;
     }
     return 0;
+}
+
+/* --callers/--callees FN found by a suffix that fits functions of several
+ * names: which one is meant is not for hookit to guess.  The candidates
+ * in one line; 1 when FN is ambiguous (message printed), else 0. */
+static int ambiguous_fn(const struct loaded_profile *ps, size_t n, const char *fn)
+{
+    for (size_t i = 0; i < n; i++) {
+        char *list = NULL;
+        size_t len = 0;
+        FILE *mem = open_memstream(&list, &len);
+        uint32_t k = mem ? find_fn_candidates(mem, ps[i].prof, fn, 8) : 0;
+        if (mem)
+            fclose(mem);
+        if (k > 1)
+            cli_fail("'%s' ends %u function names in %s: %s; give more of the name "
+                     "(A::%s), module:name, or a glob ('*::%s') for all of them",
+                     fn, k, ps[i].path, list, fn, fn);
+        free(list);
+        if (k > 1)
+            return 1;
+    }
+    return 0;
+}
+
+/* Whether some profile has a function FN names. */
+static int fn_anywhere(const struct loaded_profile *ps, size_t n, const char *fn)
+{
+    int any = 0;
+    for (size_t i = 0; i < n && !any; i++) {
+        uint8_t *target = malloc(ps[i].prof->nfuncs + 1);
+        any = !target || find_fn(ps[i].prof, fn, target) != FIND_NONE;
+        free(target);
+    }
+    return any;
+}
+
+/* No function named FN: the closest names, if any, for the message. */
+static int no_such_fn(const struct loaded_profile *ps, size_t n, const char *fn, const char *where)
+{
+    char *list = NULL;
+    size_t len = 0;
+    FILE *mem = open_memstream(&list, &len);
+    uint32_t k = 0;
+    for (size_t i = 0; mem && i < n && !k; i++)
+        k = find_fn_closest(mem, ps[i].prof, fn, 3);
+    if (mem)
+        fclose(mem);
+    int rc = k ? cli_fail("no function named '%s' in %s; the closest: %s", fn, where, list)
+               : cli_fail("no function named '%s' in %s", fn, where);
+    free(list);
+    return rc;
 }
 
 static int is_trace(const struct profile *p)
@@ -621,11 +676,7 @@ int cmd_report(int argc, char **argv)
             o.flat = 1;
             break;
         case 't':
-            errno = 0;
-            o.tid = strtol(optarg, &end, 10);
-            if (errno || end == optarg || *end || o.tid < 0 || o.tid > INT32_MAX)
-                return cli_usage_error("report", "--thread needs a thread id (a number), not '%s'",
-                                       optarg);
+            find_thread_parse(optarg, &o.tid, &o.thread_name);
             o.has_tid = 1;
             break;
         case OPT_CALLERS:
@@ -785,6 +836,16 @@ int cmd_report(int argc, char **argv)
                                    "in time order): use it with --tree or --flat, or shorten the "
                                    "listing with --depth", o.min_pct > 0 ? "--min-pct" : "--sort");
         }
+    for (int k = 0; k < 2; k++) {
+        const char *fn = k ? o.callees : o.callers;
+        if (fn && (ambiguous_fn(ps, n, fn) ||
+                   (!fn_anywhere(ps, n, fn) &&
+                    no_such_fn(ps, n, fn, nfiles == 1 ? files[0] : "the profiles given")))) {
+            cli_free_profiles(ps, n);
+            newest_free(found, nfound);
+            return EXIT_FAIL;
+        }
+    }
     pager_start(pager);
     int printed = 0, rc = 0, threads_shown = 0, fn_found = 0;
     for (size_t i = 0; i < n && !rc; i++) {
@@ -805,13 +866,16 @@ int cmd_report(int argc, char **argv)
             report_ranks_summary(stdout, ps[i].prof, &o);
     }
     threads_shown += printed;
-    cli_free_profiles(ps, n);
-    if (!rc && o.has_tid && !threads_shown)
+    if (!rc && o.has_tid && !threads_shown && o.thread_name)
+        rc = cli_fail("no thread named '%s' in %s", o.thread_name,
+                      nfiles == 1 ? files[0] : "the profiles given");
+    else if (!rc && o.has_tid && !threads_shown)
         rc = cli_fail("no thread with tid %ld in %s", o.tid,
                       nfiles == 1 ? files[0] : "the profiles given");
     else if (!rc && (o.callers || o.callees) && !fn_found)
-        rc = cli_fail("no function named '%s' in %s", o.callers ? o.callers : o.callees,
-                      nfiles == 1 ? files[0] : "the profiles given");
+        rc = no_such_fn(ps, n, o.callers ? o.callers : o.callees,
+                        nfiles == 1 ? files[0] : "the profiles given");
+    cli_free_profiles(ps, n);
     if (!rc && (fflush(stdout) != 0 || ferror(stdout)))
         rc = cli_fail("error writing standard output: %s", strerror(errno));
     pager_end();

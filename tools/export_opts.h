@@ -12,8 +12,9 @@ struct export_options {
     enum weight weight;         /* --weight: what folded/svg widths and pprof's default
                                  * sample type are: time (the default), calls, cpu, wait */
     int merge_threads;          /* --merge-threads: one tree for all threads */
-    int has_tid;                /* --thread TID: only that thread */
+    int has_tid;                /* --thread T: only that thread (a tid), or those named T */
     long tid;
+    const char *thread_name;    /* a name or glob (tools/find_fn.h), NULL: by tid */
     int json_nested;            /* --nested: json nodes inside their parent */
     /* chrome (timeline) filters */
     uint64_t min_time_ns;       /* --min-time T: calls shorter than T left out */

@@ -226,6 +226,11 @@ static char *simple_name(const char *full, int keep_params, int keep_templates)
     return out;
 }
 
+char *names_simple(const char *name)
+{
+    return strpbrk(name, "<(") && !kind_prefix(name) ? simple_name(name, 0, 0) : strdup(name);
+}
+
 /* "_GLOBAL__sub_I_X" and "_GLOBAL__sub_D_X", the static initialiser and
  * finaliser GCC and clang make per file, read as c++filt reads the older
  * form of the same symbols ("_GLOBAL__I_X", which libiberty demangles and

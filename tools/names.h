@@ -32,6 +32,11 @@ int names_parse_demangle(const char *mode);
  * stored one. */
 const char *names_display(const struct prof_func *f);
 
+/* name in the simple form (no return type, template arguments or
+ * parameters), whatever --demangle says: for finding a function by a
+ * part of its name (tools/find_fn.h).  malloc'd, or NULL. */
+char *names_simple(const char *name);
+
 /* "_GLOBAL__sub_I_X" as "global constructors keyed to X" (X demangled),
  * "_GLOBAL__sub_D_X" as "global destructors keyed to X": c++filt's words
  * for the older "_GLOBAL__I_X".  A malloc'd string, or NULL for any other

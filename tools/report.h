@@ -20,6 +20,7 @@ struct report_opts {
     int interleave;             /* --interleave: a trace's threads merged in time order */
     int has_tid;
     long tid;
+    const char *thread_name;    /* --thread NAME (a glob), or NULL: by tid */
     const char *callers;        /* --callers FN */
     const char *callees;        /* --callees FN */
     int merge_threads;          /* --merge-threads */

@@ -22,8 +22,9 @@ int thread_state_read(pid_t pid, pid_t tid, struct thread_state *s)
     const char *p = strrchr(buf, ')');
     char state;
     unsigned long long utime, stime;
-    if (!p || sscanf(p + 1, " %c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu", &state,
-                     &utime, &stime) != 3)
+    if (!p
+        || sscanf(p + 1, " %c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu", &state, &utime, &stime)
+            != 3)
         return -1;
     long hz = sysconf(_SC_CLK_TCK);
     s->kernel = state;
@@ -34,14 +35,23 @@ int thread_state_read(pid_t pid, pid_t tid, struct thread_state *s)
 const char *thread_state_name(char kernel)
 {
     switch (kernel) {
-    case 'R': return "running";
-    case 'S': return "sleeping";
-    case 'D': return "waiting uninterruptibly";
-    case 'T': return "stopped";
-    case 't': return "stopped by a tracer";
-    case 'Z': return "ended (zombie)";
-    case 'X': return "ended";
-    case 'I': return "idle";
-    default: return "gone";
+    case 'R':
+        return "running";
+    case 'S':
+        return "sleeping";
+    case 'D':
+        return "waiting uninterruptibly";
+    case 'T':
+        return "stopped";
+    case 't':
+        return "stopped by a tracer";
+    case 'Z':
+        return "ended (zombie)";
+    case 'X':
+        return "ended";
+    case 'I':
+        return "idle";
+    default:
+        return "gone";
     }
 }

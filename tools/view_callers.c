@@ -19,6 +19,7 @@
  * recursion]" carries the calls made inside it.
  */
 #include "tools/cli.h"
+#include "tools/find_fn.h"
 #include "tools/names.h"
 #include "tools/report.h"
 #include "tools/tree.h"
@@ -338,8 +339,8 @@ int view_callers(FILE *out, const struct profile *p, const struct prof_thread *t
     struct tree t;
     int rc = target && c.rows ? 0 : -1;
     int any = 0;
-    for (uint32_t f = 0; rc == 0 && f < p->nfuncs; f++)
-        any |= target[f] = (uint8_t)report_name_matches(&p->funcs[f], fn);
+    if (rc == 0)
+        any = find_fn(p, fn, target) != FIND_NONE;
     if (rc == 0 && any) {
         if (tree_build(&t, p, th) != 0) {
             rc = -1;

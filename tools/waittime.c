@@ -32,7 +32,7 @@ uint64_t waittime_cpu(const struct waittime *w, const struct prof_thread *th, ui
     if (w->cpu)
         return w->cpu[i];
     uint64_t excl = th->nodes[i].excl_ns, wait = waittime_wait(w, i);
-    return excl > wait ? excl - wait : 0;   /* the two clocks may differ by a tick */
+    return excl > wait ? excl - wait : 0; /* the two clocks may differ by a tick */
 }
 
 static const char *const weight_names[] = { "time", "calls", "cpu", "wait" };
@@ -56,14 +56,17 @@ const char *weight_name(enum weight k)
     return (size_t)k < sizeof weight_names / sizeof *weight_names ? weight_names[k] : "?";
 }
 
-uint64_t waittime_self(const struct waittime *w, const struct prof_thread *th, uint32_t i,
-                       enum weight k)
+uint64_t waittime_self(const struct waittime *w, const struct prof_thread *th, uint32_t i, enum weight k)
 {
     switch (k) {
-    case WEIGHT_CALLS: return th->nodes[i].calls;
-    case WEIGHT_CPU: return waittime_cpu(w, th, i);
-    case WEIGHT_WAIT: return waittime_wait(w, i);
-    default: return th->nodes[i].excl_ns;
+    case WEIGHT_CALLS:
+        return th->nodes[i].calls;
+    case WEIGHT_CPU:
+        return waittime_cpu(w, th, i);
+    case WEIGHT_WAIT:
+        return waittime_wait(w, i);
+    default:
+        return th->nodes[i].excl_ns;
     }
 }
 
@@ -74,7 +77,7 @@ uint64_t *waittime_subtree(const struct prof_thread *th, enum weight k)
         return NULL;
     struct waittime w;
     waittime_of(th, &w);
-    for (uint32_t i = th->nnodes; i-- > 0;) {  /* parents precede their children */
+    for (uint32_t i = th->nnodes; i-- > 0;) { /* parents precede their children */
         if (k == WEIGHT_TIME) {
             sum[i] = th->nodes[i].incl_ns;
             continue;
