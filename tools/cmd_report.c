@@ -20,6 +20,7 @@
 #include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 static const char *const report_usage =
@@ -28,7 +29,7 @@ static const char *const report_usage =
     "Print each thread of each profile (or trace).  With no PROFILE, the newest\n"
     "hookit.*.prof (or .trace) in the current directory and its fork family\n"
     "(its parent and child processes' profiles), as gprof reads gmon.out; a\n"
-    "line on stderr says which.\n"
+    "line on stderr says which.  A directory as the one PROFILE: the same there.\n"
     "  default      the call tree, one line per calling context:\n"
     "                 LV    depth (0 = a root)\n"
     "                 CALLS calls in this context\n"
@@ -767,8 +768,13 @@ int cmd_report(int argc, char **argv)
 
     char **found = NULL, **files = argv + optind;
     size_t nfound = 0, nfiles = (size_t)(argc - optind);
-    if (nfiles == 0) {
-        if (newest_profiles(".", &found, &nfound) < 0)
+    /* No file: the current directory's newest profile and its fork
+     * family; a directory (`hookit run -o DIR`, then `hookit report DIR`)
+     * the same there. */
+    struct stat st;
+    int dir = nfiles == 1 && stat(files[0], &st) == 0 && S_ISDIR(st.st_mode);
+    if (nfiles == 0 || dir) {
+        if (newest_profiles(dir ? files[0] : ".", &found, &nfound) < 0)
             return EXIT_FAIL;
         files = found;
         nfiles = nfound;

@@ -9,6 +9,8 @@
 #include "profile/trace.h"
 
 #include <dirent.h>
+#include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -70,15 +72,21 @@ void newest_free(char **paths, size_t n)
 
 int newest_profiles(const char *dir, char ***paths_out, size_t *n_out)
 {
+    int here = !strcmp(dir, ".");
+    char where[PATH_MAX + 32];
+    snprintf(where, sizeof where, here ? "the current directory" : "%s", dir);
     DIR *d = opendir(dir);
     if (!d)
-        return cli_fail("report: no profile given, and cannot read the current directory"), -1;
+        return cli_fail("report: %s %s: %s", here ? "no profile given, and cannot read" :
+                        "cannot read the directory", where, strerror(errno)), -1;
     struct cand *c = NULL;
     size_t n = 0, cap = 0;
     struct dirent *e;
     while ((e = readdir(d))) {
         struct stat st;
-        if (!is_profile_name(e->d_name) || stat(e->d_name, &st) != 0 || !S_ISREG(st.st_mode))
+        char path[PATH_MAX + 300];
+        snprintf(path, sizeof path, here ? "%.0s%s" : "%s/%s", dir, e->d_name);
+        if (!is_profile_name(e->d_name) || stat(path, &st) != 0 || !S_ISREG(st.st_mode))
             continue;
         if (n == cap) {
             cap = cap ? cap * 2 : 64;
@@ -87,7 +95,7 @@ int newest_profiles(const char *dir, char ***paths_out, size_t *n_out)
                 break;
             c = nc;
         }
-        c[n].path = strdup(e->d_name);
+        c[n].path = strdup(path);
         if (!c[n].path)
             break;
         c[n].mtime = st.st_mtim;
@@ -98,7 +106,8 @@ int newest_profiles(const char *dir, char ***paths_out, size_t *n_out)
     closedir(d);
     if (n == 0) {
         free(c);
-        return cli_fail("report: no profile given, and no hookit.*.prof in the current directory"), -1;
+        return cli_fail("report: %sno hookit.*.prof in %s", here ? "no profile given, and " : "",
+                        where), -1;
     }
     qsort(c, n, sizeof *c, newer_first);
     size_t ncand = n < MAX_CANDIDATES ? n : MAX_CANDIDATES;
@@ -144,11 +153,10 @@ int newest_profiles(const char *dir, char ***paths_out, size_t *n_out)
             c[i].path = NULL;
         }
     if (members == 1) {
-        fprintf(stderr, "hookit: report: reading %s, the newest profile in the current directory\n",
-                paths[0]);
+        fprintf(stderr, "hookit: report: reading %s, the newest profile in %s\n", paths[0], where);
     } else {
-        fprintf(stderr, "hookit: report: reading %s, the newest profile in the current directory, "
-                "and its fork family: %zu profiles (", paths[0], members);
+        fprintf(stderr, "hookit: report: reading %s, the newest profile in %s, "
+                "and its fork family: %zu profiles (", paths[0], where, members);
         for (size_t i = 0; i < members; i++)
             fprintf(stderr, "%s%s", i ? " " : "", paths[i]);
         fputs(")\n", stderr);
