@@ -142,3 +142,12 @@ def test_bash_completion_values_after_equals_and_ctl_commands(tmp):
     assert complete(tmp, "ctl", "1234", "") == ["flush", "reset", "start", "stop", "zerobase"]
     assert complete(tmp, "ctl", "--all", "f") == ["flush"]
     assert complete(tmp, "run", "-p", "hk") == ["hktrace"]
+
+
+def test_man_page_synopsis_lists_every_command(tmp):
+    """The SYNOPSIS names every command `hookit --help` lists (it named 3)."""
+    cmds = re.findall(r"^  ([a-z]+)\s", hk.hookit(tmp, "--help").stdout.split("Commands:")[1], re.M)
+    assert len(cmds) >= 10, cmds
+    synopsis = man_text().split(".SH SYNOPSIS", 1)[1].split(".SH ", 1)[0]
+    missing = [c for c in cmds if not re.search(r"^\.B hookit " + c + r"$", synopsis, re.M)]
+    assert not missing, f"SYNOPSIS of docs/hookit.1 lacks {missing}"
