@@ -20,6 +20,7 @@
  */
 #include "tools/cli.h"
 #include "tools/aggregate.h"
+#include "tools/fold.h"
 #include "tools/names.h"
 #include "tools/tree.h"
 #include "tools/units.h"
@@ -48,6 +49,9 @@ static const char *const diff_usage =
     "                    wait or calls (largest change first)\n"
     "CPU CHANGE and WAIT CHANGE (when a profile has wait time) split the change\n"
     "of the self time into time on the CPU and time in blocking calls.\n"
+    "      --fold-frames PATTERN, --no-fold-frames  as in hookit report: wrapper\n"
+    "                    frames folded into their callers (by default the standard\n"
+    "                    library's thread and invoke wrappers)\n"
     "      --demangle=MODE  C++ names: simple (the default: no return type, template\n"
     "                    arguments or parameters, unless needed to tell two\n"
     "                    functions apart), full (as demangled), or no (as stored)\n"
@@ -372,6 +376,8 @@ int cmd_diff(int argc, char **argv)
         { "paths", no_argument, NULL, 'P' },
         { "all", no_argument, NULL, 'a' },
         { "sort", required_argument, NULL, 's' },
+        { "fold-frames", required_argument, NULL, 'R' },
+        { "no-fold-frames", no_argument, NULL, 'r' },
         { "demangle", required_argument, NULL, 'D' },
         { "help", no_argument, NULL, 'h' },
         { 0, 0, 0, 0 },
@@ -409,6 +415,13 @@ int cmd_diff(int argc, char **argv)
             diff_sort = (enum diff_sort)k;
             break;
         }
+        case 'R':
+            if (fold_frames_add(optarg) != 0)
+                return cli_usage_error("diff", "too many --fold-frames");
+            break;
+        case 'r':
+            fold_frames_off();
+            break;
         case 'D':
             if (names_parse_demangle(optarg) != 0)
                 return cli_usage_error("diff", "--demangle is full, simple or no, not '%s'", optarg);
@@ -431,6 +444,12 @@ int cmd_diff(int argc, char **argv)
         if (!in[i]) {
             profile_free(in[0]);
             return cli_fail("%s", err);
+        }
+        if (fold_frames(in[i]) != 0) {
+            profile_free(in[0]);
+            if (i)
+                profile_free(in[1]);
+            return cli_fail("out of memory");
         }
     }
     diff_waits = waittime_in(in[0]) || waittime_in(in[1]);

@@ -5,6 +5,7 @@
 #include "tools/cli.h"
 #include "tools/export_opts.h"
 #include "tools/find_fn.h"
+#include "tools/fold.h"
 #include "tools/names.h"
 #include "tools/progress.h"
 #include "tools/srclines.h"
@@ -52,6 +53,10 @@ static void export_usage(FILE *f)
             "      --no-lines        callgrind/pprof: no source lines (by default they are\n"
             "                        read from the program's binary when it is still the one\n"
             "                        that ran; a profile made with JPROFOPTS=lines has its own)\n"
+            "      --fold-frames PATTERN  fold the frames of functions whose name (simple\n"
+            "                        form) matches the glob into their callers, besides the\n"
+            "                        default list (std::thread's and std::__invoke's\n"
+            "                        wrappers); --no-fold-frames: none, as recorded\n"
             "      --nested          json: each node's children inside it (\"roots\" and\n"
             "                        \"children\") instead of the flat \"nodes\" table\n"
             "      --demangle=MODE   full (the default): names as demangled, static\n"
@@ -112,6 +117,8 @@ int cmd_export(int argc, char **argv)
         { "from", required_argument, NULL, 'F' },
         { "to", required_argument, NULL, 'U' },
         { "demangle", required_argument, NULL, 'M' },
+        { "fold-frames", required_argument, NULL, 'R' },
+        { "no-fold-frames", no_argument, NULL, 'r' },
         { "help", no_argument, NULL, 'h' },
         { 0, 0, 0, 0 },
     };
@@ -148,6 +155,13 @@ int cmd_export(int argc, char **argv)
             break;
         case 'L':
             lines = 0;
+            break;
+        case 'R':
+            if (fold_frames_add(optarg) != 0)
+                return cli_usage_error("export", "too many --fold-frames");
+            break;
+        case 'r':
+            fold_frames_off();
             break;
         case 'T':
         case 'F':

@@ -89,6 +89,11 @@ static const char *const report_usage =
     "                       arguments or parameters, unless needed to tell two\n"
     "                       functions apart), full (as demangled), or no (as\n"
     "                       stored in the profile, nothing added)\n"
+    "      --fold-frames PATTERN  fold the frames of functions whose name (simple\n"
+    "                       form) matches the glob into their callers, besides\n"
+    "                       the default list: std::thread's and std::__invoke's\n"
+    "                       wrappers, std::function's handler (repeatable)\n"
+    "      --no-fold-frames none folded, not even the default list\n"
     "      --lines          each function's source file and line, \"(file:line)\"\n"
     "                       after its name, read from the program's binary when\n"
     "                       it is still the one that ran (or from a profile made\n"
@@ -634,7 +639,7 @@ static int parse_sort(const char *s, enum report_sort *out)
 
 enum { OPT_CALLERS = 256, OPT_CALLEES, OPT_COLOR, OPT_NO_COLOR, OPT_NO_PAGER, OPT_TREE,
        OPT_IO, OPT_ALLOC, OPT_LEAKS, OPT_INTERLEAVE, OPT_DEMANGLE, OPT_COLLAPSE,
-       OPT_NO_COLLAPSE, OPT_LINES };
+       OPT_NO_COLLAPSE, OPT_LINES, OPT_FOLD_FRAMES, OPT_NO_FOLD_FRAMES };
 
 int cmd_report(int argc, char **argv)
 {
@@ -663,6 +668,8 @@ int cmd_report(int argc, char **argv)
         { "collapse-recursion", no_argument, NULL, OPT_COLLAPSE },
         { "no-collapse-recursion", no_argument, NULL, OPT_NO_COLLAPSE },
         { "lines", no_argument, NULL, OPT_LINES },
+        { "fold-frames", required_argument, NULL, OPT_FOLD_FRAMES },
+        { "no-fold-frames", no_argument, NULL, OPT_NO_FOLD_FRAMES },
         { "help", no_argument, NULL, 'h' },
         { 0, 0, 0, 0 },
     };
@@ -752,6 +759,13 @@ int cmd_report(int argc, char **argv)
         case OPT_LINES:
             names_show_lines = 1;
             break;
+        case OPT_FOLD_FRAMES:
+            if (fold_frames_add(optarg) != 0)
+                return cli_usage_error("report", "too many --fold-frames");
+            break;
+        case OPT_NO_FOLD_FRAMES:
+            fold_frames_off();
+            break;
         case OPT_DEMANGLE:
             if (names_parse_demangle(optarg) != 0)
                 return cli_usage_error("report", "--demangle is full, simple or no, not '%s'",
@@ -825,6 +839,13 @@ int cmd_report(int argc, char **argv)
         cli_free_profiles(ps, n);
         return cli_fail("out of memory merging the profiles");
     }
+    /* The standard library's wrappers (and --fold-frames) folded into their
+     * callers, in every view but a trace's listing. */
+    for (size_t i = 0; i < n; i++)
+        if (!(listing && is_trace(ps[i].prof)) && fold_frames(ps[i].prof) != 0) {
+            cli_free_profiles(ps, n);
+            return cli_fail("out of memory");
+        }
     /* --collapse-recursion in the tree and flat views: direct recursion
      * folded into one node (--callers/--callees collapse on their own). */
     for (size_t i = 0; i < n && o.collapse == 1 && !o.callers && !o.callees; i++)

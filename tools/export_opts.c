@@ -1,5 +1,6 @@
 #include "tools/export_opts.h"
 #include "tools/find_fn.h"
+#include "tools/fold.h"
 #include "tools/aggregate.h"
 
 #include <errno.h>
@@ -51,6 +52,8 @@ int export_apply_options(struct loaded_profile *ps, size_t n)
 {
     size_t kept = 0;
     for (size_t i = 0; i < n; i++) {
+        if (fold_frames(ps[i].prof) != 0)
+            return cli_fail("out of memory"), -1;
         if (export_options.merge_threads) {
             struct profile *m = agg_merge_threads(ps[i].prof);
             if (!m)

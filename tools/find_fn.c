@@ -44,7 +44,7 @@ enum find_fn_how find_fn(const struct profile *p, const char *fn, uint8_t *targe
     for (uint32_t f = 0; f < p->nfuncs; f++) {
         char *s = simple_of(&p->funcs[f]);
         if (s)
-            any |= target[f] = (uint8_t)(glob ? glob_matches(&p->funcs[f], s, fn) : suffix_of(s, fn));
+            any |= target[f] = (uint8_t)(glob ? glob_matches(&p->funcs[f], s, fn) : !strcmp(s, fn) || suffix_of(s, fn));
         free(s);
     }
     return !any ? FIND_NONE : glob ? FIND_GLOB : FIND_SUFFIX;
@@ -163,11 +163,11 @@ uint32_t find_fn_closest(FILE *out, const struct profile *p, const char *fn, uin
     }
     if (s)
         qsort(s, n, sizeof *s, by_score);
-    for (uint32_t i = 0; i < n; i++) {
+    for (uint32_t i = 0; i < n; i++)
         if (written < max && (i == 0 || strcmp(s[i].name, s[i - 1].name)))
             fprintf(out, "%s%s", written++ ? ", " : "", s[i].name);
+    for (uint32_t i = 0; i < n; i++)
         free(s[i].name);
-    }
     free(s);
     return written;
 }

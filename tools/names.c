@@ -142,6 +142,8 @@ static char *strip_templates(const char *name, int keep)
         char c = name[i++];
         if (c == '<')
             depth++;
+        if (c == '<' && depth == keep + 1 && o > 0 && out[o - 1] == ' ')
+            o--; /* "operator< <T>(...)": "operator<(...)" */
         if (c == '>' && depth <= keep && o > 0 && out[o - 1] == ' ')
             o--; /* "pair<node >" from "pair<node<T> >" */
         if (depth <= keep)
@@ -204,6 +206,65 @@ static const char *skip_return_type(const char *s, size_t n)
     return from;
 }
 
+/* The end of the parenthesised group that opens at s[i] (after its ')'),
+ * or 0 when it does not close. */
+static size_t group_end(const char *s, size_t i)
+{
+    int depth = 0;
+    for (; s[i]; i++) {
+        if (s[i] == '(')
+            depth++;
+        else if (s[i] == ')' && --depth == 0)
+            return i + 1;
+    }
+    return 0;
+}
+
+/* After a parameter list, the qualifiers of a member function. */
+static size_t skip_qualifiers(const char *s, size_t i)
+{
+    static const char *const quals[] = { " const", " volatile", " &&", " &", " noexcept" };
+    for (int again = 1; again;) {
+        again = 0;
+        for (size_t q = 0; q < sizeof quals / sizeof *quals; q++)
+            if (!strncmp(s + i, quals[q], strlen(quals[q]))) {
+                i += strlen(quals[q]);
+                again = 1;
+            }
+    }
+    return i;
+}
+
+/* In place: the parameter lists of enclosing functions dropped, those of
+ * a local class's or a lambda's function ("find(int, char const*)::State::
+ * Match" -> "find::State::Match"), and a lambda's own
+ * ("{lambda(int const&)#1}" -> "{lambda#1}"): the function's own list,
+ * the last, stays for params_start. */
+static void drop_enclosing_params(char *s)
+{
+    size_t o = 0, len = strlen(s);
+    for (size_t i = 0; i < len;) {
+        if (strncmp(s + i, "operator", 8) == 0 && (i == 0 || !word_char(s[i - 1]))) {
+            size_t t = 8 + operator_token(s + i + 8);
+            memmove(s + o, s + i, t);
+            o += t;
+            i += t;
+            continue;
+        }
+        if (s[i] == '(') {
+            size_t end = group_end(s, i);
+            size_t after = end ? skip_qualifiers(s, end) : 0;
+            int lambda = o >= 7 && !strncmp(s + o - 7, "{lambda", 7);
+            if (end && (lambda || !strncmp(s + after, "::", 2))) {
+                i = lambda ? end : after;   /* "find(...) const::X" -> "find::X" */
+                continue;
+            }
+        }
+        s[o++] = s[i++];
+    }
+    s[o] = '\0';
+}
+
 /* The simple form: no return type, template arguments or parameters
  * ("Walker::Iterate"); with keep_params the parameters stay
  * ("twice(double)"), with keep_templates the template arguments of that
@@ -214,6 +275,7 @@ static char *simple_name(const char *full, int keep_params, int keep_templates)
     char *t = strip_templates(full, keep_templates);
     if (!t)
         return NULL;
+    drop_enclosing_params(t);
     size_t ps = params_start(t);
     const char *from = skip_return_type(t, ps);
     size_t end = keep_params ? strlen(t) : ps;
@@ -316,14 +378,20 @@ void names_use_profile(const struct profile *p)
     if (names_demangle != DEMANGLE_SIMPLE)
         return;
     /* Overloads and instantiations that the simple form makes equal keep
-     * their parameters, then their outer template arguments (std::forward's
-     * instantiations differ only there: the full name can be 500
-     * characters), and the full name when that is not enough: sort by
-     * (module, shown name) and look at neighbours. */
+     * their parameters, else their outer template arguments instead, else
+     * both (std::forward's instantiations differ only there: the full name
+     * can be 500 characters), else every template argument (still no
+     * return type), and the full name when that is not enough: sort by
+     * (module, shown name) and look at neighbours.  Each pass takes the
+     * shortest form that tells the functions apart. */
+    static const struct { int params, templates; } pass_form[] = {
+        { 1, 0 }, { 0, 1 }, { 1, 1 }, { 1, 1000 },
+    };
+    enum { NPASS = sizeof pass_form / sizeof *pass_form };
     uint32_t *order = malloc(p->nfuncs * sizeof *order);
     if (!order)
         return;
-    for (int pass = 0; pass < 3; pass++) {
+    for (int pass = 0; pass <= NPASS; pass++) {
         for (uint32_t f = 0; f < p->nfuncs; f++)
             order[f] = f;
         qsort_r(order, p->nfuncs, sizeof *order, by_shown, (void *)p);
@@ -340,7 +408,9 @@ void names_use_profile(const struct profile *p)
                 if (!display[f])
                     continue;
                 free(display[f]);
-                display[f] = pass < 2 ? simple_name(p->funcs[f].name, 1, pass) : NULL;
+                display[f] = pass < NPASS ? simple_name(p->funcs[f].name, pass_form[pass].params,
+                                                        pass_form[pass].templates)
+                                          : NULL;
             }
             i = j;
         }
