@@ -239,7 +239,8 @@ static size_t skip_qualifiers(const char *s, size_t i)
  * a local class's or a lambda's function ("find(int, char const*)::State::
  * Match" -> "find::State::Match"), and a lambda's own
  * ("{lambda(int const&)#1}" -> "{lambda#1}"): the function's own list,
- * the last, stays for params_start. */
+ * the last, stays for params_start.  "(anonymous namespace)" is a scope:
+ * it reads "(anon)". */
 static void drop_enclosing_params(char *s)
 {
     size_t o = 0, len = strlen(s);
@@ -249,6 +250,12 @@ static void drop_enclosing_params(char *s)
             memmove(s + o, s + i, t);
             o += t;
             i += t;
+            continue;
+        }
+        if (s[i] == '(' && !strncmp(s + i, "(anonymous namespace)", 21)) {
+            memcpy(s + o, "(anon)", 6);     /* a scope, not a parameter list: short */
+            o += 6;
+            i += 21;
             continue;
         }
         if (s[i] == '(') {
@@ -265,17 +272,55 @@ static void drop_enclosing_params(char *s)
     s[o] = '\0';
 }
 
+/* In place: inside template argument and parameter lists, names without
+ * their scope ("write(fmt::v9::appender, fmt::v9::basic_format_specs const&)"
+ * -> "write(appender, basic_format_specs const&)"); the function's own
+ * scope stays. */
+static void unqualify_inside(char *s)
+{
+    size_t o = 0, len = strlen(s), word = 0;
+    int depth = 0;
+    for (size_t i = 0; i < len;) {
+        if (strncmp(s + i, "operator", 8) == 0 && (i == 0 || !word_char(s[i - 1]))) {
+            size_t t = 8 + operator_token(s + i + 8);
+            memmove(s + o, s + i, t);
+            o += t;
+            i += t;
+            word = o;
+            continue;
+        }
+        char c = s[i];
+        if (c == '<' || c == '(')
+            depth++;
+        else if ((c == '>' || c == ')') && depth > 0)
+            depth--;
+        if (depth > 0 && c == ':' && s[i + 1] == ':' && o > word) {
+            o = word;           /* drop "scope::" */
+            i += 2;
+            continue;
+        }
+        s[o++] = s[i++];
+        if (!word_char(c))
+            word = o;
+    }
+    s[o] = '\0';
+}
+
 /* The simple form: no return type, template arguments or parameters
  * ("Walker::Iterate"); with keep_params the parameters stay
  * ("twice(double)"), with keep_templates the template arguments of that
- * many levels ("forward<pair>(remove_reference<pair>::type&)").
+ * many levels ("forward<pair>(remove_reference<pair>::type&)"); a
+ * negative keep_templates, -1 - levels, makes the short form of the same
+ * (names inside the lists without their scope).
  * malloc'ed, or NULL. */
 static char *simple_name(const char *full, int keep_params, int keep_templates)
 {
-    char *t = strip_templates(full, keep_templates);
+    char *t = strip_templates(full, keep_templates < 0 ? -keep_templates - 1 : keep_templates);
     if (!t)
         return NULL;
     drop_enclosing_params(t);
+    if (keep_templates < 0)     /* a short form: names inside without their scope */
+        unqualify_inside(t);
     size_t ps = params_start(t);
     const char *from = skip_return_type(t, ps);
     size_t end = keep_params ? strlen(t) : ps;
@@ -379,13 +424,14 @@ void names_use_profile(const struct profile *p)
         return;
     /* Overloads and instantiations that the simple form makes equal keep
      * their parameters, else their outer template arguments instead, else
-     * both (std::forward's instantiations differ only there: the full name
+     * both, each first with the names inside them short (no scope), then
+     * in full (std::forward's instantiations differ only there: the full name
      * can be 500 characters), else every template argument (still no
      * return type), and the full name when that is not enough: sort by
      * (module, shown name) and look at neighbours.  Each pass takes the
      * shortest form that tells the functions apart. */
     static const struct { int params, templates; } pass_form[] = {
-        { 1, 0 }, { 0, 1 }, { 1, 1 }, { 1, 1000 },
+        { 1, -1 }, { 0, -2 }, { 1, -2 }, { 1, 0 }, { 0, 1 }, { 1, 1 }, { 1, 1000 },
     };
     enum { NPASS = sizeof pass_form / sizeof *pass_form };
     uint32_t *order = malloc(p->nfuncs * sizeof *order);
