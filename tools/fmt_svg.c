@@ -22,6 +22,7 @@
 #include "tools/export_opts.h"
 #include "tools/tree.h"
 #include "tools/units.h"
+#include "tools/waittime.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -99,6 +100,8 @@ struct section {
     uint32_t max_depth;
     double y0;                  /* top of the section's frames */
     uint32_t nframes;
+    struct waittime w;          /* the thread's wait and CPU columns */
+    int waits;                  /* it has them: data-cpu, data-wait */
 };
 
 static void put_frame(struct section *s, const struct tree *t, uint32_t node)
@@ -120,13 +123,23 @@ static void put_frame(struct section *s, const struct tree *t, uint32_t node)
     put_xml(out, f->name, 4096);
     fputs("\" data-m=\"", out);
     put_xml(out, f->module, 4096);
-    fprintf(out, "\" data-c=\"%llu\" data-i=\"%s\" data-ip=\"%.2f\" data-e=\"%s\" data-ep=\"%.2f\">",
+    fprintf(out, "\" data-c=\"%llu\" data-i=\"%s\" data-ip=\"%.2f\" data-e=\"%s\" data-ep=\"%.2f\"",
             (unsigned long long)n->calls, units_ns(n->incl_ns, incl), ipct,
             units_ns(n->excl_ns, excl), epct);
-    fputs("<title>", out);
+    /* the exclusive time on the CPU and waiting, when the profile has them */
+    char cpu[UNITS_BUF] = "", wait[UNITS_BUF] = "";
+    if (s->waits) {
+        units_ns(waittime_cpu(&s->w, s->th, node), cpu);
+        units_ns(waittime_wait(&s->w, node), wait);
+        fprintf(out, " data-cpu=\"%s\" data-wait=\"%s\"", cpu, wait);
+    }
+    fputs("><title>", out);
     put_xml(out, f->name, 4096);
-    fprintf(out, " (%llu calls, %s incl %.2f%%, %s excl %.2f%%)</title>",
-            (unsigned long long)n->calls, incl, ipct, excl, epct);
+    fprintf(out, " (%llu calls, %s incl %.2f%%, %s excl %.2f%%", (unsigned long long)n->calls, incl,
+            ipct, excl, epct);
+    if (s->waits)
+        fprintf(out, ": cpu %s, wait %s", cpu, wait);
+    fputs(")</title>", out);
     fprintf(out, "<rect x=\"%.2f\" y=\"%.1f\" width=\"%.2f\" height=\"%d\" rx=\"2\" "
             "fill=\"rgb(%u,%u,%u)\"/>", MARGIN + x * (SVG_WIDTH - 2 * MARGIN), y, px,
             FRAME_H - 1, rgb[0], rgb[1], rgb[2]);
@@ -190,7 +203,7 @@ static int write_section(FILE *out, const struct profile *p, const struct prof_t
         return -1;
     tree_sort(&t, by_name);
     struct section s = { out, p, th, calloc((size_t)th->nnodes + 1, sizeof(uint64_t)),
-                         calloc((size_t)th->nnodes + 1, sizeof(double)), 0, 0, 0, 0, 0 };
+                         calloc((size_t)th->nnodes + 1, sizeof(double)), 0, 0, 0, 0, 0, { 0 }, 0 };
     uint8_t *hidden = calloc((size_t)th->nnodes + 1, 1);
     if (!s.weight || !s.x || !hidden) {
         free(s.weight);
@@ -218,6 +231,7 @@ static int write_section(FILE *out, const struct profile *p, const struct prof_t
         x += s.total ? (double)s.weight[r] / (double)s.total : 0;
     }
     s.total_ns = thread_total_ns(th);
+    s.waits = waittime_of(th, &s.w);
     for (uint32_t i = 0; i < th->nnodes; i++)
         if (t.depth[i] > s.max_depth)
             s.max_depth = t.depth[i];
@@ -269,7 +283,8 @@ static const char script[] =
     "  f.style.display='';f.classList.remove('parent');place(f,+A(f,'data-x'),+A(f,'data-w'));}\n"
     "  $('reset').style.opacity=0.4;}\n"
     "function info(g){return A(g,'data-n')+(A(g,'data-m')?'  ['+A(g,'data-m')+']':'')+'  calls '+A(g,'data-c')+\n"
-    "  '  incl '+A(g,'data-i')+' ('+A(g,'data-ip')+'%%)  excl '+A(g,'data-e')+' ('+A(g,'data-ep')+'%%)';}\n"
+    "  '  incl '+A(g,'data-i')+' ('+A(g,'data-ip')+'%%)  excl '+A(g,'data-e')+' ('+A(g,'data-ep')+'%%)'+\n"
+    "  (A(g,'data-cpu')?'  cpu '+A(g,'data-cpu')+'  wait '+A(g,'data-wait'):'');}\n"
     "function show(g,ev){var tip=$('tip'),txt=$('tiptext'),s=info(g);$('details').textContent=s;\n"
     "  txt.textContent=s;var w=Math.min(s.length*CH+12,W-20),x=ev.clientX+12,y=ev.clientY+16;\n"
     "  if(x+w>W)x=Math.max(0,W-w-4);tip.setAttribute('transform','translate('+x+','+y+')');\n"

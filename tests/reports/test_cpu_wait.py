@@ -147,6 +147,11 @@ def test_svg_by_cpu_in_chromium(tmp):
                           re.findall(r'<g class="f[^"]*" [^>]*data-w="([\d.]+)"[^>]*data-n="(\w+)"',
                                      dom)}
         assert "hookit flame graph" in dom
+        if weight == "time":
+            # each frame's tooltip data: its exclusive time on the CPU and
+            # waiting (the script shows them on hover)
+            assert re.search(r'data-n="idle_wait"[^>]*data-cpu="[\d.]+(ns|us|ms)" '
+                             r'data-wait="[\d.]+(ms|s)"', dom), dom[:3000]
     # by time the idle threads take a third or more (800 of at most 2400
     # ms: main's 400, the crunchers' 240 ms of CPU even if slowed 3 times
     # by a loaded machine); by CPU they are (almost) gone
