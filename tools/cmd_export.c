@@ -59,9 +59,11 @@ static void export_usage(FILE *f)
             "                        wrappers); --no-fold-frames: none, as recorded\n"
             "      --nested          json: each node's children inside it (\"roots\" and\n"
             "                        \"children\") instead of the flat \"nodes\" table\n"
-            "      --demangle=MODE   full (the default): names as demangled, static\n"
-            "                        initialisers as 'global constructors keyed to X'; no:\n"
-            "                        names as the profile stores them (_GLOBAL__sub_I_X)\n"
+            "      --demangle=MODE   full (the default, for the tools that read exports):\n"
+            "                        names as demangled, static initialisers as 'global\n"
+            "                        constructors keyed to X'; simple: the short names\n"
+            "                        hookit report shows (for flame graphs); no: names as\n"
+            "                        the profile stores them (_GLOBAL__sub_I_X)\n"
             "An export that takes over 1 s shows its progress on stderr when that is a\n"
             "terminal.\n"
             "chrome (a timeline can be large; hookit estimates its size first and warns\n"
@@ -124,7 +126,7 @@ int cmd_export(int argc, char **argv)
     };
     /* clang-format on */
     const char *format = NULL, *output = NULL;
-    int c, lines = 1;
+    int c, lines = 1, simple = 0;
     cli_reset_getopt();
     while ((c = getopt_long(argc, argv, ":f:o:t:mw:h", opts, NULL)) != -1) {
         switch (c) {
@@ -149,9 +151,11 @@ int cmd_export(int argc, char **argv)
         case 'N':
             export_options.json_nested = 1;
             break;
-        case 'M': /* "simple" is a view's: the exports keep full names */
-            if (strcmp(optarg, "simple") == 0 || names_parse_demangle(optarg) != 0)
-                return cli_usage_error("export", "--demangle is full or no, not '%s'", optarg);
+        case 'M': /* full by default: tools read the exports; simple on request */
+            if (names_parse_demangle(optarg) != 0)
+                return cli_usage_error("export", "--demangle is full, simple or no, not '%s'",
+                                       optarg);
+            simple = !strcmp(optarg, "simple");
             break;
         case 'L':
             lines = 0;
@@ -216,6 +220,13 @@ int cmd_export(int argc, char **argv)
     lines = lines && (!strcmp(job.fmt->name, "callgrind") || !strcmp(job.fmt->name, "pprof"));
     for (size_t i = 0; i < job.n && lines; i++)
         if (srclines_fill(job.profiles[i].prof, "export", job.profiles[i].path) < 0) {
+            cli_free_profiles(job.profiles, job.n);
+            return cli_fail("out of memory");
+        }
+    /* --demangle=simple: the names hookit report shows (after the source
+     * lines, which are found by the full names) */
+    for (size_t i = 0; i < job.n && simple; i++)
+        if (names_apply_display(job.profiles[i].prof) < 0) {
             cli_free_profiles(job.profiles, job.n);
             return cli_fail("out of memory");
         }

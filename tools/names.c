@@ -464,6 +464,24 @@ void names_use_profile(const struct profile *p)
     free(order);
 }
 
+int names_apply_display(struct profile *p)
+{
+    names_use_profile(p);
+    int rc = 0;
+    for (uint32_t f = 0; rc == 0 && f < p->nfuncs; f++) {
+        const char *shown_as = names_display(&p->funcs[f]);
+        if (shown_as == p->funcs[f].name)
+            continue;
+        const char *in = profile_intern(p, shown_as);
+        if (in)
+            p->funcs[f].name = in;
+        else
+            rc = -1;
+    }
+    names_use_profile(NULL);
+    return rc;
+}
+
 void names_print_collapsed(FILE *out, const char *const *names, uint32_t n, const char *sep)
 {
     for (uint32_t i = 0; i < n; ) {

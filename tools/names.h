@@ -48,6 +48,11 @@ char *names_static_initializer(const char *name);
  * memory. */
 int names_read_static_initializers(struct profile *p);
 
+/* export --demangle=simple: p's functions renamed to the names the views
+ * show (names_use_profile's, for the mode set), in p itself.  0, or -1
+ * when out of memory. */
+int names_apply_display(struct profile *p);
+
 /* report --lines: names_print_jprof adds " (file:line)" when known. */
 extern int names_show_lines;
 /* Work out the display names of p's functions for names_print_jprof (the

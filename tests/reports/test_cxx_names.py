@@ -229,3 +229,16 @@ def test_leveldb_names_fit_and_find(tmp):
     r = hk.hookit(tmp, "report", "--merge-threads", "--callers", "ExtractUserKy", prof,
                   check=False)
     assert r.returncode == 1 and "the closest: leveldb::ExtractUserKey" in r.stderr, r.stderr
+
+
+def test_export_simple_names_on_request(tmp):
+    """The exports keep full names for the tools that read them (JSON,
+    pprof, callgrind); --demangle=simple gives a flame graph the names
+    hookit report shows."""
+    prof = wrappers_profile(tmp)
+    full = hk.hookit(tmp, "export", "--format=folded", prof).stdout
+    simple = hk.hookit(tmp, "export", "--format=folded", "--demangle=simple", prof).stdout
+    assert "find_in(std::vector<int" in full and ";find_in;find_in::State::Match " in simple, simple
+    assert max(len(l) for l in simple.splitlines()) < max(len(l) for l in full.splitlines())
+    r = hk.hookit(tmp, "export", "--format=folded", "--demangle=short", prof, check=False)
+    assert r.returncode == 2 and "full, simple or no" in r.stderr, r.stderr
