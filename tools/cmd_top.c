@@ -20,7 +20,6 @@
 #include "tools/units.h"
 #include <hookit/a2n.h>
 
-#include <dirent.h>
 #include <getopt.h>
 #include <limits.h>
 #include <poll.h>
@@ -447,57 +446,6 @@ static int refresh(struct top *tp, int show, int clear)
     return EXIT_OK;
 }
 
-/* Where pid writes its profile: its $HOOKIT_OUTPUT (from
- * /proc/PID/environ, read while it runs), relative to its working
- * directory, or that directory.  "" when /proc does not say. */
-static void find_outdir(pid_t pid, char *dir, size_t size)
-{
-    char path[64], cwd[PATH_MAX] = "", env[PATH_MAX] = "";
-    dir[0] = '\0';
-    snprintf(path, sizeof path, "/proc/%d/cwd", (int)pid);
-    ssize_t n = readlink(path, cwd, sizeof cwd - 1);
-    cwd[n > 0 ? n : 0] = '\0';
-    snprintf(path, sizeof path, "/proc/%d/environ", (int)pid);
-    FILE *f = fopen(path, "r");
-    char *var = NULL;
-    size_t cap = 0;
-    while (f && getdelim(&var, &cap, '\0', f) > 0)
-        if (!strncmp(var, "HOOKIT_OUTPUT=", 14) && var[14])
-            snprintf(env, sizeof env, "%s", var + 14);
-    free(var);
-    if (f)
-        fclose(f);
-    if (env[0] == '/')
-        snprintf(dir, size, "%s", env);
-    else if (env[0] && cwd[0])
-        snprintf(dir, size, "%s/%s", cwd, env);
-    else
-        snprintf(dir, size, "%s", cwd);
-}
-
-/* A profile or trace of pid in dir (hookit.EXE[.rRANK].PID[.N].prof or
- * .trace), the newest; 1 found, 0 not. */
-static int find_written(const char *dir, pid_t pid, char *name, size_t size)
-{
-    char mid[32];
-    snprintf(mid, sizeof mid, ".%d.", (int)pid);
-    DIR *d = *dir ? opendir(dir) : NULL;
-    struct dirent *e;
-    int found = 0;
-    while (d && (e = readdir(d))) {
-        const char *dot = strrchr(e->d_name, '.');
-        if (strncmp(e->d_name, "hookit.", 7) || !strstr(e->d_name, mid) || !dot ||
-            (strcmp(dot, ".prof") && strcmp(dot, ".trace")))
-            continue;
-        if (!found || strcmp(e->d_name, name) > 0)
-            snprintf(name, size, "%s", e->d_name);
-        found = 1;
-    }
-    if (d)
-        closedir(d);
-    return found;
-}
-
 /* The program ended: when, and what it wrote (its profile is renamed
  * into place before it exits; a moment is allowed for a slow disk). */
 static void say_ended(const struct top *tp)
@@ -506,7 +454,7 @@ static void say_ended(const struct top *tp)
     time_t now = time(NULL);
     strftime(when, sizeof when, "%H:%M:%S", localtime(&now));
     int found = 0;
-    for (int i = 0; i < 20 && !(found = find_written(tp->outdir, tp->pid, name, sizeof name)); i++)
+    for (int i = 0; i < 20 && !(found = live_cli_written(tp->outdir, tp->pid, name, sizeof name)); i++)
         usleep(50000);
     printf("process %d ended at %s", (int)tp->pid, when);
     if (found)
@@ -639,7 +587,7 @@ int cmd_top(int argc, char **argv)
         return EXIT_FAIL;
     tp.a2n = a2n_open(pid);
     tp.pid = pid;
-    find_outdir(pid, tp.outdir, sizeof tp.outdir);
+    live_cli_outdir(pid, tp.outdir, sizeof tp.outdir);
     int rc = refresh(&tp, 0, 0);
     if (rc == EXIT_OK && once) {
         struct timespec ts = { interval_ms / 1000, (long)(interval_ms % 1000) * 1000000L };

@@ -63,6 +63,22 @@ static int child_of(const struct profile *b, const struct profile *a)
     return pb->start_ns + 1000000000ull >= pa->start_ns && pb->start_ns <= end + 1000000000ull;
 }
 
+/* Candidate i is a profile `hookit ctl flush` wrote of a process that
+ * wrote a newer one later (c is newest first): the newer one holds all of
+ * it, so it is no member of the family (it is the same process, not a
+ * parent or a child). */
+static int superseded_flush(const struct cand *c, size_t i)
+{
+    const char *end = profile_get_meta(c[i].p, "end");
+    if (!end || strcmp(end, "flush") != 0)
+        return 0;
+    for (size_t j = 0; j < i; j++)
+        if (c[j].p && c[j].p->process.pid == c[i].p->process.pid &&
+            c[j].p->process.start_ns == c[i].p->process.start_ns)
+            return 1;
+    return 0;
+}
+
 void newest_free(char **paths, size_t n)
 {
     for (size_t i = 0; i < n; i++)
@@ -127,7 +143,7 @@ int newest_profiles(const char *dir, char ***paths_out, size_t *n_out)
     for (int changed = 1; changed; ) {
         changed = 0;
         for (size_t i = 1; i < ncand; i++) {
-            if (c[i].in || !c[i].p)
+            if (c[i].in || !c[i].p || superseded_flush(c, i))
                 continue;
             for (size_t j = 0; j < ncand && !c[i].in; j++) {
                 if (!c[j].in)

@@ -308,3 +308,27 @@ def test_top_fits_the_width_and_says_the_end(tmp):
     last = r.stdout.splitlines()[-1]
     assert re.fullmatch(rf"process {p.pid} ended at \d\d:\d\d:\d\d; it wrote {re.escape(prof)} "
                         rf"\(hookit report {re.escape(prof)}\)", last), last
+
+
+def test_ctl_flush_names_its_file_and_report_reads_the_last(tmp):
+    """`ctl PID flush` says which file it wrote; two flushes and the exit
+    make three profiles of one process, and `hookit report` (no file) reads
+    the last, which holds everything, not the three as a fork family."""
+    p, env = start_split(tmp, 4)
+    try:
+        wrote = []
+        for _ in range(2):
+            r = hk.hookit(tmp, "ctl", str(p.pid), "flush", env=env)
+            m = re.fullmatch(rf"process {p.pid}: flush done: wrote ({re.escape(tmp)}/hookit\.split\."
+                             rf"{p.pid}(\.\d+)?\.prof)\n", r.stdout)
+            assert m and os.path.exists(m.group(1)), r.stdout
+            wrote.append(m.group(1))
+    finally:
+        p.communicate(timeout=60)
+    assert wrote[0] != wrote[1], wrote
+    profs = hk.profiles(tmp, "split")
+    assert len(profs) == 3, profs
+    r = hk.hookit(tmp, "report", "--flat", "--no-pager")
+    assert "fork family" not in r.stderr and r.stderr.count("\n") == 1, r.stderr
+    last = re.search(r"reading (\S+), the newest profile", r.stderr).group(1)
+    assert os.path.join(tmp, last) not in wrote, (last, wrote)
