@@ -216,8 +216,7 @@ static void fold(struct agg *a, struct anode *n, uint32_t input, const struct pr
 
 /* The time an input's node spent waiting and on the CPU (waittime.h), per
  * input for hookit diff. */
-static void fold_split(struct agg *a, struct anode *n, uint32_t input, uint64_t wait,
-                       uint64_t cpu)
+static void fold_split(struct agg *a, struct anode *n, uint32_t input, uint64_t wait, uint64_t cpu)
 {
     if (input < a->per_input_n) {
         n->per_input[PER_INPUT * input + 3] += wait;
@@ -249,8 +248,8 @@ static void sum_columns(struct agg *a, const struct prof_thread *src, int *idx)
     for (uint32_t c = 0; c < src->nmetrics; c++) {
         idx[c] = -1;
         const char *name = src->metrics[c].name;
-        if (!name || !src->metrics[c].values || !summed_metric(name) ||
-            !((a->flags & AGG_STATS) || split_metric(name)))
+        if (!name || !src->metrics[c].values || !summed_metric(name)
+            || !((a->flags & AGG_STATS) || split_metric(name)))
             continue;
         const char *in = profile_intern(a->out, name);
         for (uint32_t k = 0; in && k < a->nsums && idx[c] < 0; k++)
@@ -450,7 +449,7 @@ static const char *const metric_names[NMETRICS] = {
 static int emit_stats(struct agg *a, struct athread *t, struct prof_thread *th)
 {
     int stats = (a->flags & AGG_STATS) != 0;
-    uint32_t first = stats ? 0 : NMETRICS;          /* skip the statistics */
+    uint32_t first = stats ? 0 : NMETRICS; /* skip the statistics */
     uint32_t ncols = NMETRICS + a->nsums - first;
     if (ncols == 0)
         return 0;
@@ -459,8 +458,8 @@ static int emit_stats(struct agg *a, struct athread *t, struct prof_thread *th)
         return -1;
     for (uint32_t m = 0; m < ncols; m++) {
         uint32_t col = m + first;
-        th->metrics[m].name = col < NMETRICS ? profile_intern(a->out, metric_names[col])
-                                             : a->sum_names[col - NMETRICS];
+        th->metrics[m].name =
+            col < NMETRICS ? profile_intern(a->out, metric_names[col]) : a->sum_names[col - NMETRICS];
         th->metrics[m].values = profile_alloc(a->out, (size_t)th->nnodes * sizeof(uint64_t) + 1);
         if (!th->metrics[m].name || !th->metrics[m].values)
             return -1;

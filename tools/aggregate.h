@@ -52,7 +52,9 @@ void agg_free(struct agg *a);
 /* With AGG_PER_INPUT: input's numbers for node of thread k of the finished
  * profile (zeros when the input does not have it); wait_ns and cpu_ns as
  * waittime_wait and waittime_cpu of the input's nodes. */
-struct agg_values { uint64_t calls, incl_ns, excl_ns, wait_ns, cpu_ns; };
+struct agg_values {
+    uint64_t calls, incl_ns, excl_ns, wait_ns, cpu_ns;
+};
 struct agg_values agg_value(const struct agg *a, uint32_t thread, uint32_t node, uint32_t input);
 
 /* Convenience: p's threads merged into one (a new profile), or NULL. */

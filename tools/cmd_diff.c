@@ -60,13 +60,13 @@ static const char *const diff_usage =
 struct row {
     uint32_t key;               /* function or node */
     uint64_t calls[2], self[2], incl[2];
-    uint64_t cpu[2], wait[2];   /* self time on the CPU, waiting */
+    uint64_t cpu[2], wait[2]; /* self time on the CPU, waiting */
 };
 
 /* --sort: the change that orders the rows (then the others, as below). */
 enum diff_sort { DIFF_SELF, DIFF_INCL, DIFF_CPU, DIFF_WAIT, DIFF_CALLS };
 static enum diff_sort diff_sort;
-static int diff_waits;          /* a profile has wait time: the CPU and WAIT columns */
+static int diff_waits; /* a profile has wait time: the CPU and WAIT columns */
 
 static const char *signed_ns(int64_t d, char buf[UNITS_BUF + 1])
 {
@@ -95,11 +95,16 @@ static uint64_t absdiff(uint64_t a, uint64_t b) { return a > b ? a - b : b - a; 
 static uint64_t sort_change(const struct row *r)
 {
     switch (diff_sort) {
-    case DIFF_INCL: return absdiff(r->incl[0], r->incl[1]);
-    case DIFF_CPU: return absdiff(r->cpu[0], r->cpu[1]);
-    case DIFF_WAIT: return absdiff(r->wait[0], r->wait[1]);
-    case DIFF_CALLS: return absdiff(r->calls[0], r->calls[1]);
-    default: return 0;
+    case DIFF_INCL:
+        return absdiff(r->incl[0], r->incl[1]);
+    case DIFF_CPU:
+        return absdiff(r->cpu[0], r->cpu[1]);
+    case DIFF_WAIT:
+        return absdiff(r->wait[0], r->wait[1]);
+    case DIFF_CALLS:
+        return absdiff(r->calls[0], r->calls[1]);
+    default:
+        return 0;
     }
 }
 
@@ -126,8 +131,8 @@ static int by_impact(const void *x, const void *y)
 
 static int unchanged(const struct row *r)
 {
-    return r->calls[0] == r->calls[1] && r->self[0] == r->self[1] && r->incl[0] == r->incl[1] &&
-           r->cpu[0] == r->cpu[1] && r->wait[0] == r->wait[1];
+    return r->calls[0] == r->calls[1] && r->self[0] == r->self[1] && r->incl[0] == r->incl[1]
+        && r->cpu[0] == r->cpu[1] && r->wait[0] == r->wait[1];
 }
 
 static void print_row(const struct row *r)
@@ -152,8 +157,8 @@ static void print_header(const char *time_name, const char *what)
     char a[16], b[16];
     snprintf(a, sizeof a, "%s A", time_name);
     snprintf(b, sizeof b, "%s B", time_name);
-    printf("%10s %10s %9s %10s %10s %10s %7s %10s %10s %10s %7s  ", "CALLS A", "CALLS B",
-           "CHANGE", a, b, "CHANGE", "%", "INCL A", "INCL B", "CHANGE", "%");
+    printf("%10s %10s %9s %10s %10s %10s %7s %10s %10s %10s %7s  ", "CALLS A", "CALLS B", "CHANGE", a, b,
+           "CHANGE", "%", "INCL A", "INCL B", "CHANGE", "%");
     if (diff_waits)
         printf("%10s %11s  ", "CPU CHANGE", "WAIT CHANGE");
     printf("%s\n", what);
@@ -371,16 +376,11 @@ static int compare(const struct profile *m, const struct agg *agg, const char *a
 int cmd_diff(int argc, char **argv)
 {
     static const struct option opts[] = {
-        { "limit", required_argument, NULL, 'n' },
-        { "functions", no_argument, NULL, 'F' },
-        { "paths", no_argument, NULL, 'P' },
-        { "all", no_argument, NULL, 'a' },
-        { "sort", required_argument, NULL, 's' },
-        { "fold-frames", required_argument, NULL, 'R' },
-        { "no-fold-frames", no_argument, NULL, 'r' },
-        { "demangle", required_argument, NULL, 'D' },
-        { "help", no_argument, NULL, 'h' },
-        { 0, 0, 0, 0 },
+        { "limit", required_argument, NULL, 'n' },    { "functions", no_argument, NULL, 'F' },
+        { "paths", no_argument, NULL, 'P' },          { "all", no_argument, NULL, 'a' },
+        { "sort", required_argument, NULL, 's' },     { "fold-frames", required_argument, NULL, 'R' },
+        { "no-fold-frames", no_argument, NULL, 'r' }, { "demangle", required_argument, NULL, 'D' },
+        { "help", no_argument, NULL, 'h' },           { 0, 0, 0, 0 },
     };
     long limit = 20;
     int which = 0, all = 0, c;
@@ -410,8 +410,7 @@ int cmd_diff(int argc, char **argv)
             while (k < sizeof keys / sizeof *keys && strcmp(optarg, keys[k]))
                 k++;
             if (k == sizeof keys / sizeof *keys)
-                return cli_usage_error("diff", "--sort is self, incl, cpu, wait or calls, not '%s'",
-                                       optarg);
+                return cli_usage_error("diff", "--sort is self, incl, cpu, wait or calls, not '%s'", optarg);
             diff_sort = (enum diff_sort)k;
             break;
         }

@@ -145,16 +145,14 @@ int cmd_export(int argc, char **argv)
             break;
         case 'w':
             if (weight_parse(optarg, &export_options.weight) != 0)
-                return cli_usage_error("export", "--weight is time, cpu, wait or calls, not '%s'",
-                                       optarg);
+                return cli_usage_error("export", "--weight is time, cpu, wait or calls, not '%s'", optarg);
             break;
         case 'N':
             export_options.json_nested = 1;
             break;
         case 'M': /* full by default: tools read the exports; simple on request */
             if (names_parse_demangle(optarg) != 0)
-                return cli_usage_error("export", "--demangle is full, simple or no, not '%s'",
-                                       optarg);
+                return cli_usage_error("export", "--demangle is full, simple or no, not '%s'", optarg);
             simple = !strcmp(optarg, "simple");
             break;
         case 'L':

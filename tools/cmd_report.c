@@ -150,7 +150,8 @@ static tree_cmp_fn tree_order(const struct report_opts *o)
     case SORT_EXCL: return cmp_excl;
     case SORT_NAME: return cmp_name;
     case SORT_CPU:
-    case SORT_WAIT: return tree_cmp_key_desc;
+    case SORT_WAIT:
+        return tree_cmp_key_desc;
     default: return tree_cmp_incl_desc;
     }
 }
@@ -269,7 +270,7 @@ static int report_tree(FILE *out, const struct profile *p, const struct prof_thr
 struct flat_ctx {
     const struct profile *p;
     const struct func_total *tot;
-    const uint64_t *fcpu, *fwait;   /* per function: self time on the CPU, waiting */
+    const uint64_t *fcpu, *fwait; /* per function: self time on the CPU, waiting */
     enum report_sort sort;
 };
 
@@ -424,8 +425,8 @@ static int report_profile(FILE *out, const struct profile *p, const struct repor
     lost_events_line(out, p, o);
     for (uint32_t i = 0; i < p->nthreads; i++) {
         const struct prof_thread *th = &p->threads[i];
-        if (o->has_tid && !find_thread_matches(th->tid, th->name, o->tid, o->thread_name) &&
-            !o->merge_threads)
+        if (o->has_tid && !find_thread_matches(th->tid, th->name, o->tid, o->thread_name)
+            && !o->merge_threads)
             continue;
         if (o->callers || o->callees) {
             /* one section per thread that has the function */
@@ -625,9 +626,10 @@ static int combine(struct loaded_profile *ps, size_t *n, const struct report_opt
 
 static int parse_sort(const char *s, enum report_sort *out)
 {
-    static const struct { const char *name; enum report_sort v; } keys[] = {
+    static const struct { const char *name; enum report_sort v;
+    } keys[] = {
         { "calls", SORT_CALLS }, { "incl", SORT_INCL }, { "excl", SORT_EXCL },
-        { "name", SORT_NAME }, { "cpu", SORT_CPU }, { "wait", SORT_WAIT },
+        { "name", SORT_NAME },   { "cpu", SORT_CPU },   { "wait", SORT_WAIT },
     };
     for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++)
         if (!strcmp(s, keys[i].name)) {
@@ -637,9 +639,24 @@ static int parse_sort(const char *s, enum report_sort *out)
     return -1;
 }
 
-enum { OPT_CALLERS = 256, OPT_CALLEES, OPT_COLOR, OPT_NO_COLOR, OPT_NO_PAGER, OPT_TREE,
-       OPT_IO, OPT_ALLOC, OPT_LEAKS, OPT_INTERLEAVE, OPT_DEMANGLE, OPT_COLLAPSE,
-       OPT_NO_COLLAPSE, OPT_LINES, OPT_FOLD_FRAMES, OPT_NO_FOLD_FRAMES };
+enum {
+    OPT_CALLERS = 256,
+    OPT_CALLEES,
+    OPT_COLOR,
+    OPT_NO_COLOR,
+    OPT_NO_PAGER,
+    OPT_TREE,
+    OPT_IO,
+    OPT_ALLOC,
+    OPT_LEAKS,
+    OPT_INTERLEAVE,
+    OPT_DEMANGLE,
+    OPT_COLLAPSE,
+    OPT_NO_COLLAPSE,
+    OPT_LINES,
+    OPT_FOLD_FRAMES,
+    OPT_NO_FOLD_FRAMES
+};
 
 int cmd_report(int argc, char **argv)
 {
@@ -732,7 +749,8 @@ int cmd_report(int argc, char **argv)
         }
         case 's':
             if (parse_sort(optarg, &o.sort) != 0)
-                return cli_usage_error("report", "--sort is calls, incl, excl, cpu, wait or name, "
+                return cli_usage_error("report",
+                                       "--sort is calls, incl, excl, cpu, wait or name, "
                                        "not '%s'",
                                        optarg);
             break;
@@ -865,9 +883,10 @@ int cmd_report(int argc, char **argv)
         }
     for (int k = 0; k < 2; k++) {
         const char *fn = k ? o.callees : o.callers;
-        if (fn && (ambiguous_fn(ps, n, fn) ||
-                   (!fn_anywhere(ps, n, fn) &&
-                    no_such_fn(ps, n, fn, nfiles == 1 ? files[0] : "the profiles given")))) {
+        if (fn
+            && (ambiguous_fn(ps, n, fn)
+                || (!fn_anywhere(ps, n, fn)
+                    && no_such_fn(ps, n, fn, nfiles == 1 ? files[0] : "the profiles given")))) {
             cli_free_profiles(ps, n);
             newest_free(found, nfound);
             return EXIT_FAIL;

@@ -80,8 +80,8 @@ static void plugin_names(const char *dir, char *buf, size_t size)
     while (d && (e = readdir(d)) && len < size) {
         size_t n = strlen(e->d_name);
         if (n > 6 && !strncmp(e->d_name, "lib", 3) && !strcmp(e->d_name + n - 3, ".so"))
-            len += (size_t)snprintf(buf + len, size - len, "%s%.*s", len ? ", " : "",
-                                    (int)(n - 6), e->d_name + 3);
+            len += (size_t)snprintf(buf + len, size - len, "%s%.*s", len ? ", " : "", (int)(n - 6),
+                                    e->d_name + 3);
     }
     if (d)
         closedir(d);
@@ -114,8 +114,10 @@ static char *resolve_profiler(const char *name, const char *libhookit)
     }
     snprintf(path, sizeof path, "%s/hookit", dir);
     plugin_names(path, names, sizeof names);
-    cli_usage_error("run", "no profiler plugin '%s' in %s: the plugins are %s (or give a path "
-                    "to a .so)", name, path, *names ? names : "none");
+    cli_usage_error("run",
+                    "no profiler plugin '%s' in %s: the plugins are %s (or give a path "
+                    "to a .so)",
+                    name, path, *names ? names : "none");
     return NULL;
 }
 

@@ -71,7 +71,7 @@ struct top {
     uint32_t nprev;
     uint64_t prev_mono;
     pid_t pid;
-    char outdir[PATH_MAX];      /* where the process writes its profile ("" unknown) */
+    char outdir[PATH_MAX]; /* where the process writes its profile ("" unknown) */
 };
 
 static uint64_t thread_calls(const struct prof_thread *t)
@@ -249,8 +249,7 @@ static double cpu_share(const struct top *tp, int32_t tid, uint64_t cpu_ns, uint
 
 /* "R running, cpu 98%", "S sleeping, in a blocking call, cpu 0%", "ended":
  * the kernel's state and the wait hookit sees (ARENA_REQ_WAIT). */
-static void print_state(FILE *out, const struct top *tp, const struct live_thread *lt,
-                        uint64_t mono)
+static void print_state(FILE *out, const struct top *tp, const struct live_thread *lt, uint64_t mono)
 {
     struct thread_state ks;
     if (lt->state != ARENA_THREAD_RUNNING || thread_state_read(tp->pid, lt->tid, &ks) != 0) {
@@ -300,8 +299,7 @@ static void print_view(FILE *out, struct top *tp, const struct profile *p, const
         fprintf(out, ") tid %d  ", th->tid);
         print_state(out, tp, lt, s->mono_ns);
         fprintf(out, "  calls %llu  calls/s %s  time %s  contexts %u\n", (unsigned long long)calls,
-                rate_text(rate_of(tp, th, calls, s->mono_ns), rb, sizeof rb), units_ns(incl, db),
-                th->nnodes);
+                rate_text(rate_of(tp, th, calls, s->mono_ns), rb, sizeof rb), units_ns(incl, db), th->nnodes);
         if (tp->view == VIEW_ALL || tp->view == VIEW_STACK)
             print_stack(out, p, th, lt, tp->rows);
         if (tp->view == VIEW_ALL || tp->view == VIEW_FUNCS)
@@ -403,8 +401,8 @@ static void print_fitted(FILE *out, const char *text, int cols, int max_lines)
         s += n + (nl != NULL);
     }
     if (left)
-        fprintf(out, "... %d more line%s (a smaller --rows, or v for one view, t for one thread)\n",
-                left, left == 1 ? "" : "s");
+        fprintf(out, "... %d more line%s (a smaller --rows, or v for one view, t for one thread)\n", left,
+                left == 1 ? "" : "s");
 }
 
 /* One snapshot; with show, printed.  EXIT_OK or EXIT_FAIL. */
@@ -611,7 +609,7 @@ int cmd_top(int argc, char **argv)
                 break;
             }
             rc = refresh(&tp, 1, isatty(STDOUT_FILENO));
-            if (rc != EXIT_OK && ended(&tp)) {     /* it ended while being read */
+            if (rc != EXIT_OK && ended(&tp)) { /* it ended while being read */
                 restore_tty();
                 say_ended(&tp);
                 rc = EXIT_OK;

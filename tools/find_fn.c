@@ -44,7 +44,8 @@ enum find_fn_how find_fn(const struct profile *p, const char *fn, uint8_t *targe
     for (uint32_t f = 0; f < p->nfuncs; f++) {
         char *s = simple_of(&p->funcs[f]);
         if (s)
-            any |= target[f] = (uint8_t)(glob ? glob_matches(&p->funcs[f], s, fn) : !strcmp(s, fn) || suffix_of(s, fn));
+            any |= target[f] =
+                (uint8_t)(glob ? glob_matches(&p->funcs[f], s, fn) : !strcmp(s, fn) || suffix_of(s, fn));
         free(s);
     }
     return !any ? FIND_NONE : glob ? FIND_GLOB : FIND_SUFFIX;

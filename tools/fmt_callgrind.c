@@ -257,8 +257,7 @@ static void write_function(struct writer *w, struct cg *c, uint32_t f, struct ed
         fprintf(out, "%u %llu %llu", line_of(w, f), (unsigned long long)e[i].incl_ns,
                 (unsigned long long)e[i].incl_calls);
         if (c->waits)
-            fprintf(out, " %llu %llu", (unsigned long long)e[i].incl_wait,
-                    (unsigned long long)e[i].incl_cpu);
+            fprintf(out, " %llu %llu", (unsigned long long)e[i].incl_wait, (unsigned long long)e[i].incl_cpu);
         fputc('\n', out);
     }
     fputc('\n', out);
@@ -281,15 +280,15 @@ static void write_header(FILE *out, const struct profile *p, uint64_t total_ns, 
     if (total_wait)
         fputs("event: Wait_ns : Wait in blocking calls (ns)\n"
               "event: Cpu_ns : Time on the CPU (ns)\n"
-              "events: Time_ns Calls Wait_ns Cpu_ns\n", out);
+              "events: Time_ns Calls Wait_ns Cpu_ns\n",
+              out);
     else
         fputs("events: Time_ns Calls\n", out);
     for (int k = 0; k < 2; k++) {
         fprintf(out, "%s: %llu %llu", k ? "totals" : "summary", (unsigned long long)total_ns,
                 (unsigned long long)total_calls);
         if (total_wait)
-            fprintf(out, " %llu %llu", (unsigned long long)*total_wait,
-                    (unsigned long long)total_cpu);
+            fprintf(out, " %llu %llu", (unsigned long long)*total_wait, (unsigned long long)total_cpu);
         fputc('\n', out);
     }
     fputc('\n', out);
@@ -309,7 +308,9 @@ static int write_profile(FILE *out, const struct profile *p)
     struct writer w = { .out = out, .p = p };
     w.root_names = calloc(p->nthreads + 1, sizeof *w.root_names);
     struct profile *strings = profile_new();
-    int rc = c.self_ns && c.self_calls && c.active && c.self_wait && c.self_cpu && w.root_names && strings ? 0 : -1;
+    int rc = c.self_ns && c.self_calls && c.active && c.self_wait && c.self_cpu && w.root_names && strings
+        ? 0
+        : -1;
     for (uint32_t k = 0; rc == 0 && k < p->nthreads; k++) {
         char name[128];
         const struct prof_thread *th = &p->threads[k];

@@ -63,8 +63,9 @@ int export_folded(FILE *out, struct loaded_profile *profiles, size_t n)
         char prefix[128];
         snprintf(prefix, sizeof prefix, "[thread %u%s%.60s]", th->index,
                  th->name && *th->name ? " " : "", th->name ? th->name : "");
-        struct folded f = { out, p->nthreads > 1 ? prefix : NULL, { 0 },
-                            malloc(((size_t)th->nnodes + 1) * sizeof *f.path) };
+        struct folded f = {
+            out, p->nthreads > 1 ? prefix : NULL, { 0 }, malloc(((size_t)th->nnodes + 1) * sizeof *f.path)
+        };
         waittime_of(th, &f.w);
         struct tree t;
         if (!f.path || tree_build(&t, p, th) != 0) {

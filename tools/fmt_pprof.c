@@ -151,7 +151,9 @@ struct module_info {
 
 /* --weight: the sample type go tool pprof and speedscope show first. */
 static const char *const default_type[] = {
-    [WEIGHT_TIME] = "self_time", [WEIGHT_CALLS] = "calls", [WEIGHT_CPU] = "cpu",
+    [WEIGHT_TIME] = "self_time",
+    [WEIGHT_CALLS] = "calls",
+    [WEIGHT_CPU] = "cpu",
     [WEIGHT_WAIT] = "wait",
 };
 

@@ -100,8 +100,8 @@ struct section {
     uint32_t max_depth;
     double y0;                  /* top of the section's frames */
     uint32_t nframes;
-    struct waittime w;          /* the thread's wait and CPU columns */
-    int waits;                  /* it has them: data-cpu, data-wait */
+    struct waittime w; /* the thread's wait and CPU columns */
+    int waits;         /* it has them: data-cpu, data-wait */
 };
 
 static void put_frame(struct section *s, const struct tree *t, uint32_t node)
@@ -124,8 +124,7 @@ static void put_frame(struct section *s, const struct tree *t, uint32_t node)
     fputs("\" data-m=\"", out);
     put_xml(out, f->module, 4096);
     fprintf(out, "\" data-c=\"%llu\" data-i=\"%s\" data-ip=\"%.2f\" data-e=\"%s\" data-ep=\"%.2f\"",
-            (unsigned long long)n->calls, units_ns(n->incl_ns, incl), ipct,
-            units_ns(n->excl_ns, excl), epct);
+            (unsigned long long)n->calls, units_ns(n->incl_ns, incl), ipct, units_ns(n->excl_ns, excl), epct);
     /* the exclusive time on the CPU and waiting, when the profile has them */
     char cpu[UNITS_BUF] = "", wait[UNITS_BUF] = "";
     if (s->waits) {
@@ -135,8 +134,8 @@ static void put_frame(struct section *s, const struct tree *t, uint32_t node)
     }
     fputs("><title>", out);
     put_xml(out, f->name, 4096);
-    fprintf(out, " (%llu calls, %s incl %.2f%%, %s excl %.2f%%", (unsigned long long)n->calls, incl,
-            ipct, excl, epct);
+    fprintf(out, " (%llu calls, %s incl %.2f%%, %s excl %.2f%%", (unsigned long long)n->calls, incl, ipct,
+            excl, epct);
     if (s->waits)
         fprintf(out, ": cpu %s, wait %s", cpu, wait);
     fputs(")</title>", out);
@@ -191,8 +190,10 @@ static int by_name(const struct tree *t, uint32_t a, uint32_t b)
 }
 
 static const char *const svg_widths[] = {
-    [WEIGHT_TIME] = "widths are inclusive time", [WEIGHT_CALLS] = "widths are calls",
-    [WEIGHT_CPU] = "widths are time on the CPU", [WEIGHT_WAIT] = "widths are time waiting",
+    [WEIGHT_TIME] = "widths are inclusive time",
+    [WEIGHT_CALLS] = "widths are calls",
+    [WEIGHT_CPU] = "widths are time on the CPU",
+    [WEIGHT_WAIT] = "widths are time waiting",
 };
 
 static int write_section(FILE *out, const struct profile *p, const struct prof_thread *th,
@@ -202,8 +203,18 @@ static int write_section(FILE *out, const struct profile *p, const struct prof_t
     if (tree_build(&t, p, th) != 0)
         return -1;
     tree_sort(&t, by_name);
-    struct section s = { out, p, th, calloc((size_t)th->nnodes + 1, sizeof(uint64_t)),
-                         calloc((size_t)th->nnodes + 1, sizeof(double)), 0, 0, 0, 0, 0, { 0 }, 0 };
+    struct section s = { out,
+                         p,
+                         th,
+                         calloc((size_t)th->nnodes + 1, sizeof(uint64_t)),
+                         calloc((size_t)th->nnodes + 1, sizeof(double)),
+                         0,
+                         0,
+                         0,
+                         0,
+                         0,
+                         { 0 },
+                         0 };
     uint8_t *hidden = calloc((size_t)th->nnodes + 1, 1);
     if (!s.weight || !s.x || !hidden) {
         free(s.weight);
@@ -276,13 +287,15 @@ static const char script[] =
     "  for(var i=0;i<fs.length;i++){var f=fs[i],x=+A(f,'data-x'),w=+A(f,'data-w'),d=+A(f,'data-d');\n"
     "    var inside=x>=x0-1e-12&&x+w<=x0+w0+1e-12;\n"
     "    if(d>=d0&&inside){f.style.display='';place(f,(x-x0)/w0,w/w0);}\n"
-    "    else if(d<d0&&x<=x0+1e-12&&x+w>=x0+w0-1e-12){f.style.display='';place(f,0,1);f.classList.add('parent');}\n"
+    "    else "
+    "if(d<d0&&x<=x0+1e-12&&x+w>=x0+w0-1e-12){f.style.display='';place(f,0,1);f.classList.add('parent');}\n"
     "    else f.style.display='none';}\n"
     "  $('reset').style.opacity=1;}\n"
     "function unzoom(){var fs=frames();zoomed=null;for(var i=0;i<fs.length;i++){var f=fs[i];\n"
     "  f.style.display='';f.classList.remove('parent');place(f,+A(f,'data-x'),+A(f,'data-w'));}\n"
     "  $('reset').style.opacity=0.4;}\n"
-    "function info(g){return A(g,'data-n')+(A(g,'data-m')?'  ['+A(g,'data-m')+']':'')+'  calls '+A(g,'data-c')+\n"
+    "function info(g){return A(g,'data-n')+(A(g,'data-m')?'  ['+A(g,'data-m')+']':'')+'  calls "
+    "'+A(g,'data-c')+\n"
     "  '  incl '+A(g,'data-i')+' ('+A(g,'data-ip')+'%%)  excl '+A(g,'data-e')+' ('+A(g,'data-ep')+'%%)'+\n"
     "  (A(g,'data-cpu')?'  cpu '+A(g,'data-cpu')+'  wait '+A(g,'data-wait'):'');}\n"
     "function show(g,ev){var tip=$('tip'),txt=$('tiptext'),s=info(g);$('details').textContent=s;\n"
@@ -300,14 +313,17 @@ static const char script[] =
     "    for(var j=0;j<ms.length;j++){var x=+A(ms[j],'data-x'),w=+A(ms[j],'data-w'),inner=false;\n"
     "      for(var k=0;k<ranges.length;k++)if(x>=ranges[k][0]-1e-12&&x+w<=ranges[k][1]+1e-12)inner=true;\n"
     "      if(!inner){ranges.push([x,x+w]);matched+=w;}}total+=1;}\n"
-    "  $('matched').textContent=rx?('matched '+n+' frames, '+(100*matched/Math.max(total,1)).toFixed(2)+'%%'):'';}\n"
+    "  $('matched').textContent=rx?('matched '+n+' frames, "
+    "'+(100*matched/Math.max(total,1)).toFixed(2)+'%%'):'';}\n"
     "function hkInit(){var fs=frames();for(var i=0;i<fs.length;i++){(function(g){\n"
     "  g.addEventListener('mousemove',function(e){show(g,e);});\n"
     "  g.addEventListener('mouseout',hide);\n"
     "  g.addEventListener('click',function(e){zoom(g);e.stopPropagation();});})(fs[i]);}\n"
     "  $('reset').addEventListener('click',unzoom);\n"
     "  var box=$('search');if(box)box.addEventListener('input',function(){search(box.value);});\n"
-    "  document.addEventListener('keydown',function(e){if(e.key==='Escape'){unzoom();if(box){box.value='';search('');}}});\n"
+    "  "
+    "document.addEventListener('keydown',function(e){if(e.key==='Escape'){unzoom();if(box){box.value='';"
+    "search('');}}});\n"
     "  unzoom();\n"
     "  /* file.svg#search=RE or #zoom=N (the Nth frame): links into a view */\n"
     "  var h=decodeURIComponent((location.hash||'').substring(1));\n"

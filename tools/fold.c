@@ -24,9 +24,16 @@
  * invoker, std::__invoke and its helpers, std::function's handler, the
  * wrappers every thread and callback starts with in libstdc++ and libc++. */
 static const char *const default_patterns[] = {
-    "std::thread::_State_impl::_M_run", "std::thread::_Invoker::*", "std::__invoke",
-    "std::__invoke_impl", "std::__invoke_r", "std::invoke", "std::_Function_handler::_M_invoke",
-    "std::function::operator()", "std::__1::__thread_proxy", "std::__1::__invoke",
+    "std::thread::_State_impl::_M_run",
+    "std::thread::_Invoker::*",
+    "std::__invoke",
+    "std::__invoke_impl",
+    "std::__invoke_r",
+    "std::invoke",
+    "std::_Function_handler::_M_invoke",
+    "std::function::operator()",
+    "std::__1::__thread_proxy",
+    "std::__1::__invoke",
     "std::__1::__thread_execute",
 };
 #define MAX_PATTERNS 64
@@ -76,8 +83,7 @@ static uint64_t mix(uint64_t x)
 
 /* hide: per function, fold its frames into their callers (NULL: none);
  * recursion: fold direct recursion too. */
-static int fold_thread(struct profile *p, struct prof_thread *th, const uint8_t *hide,
-                       int recursion)
+static int fold_thread(struct profile *p, struct prof_thread *th, const uint8_t *hide, int recursion)
 {
     uint32_t n = th->nnodes;
     if (n == 0)
@@ -99,7 +105,7 @@ static int fold_thread(struct profile *p, struct prof_thread *th, const uint8_t 
         uint32_t parent = src->parent == PROF_NONE || src->parent >= i ? PROF_NONE : map[src->parent];
         uint32_t to;
         if (hide && hide[src->func]) {
-            map[i] = parent;    /* its callees are its caller's (or roots) */
+            map[i] = parent; /* its callees are its caller's (or roots) */
             if (parent == PROF_NONE)
                 continue;
             out[parent].excl_ns += src->excl_ns;

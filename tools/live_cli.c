@@ -150,16 +150,16 @@ int live_cli_written(const char *dir, pid_t pid, char *name, size_t size)
     struct timespec newest = { 0, 0 };
     while (d && (e = readdir(d))) {
         const char *dot = strrchr(e->d_name, '.');
-        if (strncmp(e->d_name, "hookit.", 7) || !strstr(e->d_name, mid) || !dot ||
-            (strcmp(dot, ".prof") && strcmp(dot, ".trace")))
+        if (strncmp(e->d_name, "hookit.", 7) || !strstr(e->d_name, mid) || !dot
+            || (strcmp(dot, ".prof") && strcmp(dot, ".trace")))
             continue;
         char path[PATH_MAX + NAME_MAX + 2];
         struct stat st;
         snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
         if (stat(path, &st) != 0)
             continue;
-        if (!found || st.st_mtim.tv_sec > newest.tv_sec ||
-            (st.st_mtim.tv_sec == newest.tv_sec && st.st_mtim.tv_nsec > newest.tv_nsec)) {
+        if (!found || st.st_mtim.tv_sec > newest.tv_sec
+            || (st.st_mtim.tv_sec == newest.tv_sec && st.st_mtim.tv_nsec > newest.tv_nsec)) {
             snprintf(name, size, "%s", e->d_name);
             newest = st.st_mtim;
         }

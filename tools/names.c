@@ -253,7 +253,7 @@ static void drop_enclosing_params(char *s)
             continue;
         }
         if (s[i] == '(' && !strncmp(s + i, "(anonymous namespace)", 21)) {
-            memcpy(s + o, "(anon)", 6);     /* a scope, not a parameter list: short */
+            memcpy(s + o, "(anon)", 6); /* a scope, not a parameter list: short */
             o += 6;
             i += 21;
             continue;
@@ -263,7 +263,7 @@ static void drop_enclosing_params(char *s)
             size_t after = end ? skip_qualifiers(s, end) : 0;
             int lambda = o >= 7 && !strncmp(s + o - 7, "{lambda", 7);
             if (end && (lambda || !strncmp(s + after, "::", 2))) {
-                i = lambda ? end : after;   /* "find(...) const::X" -> "find::X" */
+                i = lambda ? end : after; /* "find(...) const::X" -> "find::X" */
                 continue;
             }
         }
@@ -295,7 +295,7 @@ static void unqualify_inside(char *s)
         else if ((c == '>' || c == ')') && depth > 0)
             depth--;
         if (depth > 0 && c == ':' && s[i + 1] == ':' && o > word) {
-            o = word;           /* drop "scope::" */
+            o = word; /* drop "scope::" */
             i += 2;
             continue;
         }
@@ -319,7 +319,7 @@ static char *simple_name(const char *full, int keep_params, int keep_templates)
     if (!t)
         return NULL;
     drop_enclosing_params(t);
-    if (keep_templates < 0)     /* a short form: names inside without their scope */
+    if (keep_templates < 0) /* a short form: names inside without their scope */
         unqualify_inside(t);
     size_t ps = params_start(t);
     const char *from = skip_return_type(t, ps);
@@ -430,7 +430,9 @@ void names_use_profile(const struct profile *p)
      * return type), and the full name when that is not enough: sort by
      * (module, shown name) and look at neighbours.  Each pass takes the
      * shortest form that tells the functions apart. */
-    static const struct { int params, templates; } pass_form[] = {
+    static const struct {
+        int params, templates;
+    } pass_form[] = {
         { 1, -1 }, { 0, -2 }, { 1, -2 }, { 1, 0 }, { 0, 1 }, { 1, 1 }, { 1, 1000 },
     };
     enum { NPASS = sizeof pass_form / sizeof *pass_form };
@@ -454,9 +456,9 @@ void names_use_profile(const struct profile *p)
                 if (!display[f])
                     continue;
                 free(display[f]);
-                display[f] = pass < NPASS ? simple_name(p->funcs[f].name, pass_form[pass].params,
-                                                        pass_form[pass].templates)
-                                          : NULL;
+                display[f] = pass < NPASS
+                    ? simple_name(p->funcs[f].name, pass_form[pass].params, pass_form[pass].templates)
+                    : NULL;
             }
             i = j;
         }

@@ -73,8 +73,8 @@ static int superseded_flush(const struct cand *c, size_t i)
     if (!end || strcmp(end, "flush") != 0)
         return 0;
     for (size_t j = 0; j < i; j++)
-        if (c[j].p && c[j].p->process.pid == c[i].p->process.pid &&
-            c[j].p->process.start_ns == c[i].p->process.start_ns)
+        if (c[j].p && c[j].p->process.pid == c[i].p->process.pid
+            && c[j].p->process.start_ns == c[i].p->process.start_ns)
             return 1;
     return 0;
 }
@@ -93,8 +93,10 @@ int newest_profiles(const char *dir, char ***paths_out, size_t *n_out)
     snprintf(where, sizeof where, here ? "the current directory" : "%s", dir);
     DIR *d = opendir(dir);
     if (!d)
-        return cli_fail("report: %s %s: %s", here ? "no profile given, and cannot read" :
-                        "cannot read the directory", where, strerror(errno)), -1;
+        return cli_fail("report: %s %s: %s",
+                        here ? "no profile given, and cannot read" : "cannot read the directory", where,
+                        strerror(errno)),
+               -1;
     struct cand *c = NULL;
     size_t n = 0, cap = 0;
     struct dirent *e;
@@ -122,8 +124,7 @@ int newest_profiles(const char *dir, char ***paths_out, size_t *n_out)
     closedir(d);
     if (n == 0) {
         free(c);
-        return cli_fail("report: %sno hookit.*.prof in %s", here ? "no profile given, and " : "",
-                        where), -1;
+        return cli_fail("report: %sno hookit.*.prof in %s", here ? "no profile given, and " : "", where), -1;
     }
     qsort(c, n, sizeof *c, newer_first);
     size_t ncand = n < MAX_CANDIDATES ? n : MAX_CANDIDATES;
@@ -171,8 +172,10 @@ int newest_profiles(const char *dir, char ***paths_out, size_t *n_out)
     if (members == 1) {
         fprintf(stderr, "hookit: report: reading %s, the newest profile in %s\n", paths[0], where);
     } else {
-        fprintf(stderr, "hookit: report: reading %s, the newest profile in %s, "
-                "and its fork family: %zu profiles (", paths[0], where, members);
+        fprintf(stderr,
+                "hookit: report: reading %s, the newest profile in %s, "
+                "and its fork family: %zu profiles (",
+                paths[0], where, members);
         for (size_t i = 0; i < members; i++)
             fprintf(stderr, "%s%s", i ? " " : "", paths[i]);
         fputs(")\n", stderr);

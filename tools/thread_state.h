@@ -12,8 +12,8 @@
 #include <sys/types.h>
 
 struct thread_state {
-    char kernel;                /* R, S, D, T, t, Z, X, I ... ('?' when unknown) */
-    uint64_t cpu_ns;            /* CPU time used so far (user + system) */
+    char kernel;     /* R, S, D, T, t, Z, X, I ... ('?' when unknown) */
+    uint64_t cpu_ns; /* CPU time used so far (user + system) */
 };
 
 /* 0, or -1 when the thread is gone (state '?', cpu 0). */

@@ -66,13 +66,13 @@ struct row {
     int recursive;              /* --callees: the other function is the function itself */
     int entered;                /* --callers: some call is an outermost activation */
     uint64_t calls, incl, excl;
-    uint64_t cpu, wait;         /* the exclusive time's share on the CPU and waiting */
+    uint64_t cpu, wait; /* the exclusive time's share on the CPU and waiting */
 };
 
 struct cctx {
     const struct profile *p;
     const struct prof_thread *th;
-    struct waittime w;          /* the thread's wait and CPU columns */
+    struct waittime w;     /* the thread's wait and CPU columns */
     const uint8_t *target; /* per function: matches FN */
     int callees;
     struct row *rows;           /* per function + 1 (index nfuncs = the thread) */
@@ -305,8 +305,8 @@ static int cmp_rows_name(const void *va, const void *vb, void *vp)
 }
 
 /* waits: the CPU and WAIT columns (the thread has wait time). */
-static void print_row(FILE *out, const struct report_opts *o, const struct profile *p,
-                      const struct row *r, uint64_t total, int waits)
+static void print_row(FILE *out, const struct report_opts *o, const struct profile *p, const struct row *r,
+                      uint64_t total, int waits)
 {
     char incl[UNITS_BUF], excl[UNITS_BUF], cpu[UNITS_BUF], wait[UNITS_BUF];
     double pct = total ? 100.0 * (double)r->incl / (double)total : 0;
@@ -420,8 +420,8 @@ int view_callers(FILE *out, const struct profile *p, const struct prof_thread *t
             fprintf(out, "%10s %10s %10s", "", "", units_ns(c.self, s));
             if (waits)
                 fprintf(out, " %10s %10s", units_ns(c.self_cpu, cs), units_ns(c.self_wait, ws));
-            fprintf(out, "  %s[self%s]%s\n", style_dim(o),
-                    collapse && c.nmembers ? " of the recursion" : "", style_reset(o));
+            fprintf(out, "  %s[self%s]%s\n", style_dim(o), collapse && c.nmembers ? " of the recursion" : "",
+                    style_reset(o));
         }
         if (hidden) {
             char h[UNITS_BUF];

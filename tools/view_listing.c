@@ -176,8 +176,8 @@ static int list_interleaved(FILE *out, const struct trace *tr, const struct repo
     uint32_t n = 0;
     int rc = s ? 0 : -1;
     for (uint32_t k = 0; rc == 0 && k < tr->nthreads; k++) {
-        if (o->has_tid && !find_thread_matches(tr->threads[k].tid, tr->threads[k].name, o->tid,
-                                               o->thread_name))
+        if (o->has_tid
+            && !find_thread_matches(tr->threads[k].tid, tr->threads[k].name, o->tid, o->thread_name))
             continue;
         rc = stream_open(&s[n], tr, &tr->threads[k], o);
         if (rc == 0)

@@ -22,8 +22,8 @@
 #include "profile/profile.h"
 
 struct waittime {
-    const uint64_t *wait;       /* wait_ns column, NULL when the profile has none */
-    const uint64_t *cpu;        /* cpu_ns column (sampled), or NULL */
+    const uint64_t *wait; /* wait_ns column, NULL when the profile has none */
+    const uint64_t *cpu;  /* cpu_ns column (sampled), or NULL */
 };
 
 /* The columns of th; returns 1 when it has wait time, else 0. */
@@ -41,8 +41,7 @@ enum weight { WEIGHT_TIME, WEIGHT_CALLS, WEIGHT_CPU, WEIGHT_WAIT };
 int weight_parse(const char *s, enum weight *out);
 const char *weight_name(enum weight k);
 /* Node i's own share of the weight: exclusive time, calls, CPU or wait. */
-uint64_t waittime_self(const struct waittime *w, const struct prof_thread *th, uint32_t i,
-                       enum weight k);
+uint64_t waittime_self(const struct waittime *w, const struct prof_thread *th, uint32_t i, enum weight k);
 /* Per node of th, its subtree's weight (the node's own and its
  * descendants'; for WEIGHT_TIME the inclusive time).  A new array of
  * th->nnodes values (free it), or NULL (no memory). */
