@@ -235,6 +235,20 @@ static size_t skip_qualifiers(const char *s, size_t i)
     return i;
 }
 
+/* For the in-place rewrites below (s[*i] read, s[*o] written, *o <= *i):
+ * an "operator" token at s[*i] is copied whole, its '(' or '<' no
+ * bracket.  1 when it was one. */
+static int copy_operator(char *s, size_t *o, size_t *i)
+{
+    if (strncmp(s + *i, "operator", 8) != 0 || (*i > 0 && word_char(s[*i - 1])))
+        return 0;
+    size_t t = 8 + operator_token(s + *i + 8);
+    memmove(s + *o, s + *i, t);
+    *o += t;
+    *i += t;
+    return 1;
+}
+
 /* In place: the parameter lists of enclosing functions dropped, those of
  * a local class's or a lambda's function ("find(int, char const*)::State::
  * Match" -> "find::State::Match"), and a lambda's own
@@ -245,13 +259,8 @@ static void drop_enclosing_params(char *s)
 {
     size_t o = 0, len = strlen(s);
     for (size_t i = 0; i < len;) {
-        if (strncmp(s + i, "operator", 8) == 0 && (i == 0 || !word_char(s[i - 1]))) {
-            size_t t = 8 + operator_token(s + i + 8);
-            memmove(s + o, s + i, t);
-            o += t;
-            i += t;
+        if (copy_operator(s, &o, &i))
             continue;
-        }
         if (s[i] == '(' && !strncmp(s + i, "(anonymous namespace)", 21)) {
             memcpy(s + o, "(anon)", 6); /* a scope, not a parameter list: short */
             o += 6;
@@ -281,11 +290,7 @@ static void unqualify_inside(char *s)
     size_t o = 0, len = strlen(s), word = 0;
     int depth = 0;
     for (size_t i = 0; i < len;) {
-        if (strncmp(s + i, "operator", 8) == 0 && (i == 0 || !word_char(s[i - 1]))) {
-            size_t t = 8 + operator_token(s + i + 8);
-            memmove(s + o, s + i, t);
-            o += t;
-            i += t;
+        if (copy_operator(s, &o, &i)) {
             word = o;
             continue;
         }

@@ -261,36 +261,28 @@ static void leave(const struct tree *t, uint32_t node, void *vctx)
         c->tactive--;
 }
 
+/* The --sort key of a row (inclusive time by default). */
+static uint64_t row_key(const struct row *r, enum report_sort sort)
+{
+    switch (sort) {
+    case SORT_CALLS: return r->calls;
+    case SORT_EXCL: return r->excl;
+    case SORT_CPU: return r->cpu;
+    case SORT_WAIT: return r->wait;
+    default: return r->incl;
+    }
+}
+
 static int cmp_rows(const void *va, const void *vb, void *vo)
 {
     const struct report_opts *o = vo;
     const struct row *a = va, *b = vb;
-    switch (o->sort) {
-    case SORT_CALLS:
-        if (a->calls != b->calls)
-            return a->calls > b->calls ? -1 : 1;
-        break;
-    case SORT_EXCL:
+    uint64_t ka = row_key(a, o->sort), kb = row_key(b, o->sort);
+    if (ka != kb)
+        return ka > kb ? -1 : 1;
+    if (o->sort == SORT_DEFAULT || o->sort == SORT_INCL)
         if (a->excl != b->excl)
             return a->excl > b->excl ? -1 : 1;
-        break;
-    case SORT_CPU:
-        if (a->cpu != b->cpu)
-            return a->cpu > b->cpu ? -1 : 1;
-        break;
-    case SORT_WAIT:
-        if (a->wait != b->wait)
-            return a->wait > b->wait ? -1 : 1;
-        break;
-    case SORT_NAME:
-        break;
-    default:
-        if (a->incl != b->incl)
-            return a->incl > b->incl ? -1 : 1;
-        if (a->excl != b->excl)
-            return a->excl > b->excl ? -1 : 1;
-        break;
-    }
     return (a->func > b->func) - (a->func < b->func);
 }
 
