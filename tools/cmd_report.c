@@ -626,7 +626,9 @@ static int combine(struct loaded_profile *ps, size_t *n, const struct report_opt
 
 static int parse_sort(const char *s, enum report_sort *out)
 {
-    static const struct { const char *name; enum report_sort v;
+    static const struct {
+        const char *name;
+        enum report_sort v;
     } keys[] = {
         { "calls", SORT_CALLS }, { "incl", SORT_INCL }, { "excl", SORT_EXCL },
         { "name", SORT_NAME },   { "cpu", SORT_CPU },   { "wait", SORT_WAIT },

@@ -265,11 +265,16 @@ static void leave(const struct tree *t, uint32_t node, void *vctx)
 static uint64_t row_key(const struct row *r, enum report_sort sort)
 {
     switch (sort) {
-    case SORT_CALLS: return r->calls;
-    case SORT_EXCL: return r->excl;
-    case SORT_CPU: return r->cpu;
-    case SORT_WAIT: return r->wait;
-    default: return r->incl;
+    case SORT_CALLS:
+        return r->calls;
+    case SORT_EXCL:
+        return r->excl;
+    case SORT_CPU:
+        return r->cpu;
+    case SORT_WAIT:
+        return r->wait;
+    default:
+        return r->incl;
     }
 }
 
