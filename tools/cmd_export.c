@@ -137,6 +137,8 @@ int cmd_export(int argc, char **argv)
             output = optarg;
             break;
         case 't':
+            if (!*optarg)
+                return cli_usage_error("export", "--thread needs a thread id or a thread name");
             find_thread_parse(optarg, &export_options.tid, &export_options.thread_name);
             export_options.has_tid = 1;
             break;

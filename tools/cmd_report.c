@@ -703,6 +703,8 @@ int cmd_report(int argc, char **argv)
             o.flat = 1;
             break;
         case 't':
+            if (!*optarg)
+                return cli_usage_error("report", "--thread needs a thread id or a thread name");
             find_thread_parse(optarg, &o.tid, &o.thread_name);
             o.has_tid = 1;
             break;
