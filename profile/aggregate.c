@@ -1,5 +1,6 @@
 #include "profile/aggregate.h"
 #include "profile/u64map.h"
+#include "profile/waittime.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,7 +17,7 @@ struct anode {
     uint32_t present, last_seen, first_absent;
     uint64_t min_calls, max_calls, min_incl, max_incl, min_excl, max_excl;
     uint32_t min_incl_in, max_incl_in;
-    uint64_t *per_input;         /* AGG_PER_INPUT: calls, incl, excl per input */
+    uint64_t *per_input;         /* AGG_PER_INPUT: PER_INPUT values per input */
     uint64_t msum[AGG_MAX_SUMS]; /* AGG_STATS: the inputs' own metric columns, summed */
 };
 
@@ -57,6 +58,9 @@ struct agg_label {
     uint32_t input;
     const char *text;
 };
+
+/* AGG_PER_INPUT: calls, incl, excl, wait, cpu of each input */
+#define PER_INPUT 5
 
 static uint64_t mix(uint64_t x)
 {
@@ -164,7 +168,7 @@ static uint32_t node_of(struct agg *a, struct athread *t, uint32_t parent, uint3
     n->func = func;
     n->parent = parent;
     n->first_absent = UINT32_MAX;
-    if (a->per_input_n && !(n->per_input = calloc((size_t)a->per_input_n * 3, sizeof(uint64_t))))
+    if (a->per_input_n && !(n->per_input = calloc((size_t)a->per_input_n * PER_INPUT, sizeof(uint64_t))))
         return PROF_NONE;
     u64map_put(&t->node_map, j, key, t->n);
     return t->n++;
@@ -218,10 +222,27 @@ static void fold(struct agg *a, struct anode *n, uint32_t input, const struct pr
     n->incl += src->incl_ns;
     n->excl += src->excl_ns;
     if (input < a->per_input_n) {
-        n->per_input[3 * input] += src->calls;
-        n->per_input[3 * input + 1] += src->incl_ns;
-        n->per_input[3 * input + 2] += src->excl_ns;
+        n->per_input[PER_INPUT * input] += src->calls;
+        n->per_input[PER_INPUT * input + 1] += src->incl_ns;
+        n->per_input[PER_INPUT * input + 2] += src->excl_ns;
     }
+}
+
+/* The time an input's node spent waiting and on the CPU (waittime.h), per
+ * input for hookit diff. */
+static void fold_split(struct agg *a, struct anode *n, uint32_t input, uint64_t wait, uint64_t cpu)
+{
+    if (input < a->per_input_n) {
+        n->per_input[PER_INPUT * input + 3] += wait;
+        n->per_input[PER_INPUT * input + 4] += cpu;
+    }
+}
+
+/* Time waiting and on the CPU stay apart in every merge, statistics or
+ * not (--merge-threads, report --merge, export of several profiles). */
+static int split_metric(const char *name)
+{
+    return !strcmp(name, "wait_ns") || !strcmp(name, "cpu_ns") || !strcmp(name, "wait_calls");
 }
 
 /* A metric column of an input that is summed: one the profiler wrote
@@ -241,7 +262,8 @@ static void sum_columns(struct agg *a, const struct prof_thread *src, int *idx)
     for (uint32_t c = 0; c < src->nmetrics; c++) {
         idx[c] = -1;
         const char *name = src->metrics[c].name;
-        if (!(a->flags & AGG_STATS) || !name || !src->metrics[c].values || !summed_metric(name))
+        if (!name || !src->metrics[c].values || !summed_metric(name)
+            || !((a->flags & AGG_STATS) || split_metric(name)))
             continue;
         const char *in = profile_intern(a->out, name);
         for (uint32_t k = 0; in && k < a->nsums && idx[c] < 0; k++)
@@ -399,6 +421,8 @@ int agg_add(struct agg *a, const struct profile *p, const char *label)
             break;
         }
         sum_columns(a, src, sums);
+        struct waittime w;
+        waittime_of(src, &w);
         for (uint32_t i = 0; i < src->nnodes; i++) {
             const struct prof_node *sn = &src->nodes[i];
             uint32_t parent = PROF_NONE;
@@ -412,6 +436,7 @@ int agg_add(struct agg *a, const struct profile *p, const char *label)
             }
             map[i] = n;
             fold(a, &t->nodes[n], input, sn);
+            fold_split(a, &t->nodes[n], input, waittime_wait(&w, i), waittime_cpu(&w, src, i));
             for (uint32_t c = 0; c < src->nmetrics; c++)
                 if (sums[c] >= 0)
                     t->nodes[n].msum[sums[c]] += src->metrics[c].values[i];
@@ -493,15 +518,22 @@ static const char *const metric_names[NMETRICS] = {
     "max_incl_ns", "min_incl_input", "max_incl_input", "min_excl_ns", "mean_excl_ns", "max_excl_ns",
 };
 
+/* The metric columns: with AGG_STATS the statistics and the summed
+ * columns, else the summed columns only (wait_ns, cpu_ns, wait_calls). */
 static int emit_stats(struct agg *a, struct athread *t, struct prof_thread *th)
 {
-    uint32_t ncols = NMETRICS + a->nsums;
+    int stats = (a->flags & AGG_STATS) != 0;
+    uint32_t first = stats ? 0 : NMETRICS; /* skip the statistics */
+    uint32_t ncols = NMETRICS + a->nsums - first;
+    if (ncols == 0)
+        return 0;
     th->metrics = profile_alloc(a->out, ncols * sizeof *th->metrics);
     if (!th->metrics)
         return -1;
     for (uint32_t m = 0; m < ncols; m++) {
+        uint32_t col = m + first;
         th->metrics[m].name =
-            m < NMETRICS ? profile_intern(a->out, metric_names[m]) : a->sum_names[m - NMETRICS];
+            col < NMETRICS ? profile_intern(a->out, metric_names[col]) : a->sum_names[col - NMETRICS];
         th->metrics[m].values = profile_alloc(a->out, (size_t)th->nnodes * sizeof(uint64_t) + 1);
         if (!th->metrics[m].name || !th->metrics[m].values)
             return -1;
@@ -526,10 +558,10 @@ static int emit_stats(struct agg *a, struct athread *t, struct prof_thread *th)
         v[M_MIN_EXCL] = absent ? 0 : an->min_excl;
         v[M_MAX_EXCL] = an->max_excl;
         v[M_MEAN_EXCL] = an->excl / n_in;
-        for (int m = 0; m < NMETRICS; m++)
+        for (int m = 0; m < NMETRICS && stats; m++)
             th->metrics[m].values[k] = v[m];
         for (uint32_t m = 0; m < a->nsums; m++)
-            th->metrics[NMETRICS + m].values[k] = an->msum[m];
+            th->metrics[NMETRICS - first + m].values[k] = an->msum[m];
     }
     return 0;
 }
@@ -618,7 +650,7 @@ struct profile *agg_finish(struct agg *a)
             commit(&t->nodes[i]);
         if (emit_thread(p, t, th) != 0)
             return NULL;
-        if ((a->flags & AGG_STATS) && emit_stats(a, t, th) != 0)
+        if (emit_stats(a, t, th) != 0)
             return NULL;
     }
     p->nthreads = a->nthreads;
@@ -629,16 +661,18 @@ struct profile *agg_finish(struct agg *a)
 
 struct agg_values agg_value(const struct agg *a, uint32_t thread, uint32_t node, uint32_t input)
 {
-    struct agg_values v = { 0, 0, 0 };
+    struct agg_values v = { 0, 0, 0, 0, 0 };
     if (thread >= a->nthreads || input >= a->per_input_n)
         return v;
     const struct athread *t = &a->threads[thread];
     if (!t->order || node >= t->n)
         return v;
     const uint64_t *pi = t->nodes[t->order[node]].per_input;
-    v.calls = pi[3 * input];
-    v.incl_ns = pi[3 * input + 1];
-    v.excl_ns = pi[3 * input + 2];
+    v.calls = pi[PER_INPUT * input];
+    v.incl_ns = pi[PER_INPUT * input + 1];
+    v.excl_ns = pi[PER_INPUT * input + 2];
+    v.wait_ns = pi[PER_INPUT * input + 3];
+    v.cpu_ns = pi[PER_INPUT * input + 4];
     return v;
 }
 

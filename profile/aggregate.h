@@ -21,7 +21,9 @@
  * listed in the metadata as input.N).  With AGG_STATS, the inputs' own
  * metric columns (mpi_bytes, io_bytes_read, ...; up to AGG_MAX_SUMS of
  * them, those not derived by a merge) are summed per node, under their
- * names.  With AGG_PER_INPUT the per-input
+ * names.  Time waiting and on the CPU (wait_ns, cpu_ns, wait_calls;
+ * tools/waittime.h) are summed so with or without AGG_STATS.  With
+ * AGG_PER_INPUT the per-input
  * values stay available through agg_value() instead (hookit diff).
  */
 #ifndef HOOKIT_PROFILE_AGGREGATE_H
@@ -48,9 +50,10 @@ struct profile *agg_finish(struct agg *a);
 void agg_free(struct agg *a);
 
 /* With AGG_PER_INPUT: input's numbers for node of thread k of the finished
- * profile (zeros when the input does not have it). */
+ * profile (zeros when the input does not have it); wait_ns and cpu_ns as
+ * waittime_wait and waittime_cpu of the input's nodes. */
 struct agg_values {
-    uint64_t calls, incl_ns, excl_ns;
+    uint64_t calls, incl_ns, excl_ns, wait_ns, cpu_ns;
 };
 struct agg_values agg_value(const struct agg *a, uint32_t thread, uint32_t node, uint32_t input);
 

@@ -456,6 +456,7 @@ static void take_fields(struct live_thread *t, const struct arena_thread *rec)
     t->tid = rec->tid;
     t->index = rec->index;
     t->state = rec->state;
+    t->waiting = (__atomic_load_n(&rec->request, __ATOMIC_RELAXED) & ARENA_REQ_WAIT) != 0;
     memcpy(t->name, rec->name, 16);
     t->name[16] = 0;
     t->dropped = rec->dropped;

@@ -39,6 +39,7 @@ enum live_consistency { LIVE_THREAD = 0, LIVE_PROCESS = 1 };
 struct live_thread {
     int32_t tid;
     uint32_t index, state;
+    int waiting; /* in a blocking call hookit times (ARENA_REQ_WAIT) */
     char name[17];
     uint64_t dropped, unmatched;
     struct arena_copy_node *nodes;  /* preorder, parent as index */

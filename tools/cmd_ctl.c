@@ -9,6 +9,7 @@
 #include "tools/live_cli.h"
 
 #include <getopt.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -61,7 +62,15 @@ static int send_one(pid_t pid, const char *name, uint32_t cmd, int timeout_ms)
         return cli_fail("%s", err);
     if (result != 0)
         return cli_fail("process %d: %s failed: %s", (int)pid, name, strerror((int)result));
-    printf("process %d: %s done\n", (int)pid, name);
+    printf("process %d: %s done", (int)pid, name);
+    /* a flush wrote a profile: which (the newest of the process there) */
+    char dir[PATH_MAX], file[NAME_MAX + 1];
+    if (cmd == ARENA_CMD_FLUSH) {
+        live_cli_outdir(pid, dir, sizeof dir);
+        if (live_cli_written(dir, pid, file, sizeof file))
+            printf(": wrote %s/%s", dir, file);
+    }
+    putchar('\n');
     fflush(stdout);
     return EXIT_OK;
 }

@@ -9,17 +9,23 @@
  * the header says how the match was made.
  *
  * Two tables, each sorted by impact (the absolute change in time, largest
- * first): per function (calls, self time, inclusive time with the
- * recursion rule of docs/reports.md) and per call path (calls, exclusive
- * and inclusive time).  Changes are B - A, absolute and relative to A
- * ("new" when A is 0, "gone" when B is 0).
+ * first; --sort cpu, wait, incl or calls by that change instead): per
+ * function (calls, self time, inclusive time with the recursion rule of
+ * docs/reports.md) and per call path (calls, exclusive and inclusive time).
+ * Changes are B - A, absolute and relative to A ("new" when A is 0, "gone"
+ * when B is 0).  When a profile has wait time (tools/waittime.h), the
+ * change of the self time is also split into its change on the CPU and
+ * its change waiting, so a thread that only waits longer is told from
+ * one that works longer.
  */
 #include "tools/cli.h"
 #include "profile/aggregate.h"
+#include "profile/read_file.h"
+#include "profile/waittime.h"
+#include "tools/fold.h"
 #include "tools/names.h"
 #include "tools/tree.h"
 #include "tools/units.h"
-#include "profile/read_file.h"
 
 #include <errno.h>
 #include <getopt.h>
@@ -27,7 +33,7 @@
 #include <string.h>
 
 static const char *const diff_usage =
-    "usage: hookit diff [--limit N] [--functions|--paths] [--all] A B\n"
+    "usage: hookit diff [--limit N] [--sort KEY] [--functions|--paths] [--all] A B\n"
     "\n"
     "Compare profile (or trace) A with B, per function and per call path:\n"
     "calls and time before (A) and after (B), the change B - A and the change\n"
@@ -39,6 +45,13 @@ static const char *const diff_usage =
     "  -F, --functions   only the function table\n"
     "  -P, --paths       only the call path table\n"
     "  -a, --all         also list what did not change\n"
+    "  -s, --sort KEY    order by the change of: self (the default), incl, cpu,\n"
+    "                    wait or calls (largest change first)\n"
+    "CPU CHANGE and WAIT CHANGE (when a profile has wait time) split the change\n"
+    "of the self time into time on the CPU and time in blocking calls.\n"
+    "      --fold-frames PATTERN, --no-fold-frames  as in hookit report: wrapper\n"
+    "                    frames folded into their callers (by default the standard\n"
+    "                    library's thread and invoke wrappers)\n"
     "      --demangle=MODE  C++ names: simple (the default: no return type, template\n"
     "                    arguments or parameters, unless needed to tell two\n"
     "                    functions apart), full (as demangled), or no (as stored)\n"
@@ -47,7 +60,13 @@ static const char *const diff_usage =
 struct row {
     uint32_t key;               /* function or node */
     uint64_t calls[2], self[2], incl[2];
+    uint64_t cpu[2], wait[2]; /* self time on the CPU, waiting */
 };
+
+/* --sort: the change that orders the rows (then the others, as below). */
+enum diff_sort { DIFF_SELF, DIFF_INCL, DIFF_CPU, DIFF_WAIT, DIFF_CALLS };
+static enum diff_sort diff_sort;
+static int diff_waits; /* a profile has wait time: the CPU and WAIT columns */
 
 static const char *signed_ns(int64_t d, char buf[UNITS_BUF + 1])
 {
@@ -73,10 +92,30 @@ static const char *relative(uint64_t a, uint64_t b, char buf[16])
 static uint64_t absdiff(uint64_t a, uint64_t b) { return a > b ? a - b : b - a; }
 
 /* Impact: |change of the first time|, then of the second, then calls. */
+static uint64_t sort_change(const struct row *r)
+{
+    switch (diff_sort) {
+    case DIFF_INCL:
+        return absdiff(r->incl[0], r->incl[1]);
+    case DIFF_CPU:
+        return absdiff(r->cpu[0], r->cpu[1]);
+    case DIFF_WAIT:
+        return absdiff(r->wait[0], r->wait[1]);
+    case DIFF_CALLS:
+        return absdiff(r->calls[0], r->calls[1]);
+    default:
+        return 0;
+    }
+}
+
 static int by_impact(const void *x, const void *y)
 {
     const struct row *a = x, *b = y;
-    uint64_t da = absdiff(a->self[0], a->self[1]), db = absdiff(b->self[0], b->self[1]);
+    uint64_t da = sort_change(a), db = sort_change(b);
+    if (da != db)
+        return da > db ? -1 : 1;
+    da = absdiff(a->self[0], a->self[1]);
+    db = absdiff(b->self[0], b->self[1]);
     if (da != db)
         return da > db ? -1 : 1;
     da = absdiff(a->incl[0], a->incl[1]);
@@ -92,7 +131,8 @@ static int by_impact(const void *x, const void *y)
 
 static int unchanged(const struct row *r)
 {
-    return r->calls[0] == r->calls[1] && r->self[0] == r->self[1] && r->incl[0] == r->incl[1];
+    return r->calls[0] == r->calls[1] && r->self[0] == r->self[1] && r->incl[0] == r->incl[1]
+        && r->cpu[0] == r->cpu[1] && r->wait[0] == r->wait[1];
 }
 
 static void print_row(const struct row *r)
@@ -107,6 +147,9 @@ static void print_row(const struct row *r)
            units_ns(r->incl[0], t[2]), units_ns(r->incl[1], t[3]),
            signed_ns((int64_t)r->incl[1] - (int64_t)r->incl[0], d2),
            relative(r->incl[0], r->incl[1], p2));
+    if (diff_waits)
+        printf("%10s %11s  ", signed_ns((int64_t)r->cpu[1] - (int64_t)r->cpu[0], d1),
+               signed_ns((int64_t)r->wait[1] - (int64_t)r->wait[0], d2));
 }
 
 static void print_header(const char *time_name, const char *what)
@@ -114,8 +157,11 @@ static void print_header(const char *time_name, const char *what)
     char a[16], b[16];
     snprintf(a, sizeof a, "%s A", time_name);
     snprintf(b, sizeof b, "%s B", time_name);
-    printf("%10s %10s %9s %10s %10s %10s %7s %10s %10s %10s %7s  %s\n", "CALLS A", "CALLS B",
-           "CHANGE", a, b, "CHANGE", "%", "INCL A", "INCL B", "CHANGE", "%", what);
+    printf("%10s %10s %9s %10s %10s %10s %7s %10s %10s %10s %7s  ", "CALLS A", "CALLS B", "CHANGE", a, b,
+           "CHANGE", "%", "INCL A", "INCL B", "CHANGE", "%");
+    if (diff_waits)
+        printf("%10s %11s  ", "CPU CHANGE", "WAIT CHANGE");
+    printf("%s\n", what);
 }
 
 struct fn_ctx {
@@ -134,6 +180,8 @@ static void fn_enter(const struct tree *t, uint32_t node, void *vctx)
         struct agg_values v = agg_value(c->agg, 0, node, in);
         r->calls[in] += v.calls;
         r->self[in] += v.excl_ns;
+        r->cpu[in] += v.cpu_ns;
+        r->wait[in] += v.wait_ns;
         if (outermost)
             r->incl[in] += v.incl_ns;
     }
@@ -313,6 +361,8 @@ static int compare(const struct profile *m, const struct agg *agg, const char *a
                 rows[i].calls[in] = v.calls;
                 rows[i].self[in] = v.excl_ns;
                 rows[i].incl[in] = v.incl_ns;
+                rows[i].cpu[in] = v.cpu_ns;
+                rows[i].wait[in] = v.wait_ns;
             }
         }
         printf("\n== call paths (exclusive and inclusive time of each calling context)\n");
@@ -326,18 +376,16 @@ static int compare(const struct profile *m, const struct agg *agg, const char *a
 int cmd_diff(int argc, char **argv)
 {
     static const struct option opts[] = {
-        { "limit", required_argument, NULL, 'n' },
-        { "functions", no_argument, NULL, 'F' },
-        { "paths", no_argument, NULL, 'P' },
-        { "all", no_argument, NULL, 'a' },
-        { "demangle", required_argument, NULL, 'D' },
-        { "help", no_argument, NULL, 'h' },
-        { 0, 0, 0, 0 },
+        { "limit", required_argument, NULL, 'n' },    { "functions", no_argument, NULL, 'F' },
+        { "paths", no_argument, NULL, 'P' },          { "all", no_argument, NULL, 'a' },
+        { "sort", required_argument, NULL, 's' },     { "fold-frames", required_argument, NULL, 'R' },
+        { "no-fold-frames", no_argument, NULL, 'r' }, { "demangle", required_argument, NULL, 'D' },
+        { "help", no_argument, NULL, 'h' },           { 0, 0, 0, 0 },
     };
     long limit = 20;
     int which = 0, all = 0, c;
     cli_reset_getopt();
-    while ((c = getopt_long(argc, argv, ":n:FPah", opts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, ":n:FPas:h", opts, NULL)) != -1) {
         switch (c) {
         case 'n': {
             char *end;
@@ -355,6 +403,23 @@ int cmd_diff(int argc, char **argv)
             break;
         case 'a':
             all = 1;
+            break;
+        case 's': {
+            static const char *const keys[] = { "self", "incl", "cpu", "wait", "calls" };
+            size_t k = 0;
+            while (k < sizeof keys / sizeof *keys && strcmp(optarg, keys[k]))
+                k++;
+            if (k == sizeof keys / sizeof *keys)
+                return cli_usage_error("diff", "--sort is self, incl, cpu, wait or calls, not '%s'", optarg);
+            diff_sort = (enum diff_sort)k;
+            break;
+        }
+        case 'R':
+            if (fold_frames_add(optarg) != 0)
+                return cli_usage_error("diff", "too many --fold-frames");
+            break;
+        case 'r':
+            fold_frames_off();
             break;
         case 'D':
             if (names_parse_demangle(optarg) != 0)
@@ -379,7 +444,14 @@ int cmd_diff(int argc, char **argv)
             profile_free(in[0]);
             return cli_fail("%s", err);
         }
+        if (fold_frames(in[i]) != 0) {
+            profile_free(in[0]);
+            if (i)
+                profile_free(in[1]);
+            return cli_fail("out of memory");
+        }
     }
+    diff_waits = waittime_in(in[0]) || waittime_in(in[1]);
     struct match_note note = { { "", "" }, 0 };
     snprintf(note.exe[0], sizeof note.exe[0], "%s", exe_module(in[0]));
     snprintf(note.exe[1], sizeof note.exe[1], "%s", exe_module(in[1]));

@@ -4,6 +4,8 @@
  */
 #include "tools/cli.h"
 #include "tools/export_opts.h"
+#include "tools/find_fn.h"
+#include "tools/fold.h"
 #include "tools/names.h"
 #include "tools/progress.h"
 #include "tools/srclines.h"
@@ -41,18 +43,27 @@ static void export_usage(FILE *f)
         fprintf(f, "        %-12s %s\n", formats[i].name, formats[i].summary);
     fprintf(f,
             "  -o, --output FILE     write to FILE instead of standard output\n"
-            "  -t, --thread TID      only the thread with kernel thread id TID\n"
+            "  -t, --thread T        only the thread with kernel thread id T, or the threads\n"
+            "                        named T (a glob: 'worker*')\n"
             "  -m, --merge-threads   one tree for all threads (matched by call path)\n"
-            "  -w, --weight W        folded/svg: weigh stacks by 'time' (exclusive ns,\n"
-            "                        the default) or 'calls'\n"
+            "  -w, --weight W        folded/svg: weigh stacks by time (exclusive ns,\n"
+            "                        the default), cpu (time on the CPU), wait (time\n"
+            "                        in blocking calls) or calls; pprof: the sample type\n"
+            "                        shown first (self_time, cpu, wait or calls)\n"
             "      --no-lines        callgrind/pprof: no source lines (by default they are\n"
             "                        read from the program's binary when it is still the one\n"
             "                        that ran; a profile made with JPROFOPTS=lines has its own)\n"
+            "      --fold-frames PATTERN  fold the frames of functions whose name (simple\n"
+            "                        form) matches the glob into their callers, besides the\n"
+            "                        default list (std::thread's and std::__invoke's\n"
+            "                        wrappers); --no-fold-frames: none, as recorded\n"
             "      --nested          json: each node's children inside it (\"roots\" and\n"
             "                        \"children\") instead of the flat \"nodes\" table\n"
-            "      --demangle=MODE   full (the default): names as demangled, static\n"
-            "                        initialisers as 'global constructors keyed to X'; no:\n"
-            "                        names as the profile stores them (_GLOBAL__sub_I_X)\n"
+            "      --demangle=MODE   full (the default, for the tools that read exports):\n"
+            "                        names as demangled, static initialisers as 'global\n"
+            "                        constructors keyed to X'; simple: the short names\n"
+            "                        hookit report shows (for flame graphs); no: names as\n"
+            "                        the profile stores them (_GLOBAL__sub_I_X)\n"
             "An export that takes over 1 s shows its progress on stderr when that is a\n"
             "terminal.\n"
             "chrome (a timeline can be large; hookit estimates its size first and warns\n"
@@ -108,12 +119,14 @@ int cmd_export(int argc, char **argv)
         { "from", required_argument, NULL, 'F' },
         { "to", required_argument, NULL, 'U' },
         { "demangle", required_argument, NULL, 'M' },
+        { "fold-frames", required_argument, NULL, 'R' },
+        { "no-fold-frames", no_argument, NULL, 'r' },
         { "help", no_argument, NULL, 'h' },
         { 0, 0, 0, 0 },
     };
     /* clang-format on */
     const char *format = NULL, *output = NULL;
-    int c, lines = 1;
+    int c, lines = 1, simple = 0;
     cli_reset_getopt();
     while ((c = getopt_long(argc, argv, ":f:o:t:mw:h", opts, NULL)) != -1) {
         switch (c) {
@@ -123,37 +136,36 @@ int cmd_export(int argc, char **argv)
         case 'o':
             output = optarg;
             break;
-        case 't': {
-            char *end;
-            errno = 0;
-            export_options.tid = strtol(optarg, &end, 10);
-            if (errno || end == optarg || *end || export_options.tid < 0 ||
-                export_options.tid > INT32_MAX)
-                return cli_usage_error("export", "--thread needs a thread id (a number), not '%s'",
-                                       optarg);
+        case 't':
+            if (!*optarg)
+                return cli_usage_error("export", "--thread needs a thread id or a thread name");
+            find_thread_parse(optarg, &export_options.tid, &export_options.thread_name);
             export_options.has_tid = 1;
             break;
-        }
         case 'm':
             export_options.merge_threads = 1;
             break;
         case 'w':
-            if (strcmp(optarg, "calls") == 0)
-                export_options.weight_calls = 1;
-            else if (strcmp(optarg, "time") == 0 || strcmp(optarg, "ns") == 0)
-                export_options.weight_calls = 0;
-            else
-                return cli_usage_error("export", "--weight is 'time' or 'calls', not '%s'", optarg);
+            if (weight_parse(optarg, &export_options.weight) != 0)
+                return cli_usage_error("export", "--weight is time, cpu, wait or calls, not '%s'", optarg);
             break;
         case 'N':
             export_options.json_nested = 1;
             break;
-        case 'M': /* "simple" is a view's: the exports keep full names */
-            if (strcmp(optarg, "simple") == 0 || names_parse_demangle(optarg) != 0)
-                return cli_usage_error("export", "--demangle is full or no, not '%s'", optarg);
+        case 'M': /* full by default: tools read the exports; simple on request */
+            if (names_parse_demangle(optarg) != 0)
+                return cli_usage_error("export", "--demangle is full, simple or no, not '%s'", optarg);
+            simple = !strcmp(optarg, "simple");
             break;
         case 'L':
             lines = 0;
+            break;
+        case 'R':
+            if (fold_frames_add(optarg) != 0)
+                return cli_usage_error("export", "too many --fold-frames");
+            break;
+        case 'r':
+            fold_frames_off();
             break;
         case 'T':
         case 'F':
@@ -208,6 +220,13 @@ int cmd_export(int argc, char **argv)
     lines = lines && (!strcmp(job.fmt->name, "callgrind") || !strcmp(job.fmt->name, "pprof"));
     for (size_t i = 0; i < job.n && lines; i++)
         if (srclines_fill(job.profiles[i].prof, "export", job.profiles[i].path) < 0) {
+            cli_free_profiles(job.profiles, job.n);
+            return cli_fail("out of memory");
+        }
+    /* --demangle=simple: the names hookit report shows (after the source
+     * lines, which are found by the full names) */
+    for (size_t i = 0; i < job.n && simple; i++)
+        if (names_apply_display(job.profiles[i].prof) < 0) {
             cli_free_profiles(job.profiles, job.n);
             return cli_fail("out of memory");
         }

@@ -5,6 +5,7 @@
  */
 #include "tools/cli.h"
 #include "profile/aggregate.h"
+#include "tools/find_fn.h"
 #include "tools/fold.h"
 #include "tools/names.h"
 #include "tools/newest.h"
@@ -14,12 +15,13 @@
 #include "tools/srclines.h"
 #include "tools/tree.h"
 #include "tools/units.h"
-#include "tools/waittime.h"
+#include "profile/waittime.h"
 
 #include <errno.h>
 #include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 static const char *const report_usage =
@@ -28,7 +30,7 @@ static const char *const report_usage =
     "Print each thread of each profile (or trace).  With no PROFILE, the newest\n"
     "hookit.*.prof (or .trace) in the current directory and its fork family\n"
     "(its parent and child processes' profiles), as gprof reads gmon.out; a\n"
-    "line on stderr says which.\n"
+    "line on stderr says which.  A directory as the one PROFILE: the same there.\n"
     "  default      the call tree, one line per calling context:\n"
     "                 LV    depth (0 = a root)\n"
     "                 CALLS calls in this context\n"
@@ -70,13 +72,17 @@ static const char *const report_usage =
     "               never freed, largest first (docs/io.md)\n"
     "\n"
     "Options:\n"
-    "  -t, --thread TID     only the thread with kernel thread id TID\n"
+    "  -t, --thread T       only the thread with kernel thread id T, or the threads\n"
+    "                       named T (a glob: 'worker*')\n"
     "  -m, --merge-threads  one tree for all threads of a profile (by call path)\n"
     "  -M, --merge          several profiles as one (by call path, threads by index)\n"
     "  -p, --min-pct P      hide what is below P% of the thread's time (a summary\n"
     "                       line \"N nodes below P%\" says what was hidden)\n"
     "  -d, --depth N        at most N levels of the tree (or the listing)\n"
-    "  -s, --sort KEY       calls, incl, excl or name (tree: incl; flat: excl)\n"
+    "  -s, --sort KEY       calls, incl, excl, cpu, wait or name (tree: incl;\n"
+    "                       flat: excl); cpu and wait order the tree by a subtree's\n"
+    "                       time on the CPU or waiting, --flat and --callers by a\n"
+    "                       function's own\n"
     "  -u, --units U        ns, us, ms, s, or auto (the default)\n"
     "      --color          colour even when not writing to a terminal\n"
     "      --no-color       no colour (also: NO_COLOR set and not empty)\n"
@@ -84,6 +90,11 @@ static const char *const report_usage =
     "                       arguments or parameters, unless needed to tell two\n"
     "                       functions apart), full (as demangled), or no (as\n"
     "                       stored in the profile, nothing added)\n"
+    "      --fold-frames PATTERN  fold the frames of functions whose name (simple\n"
+    "                       form) matches the glob into their callers, besides\n"
+    "                       the default list: std::thread's and std::__invoke's\n"
+    "                       wrappers, std::function's handler (repeatable)\n"
+    "      --no-fold-frames none folded, not even the default list\n"
     "      --lines          each function's source file and line, \"(file:line)\"\n"
     "                       after its name, read from the program's binary when\n"
     "                       it is still the one that ran (or from a profile made\n"
@@ -139,6 +150,9 @@ static tree_cmp_fn tree_order(const struct report_opts *o)
     case SORT_CALLS: return cmp_calls;
     case SORT_EXCL: return cmp_excl;
     case SORT_NAME: return cmp_name;
+    case SORT_CPU:
+    case SORT_WAIT:
+        return tree_cmp_key_desc;
     default: return tree_cmp_incl_desc;
     }
 }
@@ -230,7 +244,20 @@ static int report_tree(FILE *out, const struct profile *p, const struct prof_thr
     if (tree_build(&t, p, th) < 0)
         return cli_fail("thread %u: %s", th->index,
                         errno == EINVAL ? "invalid call tree" : "out of memory");
+    /* --sort cpu|wait: siblings by their subtree's CPU or wait time, so
+     * the path that works (or waits) most comes first */
+    uint64_t *key = NULL;
+    if (o->sort == SORT_CPU || o->sort == SORT_WAIT) {
+        key = waittime_subtree(th, o->sort == SORT_CPU ? WEIGHT_CPU : WEIGHT_WAIT);
+        if (!key) {
+            tree_free(&t);
+            return cli_fail("out of memory");
+        }
+        t.sort_key = key;
+    }
     tree_sort(&t, tree_order(o));
+    free(key);
+    t.sort_key = NULL;
     struct waittime w;
     int waits = waittime_of(th, &w);
     fprintf(out, "%6s %10s %10s %10s", "LV", "CALLS", "BASE", "CUM");
@@ -247,6 +274,7 @@ static int report_tree(FILE *out, const struct profile *p, const struct prof_thr
 struct flat_ctx {
     const struct profile *p;
     const struct func_total *tot;
+    const uint64_t *fcpu, *fwait; /* per function: self time on the CPU, waiting */
     enum report_sort sort;
 };
 
@@ -266,6 +294,10 @@ static int flat_cmp(const void *va, const void *vb, void *vc)
         return ta->calls > tb->calls ? -1 : 1;
     } else if (c->sort == SORT_INCL && ta->incl_ns != tb->incl_ns) {
         return ta->incl_ns > tb->incl_ns ? -1 : 1;
+    } else if (c->sort == SORT_CPU && c->fcpu[a] != c->fcpu[b]) {
+        return c->fcpu[a] > c->fcpu[b] ? -1 : 1;
+    } else if (c->sort == SORT_WAIT && c->fwait[a] != c->fwait[b]) {
+        return c->fwait[a] > c->fwait[b] ? -1 : 1;
     }
     if (ta->self_ns != tb->self_ns)
         return ta->self_ns > tb->self_ns ? -1 : 1;
@@ -303,31 +335,29 @@ static int report_flat(FILE *out, const struct profile *p, const struct prof_thr
             total_self += tot[f].self_ns;
         }
     }
-    struct flat_ctx ctx = { p, tot, o->sort };
-    qsort_r(order, n, sizeof *order, flat_cmp, &ctx);
     /* Self time on the CPU and waiting, per function: added up over its
-     * contexts like self time. */
+     * contexts like self time (shown when the profile has wait time). */
     struct waittime w;
-    uint64_t *fwait = NULL, *fcpu = NULL;
-    if (waittime_of(th, &w)) {
-        fwait = calloc(p->nfuncs ? p->nfuncs : 1, sizeof *fwait);
-        fcpu = calloc(p->nfuncs ? p->nfuncs : 1, sizeof *fcpu);
-        if (!fwait || !fcpu) {
-            free(fwait);
-            free(fcpu);
-            free(tot);
-            free(order);
-            return cli_fail("out of memory");
-        }
-        for (uint32_t i = 0; i < th->nnodes; i++) {
-            fwait[th->nodes[i].func] += waittime_wait(&w, i);
-            fcpu[th->nodes[i].func] += waittime_cpu(&w, th, i);
-        }
+    int waits = waittime_of(th, &w);
+    uint64_t *fwait = calloc(p->nfuncs ? p->nfuncs : 1, sizeof *fwait);
+    uint64_t *fcpu = calloc(p->nfuncs ? p->nfuncs : 1, sizeof *fcpu);
+    if (!fwait || !fcpu) {
+        free(fwait);
+        free(fcpu);
+        free(tot);
+        free(order);
+        return cli_fail("out of memory");
     }
+    for (uint32_t i = 0; i < th->nnodes; i++) {
+        fwait[th->nodes[i].func] += waittime_wait(&w, i);
+        fcpu[th->nodes[i].func] += waittime_cpu(&w, th, i);
+    }
+    struct flat_ctx ctx = { p, tot, fcpu, fwait, o->sort };
+    qsort_r(order, n, sizeof *order, flat_cmp, &ctx);
 
     fprintf(out, "%7s %10s %11s %10s %10s %11s", "%time", "self", "cumulative",
             "calls", "self/call", "total/call");
-    if (fwait)
+    if (waits)
         fprintf(out, " %10s %10s", "cpu", "wait");
     fprintf(out, "  %s\n", "name");
     uint64_t cumulative = 0, hidden_ns = 0;
@@ -348,7 +378,7 @@ static int report_flat(FILE *out, const struct profile *p, const struct prof_thr
                 style_reset(o), units_ns(ft->self_ns, self), units_ns(cumulative, cum),
                 (unsigned long long)ft->calls, units_ns_f((double)ft->self_ns / calls, spc),
                 units_ns_f((double)ft->incl_ns / calls, tpc));
-        if (fwait) {
+        if (waits) {
             char c[UNITS_BUF], wt[UNITS_BUF];
             fprintf(out, " %10s %10s", units_ns(fcpu[order[i]], c), units_ns(fwait[order[i]], wt));
         }
@@ -400,7 +430,8 @@ static int report_profile(FILE *out, const struct profile *p, const struct repor
     estimate_line(out, p);
     for (uint32_t i = 0; i < p->nthreads; i++) {
         const struct prof_thread *th = &p->threads[i];
-        if (o->has_tid && th->tid != o->tid && !o->merge_threads)
+        if (o->has_tid && !find_thread_matches(th->tid, th->name, o->tid, o->thread_name)
+            && !o->merge_threads)
             continue;
         if (o->callers || o->callees) {
             /* one section per thread that has the function */
@@ -432,6 +463,58 @@ static int report_profile(FILE *out, const struct profile *p, const struct repor
             return rc;
     }
     return 0;
+}
+
+/* --callers/--callees FN found by a suffix that fits functions of several
+ * names: which one is meant is not for hookit to guess.  The candidates
+ * in one line; 1 when FN is ambiguous (message printed), else 0. */
+static int ambiguous_fn(const struct loaded_profile *ps, size_t n, const char *fn)
+{
+    for (size_t i = 0; i < n; i++) {
+        char *list = NULL;
+        size_t len = 0;
+        FILE *mem = open_memstream(&list, &len);
+        uint32_t k = mem ? find_fn_candidates(mem, ps[i].prof, fn, 8) : 0;
+        if (mem)
+            fclose(mem);
+        if (k > 1)
+            cli_fail("'%s' ends %u function names in %s: %s; give more of the name "
+                     "(A::%s), module:name, or a glob ('*::%s') for all of them",
+                     fn, k, ps[i].path, list, fn, fn);
+        free(list);
+        if (k > 1)
+            return 1;
+    }
+    return 0;
+}
+
+/* Whether some profile has a function FN names. */
+static int fn_anywhere(const struct loaded_profile *ps, size_t n, const char *fn)
+{
+    int any = 0;
+    for (size_t i = 0; i < n && !any; i++) {
+        uint8_t *target = malloc(ps[i].prof->nfuncs + 1);
+        any = !target || find_fn(ps[i].prof, fn, target) != FIND_NONE;
+        free(target);
+    }
+    return any;
+}
+
+/* No function named FN: the closest names, if any, for the message. */
+static int no_such_fn(const struct loaded_profile *ps, size_t n, const char *fn, const char *where)
+{
+    char *list = NULL;
+    size_t len = 0;
+    FILE *mem = open_memstream(&list, &len);
+    uint32_t k = 0;
+    for (size_t i = 0; mem && i < n && !k; i++)
+        k = find_fn_closest(mem, ps[i].prof, fn, 3);
+    if (mem)
+        fclose(mem);
+    int rc = k ? cli_fail("no function named '%s' in %s; the closest: %s", fn, where, list)
+               : cli_fail("no function named '%s' in %s", fn, where);
+    free(list);
+    return rc;
 }
 
 static int is_trace(const struct profile *p)
@@ -548,9 +631,12 @@ static int combine(struct loaded_profile *ps, size_t *n, const struct report_opt
 
 static int parse_sort(const char *s, enum report_sort *out)
 {
-    static const struct { const char *name; enum report_sort v; } keys[] = {
+    static const struct {
+        const char *name;
+        enum report_sort v;
+    } keys[] = {
         { "calls", SORT_CALLS }, { "incl", SORT_INCL }, { "excl", SORT_EXCL },
-        { "name", SORT_NAME },
+        { "name", SORT_NAME },   { "cpu", SORT_CPU },   { "wait", SORT_WAIT },
     };
     for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++)
         if (!strcmp(s, keys[i].name)) {
@@ -560,9 +646,24 @@ static int parse_sort(const char *s, enum report_sort *out)
     return -1;
 }
 
-enum { OPT_CALLERS = 256, OPT_CALLEES, OPT_COLOR, OPT_NO_COLOR, OPT_NO_PAGER, OPT_TREE,
-       OPT_IO, OPT_ALLOC, OPT_LEAKS, OPT_INTERLEAVE, OPT_DEMANGLE, OPT_COLLAPSE,
-       OPT_NO_COLLAPSE, OPT_LINES };
+enum {
+    OPT_CALLERS = 256,
+    OPT_CALLEES,
+    OPT_COLOR,
+    OPT_NO_COLOR,
+    OPT_NO_PAGER,
+    OPT_TREE,
+    OPT_IO,
+    OPT_ALLOC,
+    OPT_LEAKS,
+    OPT_INTERLEAVE,
+    OPT_DEMANGLE,
+    OPT_COLLAPSE,
+    OPT_NO_COLLAPSE,
+    OPT_LINES,
+    OPT_FOLD_FRAMES,
+    OPT_NO_FOLD_FRAMES
+};
 
 int cmd_report(int argc, char **argv)
 {
@@ -591,6 +692,8 @@ int cmd_report(int argc, char **argv)
         { "collapse-recursion", no_argument, NULL, OPT_COLLAPSE },
         { "no-collapse-recursion", no_argument, NULL, OPT_NO_COLLAPSE },
         { "lines", no_argument, NULL, OPT_LINES },
+        { "fold-frames", required_argument, NULL, OPT_FOLD_FRAMES },
+        { "no-fold-frames", no_argument, NULL, OPT_NO_FOLD_FRAMES },
         { "help", no_argument, NULL, 'h' },
         { 0, 0, 0, 0 },
     };
@@ -605,11 +708,9 @@ int cmd_report(int argc, char **argv)
             o.flat = 1;
             break;
         case 't':
-            errno = 0;
-            o.tid = strtol(optarg, &end, 10);
-            if (errno || end == optarg || *end || o.tid < 0 || o.tid > INT32_MAX)
-                return cli_usage_error("report", "--thread needs a thread id (a number), not '%s'",
-                                       optarg);
+            if (!*optarg)
+                return cli_usage_error("report", "--thread needs a thread id or a thread name");
+            find_thread_parse(optarg, &o.tid, &o.thread_name);
             o.has_tid = 1;
             break;
         case OPT_CALLERS:
@@ -657,7 +758,9 @@ int cmd_report(int argc, char **argv)
         }
         case 's':
             if (parse_sort(optarg, &o.sort) != 0)
-                return cli_usage_error("report", "--sort is calls, incl, excl or name, not '%s'",
+                return cli_usage_error("report",
+                                       "--sort is calls, incl, excl, cpu, wait or name, "
+                                       "not '%s'",
                                        optarg);
             break;
         case 'u':
@@ -683,6 +786,13 @@ int cmd_report(int argc, char **argv)
         case OPT_LINES:
             names_show_lines = 1;
             break;
+        case OPT_FOLD_FRAMES:
+            if (fold_frames_add(optarg) != 0)
+                return cli_usage_error("report", "too many --fold-frames");
+            break;
+        case OPT_NO_FOLD_FRAMES:
+            fold_frames_off();
+            break;
         case OPT_DEMANGLE:
             if (names_parse_demangle(optarg) != 0)
                 return cli_usage_error("report", "--demangle is full, simple or no, not '%s'",
@@ -699,8 +809,13 @@ int cmd_report(int argc, char **argv)
 
     char **found = NULL, **files = argv + optind;
     size_t nfound = 0, nfiles = (size_t)(argc - optind);
-    if (nfiles == 0) {
-        if (newest_profiles(".", &found, &nfound) < 0)
+    /* No file: the current directory's newest profile and its fork
+     * family; a directory (`hookit run -o DIR`, then `hookit report DIR`)
+     * the same there. */
+    struct stat st;
+    int dir = nfiles == 1 && stat(files[0], &st) == 0 && S_ISDIR(st.st_mode);
+    if (nfiles == 0 || dir) {
+        if (newest_profiles(dir ? files[0] : ".", &found, &nfound) < 0)
             return EXIT_FAIL;
         files = found;
         nfiles = nfound;
@@ -751,6 +866,13 @@ int cmd_report(int argc, char **argv)
         cli_free_profiles(ps, n);
         return cli_fail("out of memory merging the profiles");
     }
+    /* The standard library's wrappers (and --fold-frames) folded into their
+     * callers, in every view but a trace's listing. */
+    for (size_t i = 0; i < n; i++)
+        if (!(listing && is_trace(ps[i].prof)) && fold_frames(ps[i].prof) != 0) {
+            cli_free_profiles(ps, n);
+            return cli_fail("out of memory");
+        }
     /* --collapse-recursion in the tree and flat views: direct recursion
      * folded into one node (--callers/--callees collapse on their own). */
     for (size_t i = 0; i < n && o.collapse == 1 && !o.callers && !o.callees; i++)
@@ -768,6 +890,17 @@ int cmd_report(int argc, char **argv)
                                    "in time order): use it with --tree or --flat, or shorten the "
                                    "listing with --depth", o.min_pct > 0 ? "--min-pct" : "--sort");
         }
+    for (int k = 0; k < 2; k++) {
+        const char *fn = k ? o.callees : o.callers;
+        if (fn
+            && (ambiguous_fn(ps, n, fn)
+                || (!fn_anywhere(ps, n, fn)
+                    && no_such_fn(ps, n, fn, nfiles == 1 ? files[0] : "the profiles given")))) {
+            cli_free_profiles(ps, n);
+            newest_free(found, nfound);
+            return EXIT_FAIL;
+        }
+    }
     pager_start(pager);
     int printed = 0, rc = 0, threads_shown = 0, fn_found = 0;
     for (size_t i = 0; i < n && !rc; i++) {
@@ -788,13 +921,16 @@ int cmd_report(int argc, char **argv)
             report_ranks_summary(stdout, ps[i].prof, &o);
     }
     threads_shown += printed;
-    cli_free_profiles(ps, n);
-    if (!rc && o.has_tid && !threads_shown)
+    if (!rc && o.has_tid && !threads_shown && o.thread_name)
+        rc = cli_fail("no thread named '%s' in %s", o.thread_name,
+                      nfiles == 1 ? files[0] : "the profiles given");
+    else if (!rc && o.has_tid && !threads_shown)
         rc = cli_fail("no thread with tid %ld in %s", o.tid,
                       nfiles == 1 ? files[0] : "the profiles given");
     else if (!rc && (o.callers || o.callees) && !fn_found)
-        rc = cli_fail("no function named '%s' in %s", o.callers ? o.callers : o.callees,
-                      nfiles == 1 ? files[0] : "the profiles given");
+        rc = no_such_fn(ps, n, o.callers ? o.callers : o.callees,
+                        nfiles == 1 ? files[0] : "the profiles given");
+    cli_free_profiles(ps, n);
     if (!rc && (fflush(stdout) != 0 || ferror(stdout)))
         rc = cli_fail("error writing standard output: %s", strerror(errno));
     pager_end();

@@ -7,6 +7,7 @@
 #include "tools/cli.h"
 
 #include <dlfcn.h>
+#include <dirent.h>
 #include <errno.h>
 #include <getopt.h>
 #include <limits.h>
@@ -25,7 +26,8 @@ static const char *const run_usage =
     "Options:\n"
     "  -o, --output DIR        write the profile to DIR (sets HOOKIT_OUTPUT)\n"
     "  -p, --profiler PLUGIN   the profiler plugin, a path or a name in hookit's\n"
-    "                          plugin directory (sets HOOKIT_PROFILER)\n"
+    "                          plugin directory: libhktrace.so or hktrace (sets\n"
+    "                          HOOKIT_PROFILER; an unknown name is refused)\n"
     "      --client X.so       a libmonitor-style client (monitor_* callbacks),\n"
     "                          preloaded just before libhookit.so\n"
     "      --all-processes     a profile from every process, also those that ran\n"
@@ -65,6 +67,58 @@ static char *find_libhookit(void)
         lib = NULL;
     }
     return lib;
+}
+
+/* The plugins in dir (lib*.so, as names without "lib" and ".so") into
+ * buf, joined by ", ". */
+static void plugin_names(const char *dir, char *buf, size_t size)
+{
+    DIR *d = opendir(dir);
+    struct dirent *e;
+    size_t len = 0;
+    buf[0] = '\0';
+    while (d && (e = readdir(d)) && len < size) {
+        size_t n = strlen(e->d_name);
+        if (n > 6 && !strncmp(e->d_name, "lib", 3) && !strcmp(e->d_name + n - 3, ".so"))
+            len += (size_t)snprintf(buf + len, size - len, "%s%.*s", len ? ", " : "", (int)(n - 6),
+                                    e->d_name + 3);
+    }
+    if (d)
+        closedir(d);
+}
+
+/* -p NAME as libhookit will load it: a path, or a plugin of hookit's
+ * plugin directory (next to libhookit.so) by its file name, or by its
+ * short name as `hookit link -p` takes it (hktrace: libhktrace.so).  A
+ * name that is none of these would leave the program unprofiled, so it is
+ * refused here, with the plugins there are.  The path to set, malloc'd,
+ * or NULL with the message printed. */
+static char *resolve_profiler(const char *name, const char *libhookit)
+{
+    if (strchr(name, '/')) {
+        char *abs = realpath(name, NULL);
+        if (!abs)
+            cli_fail("run: -p %s: %s", name, strerror(errno));
+        return abs;
+    }
+    char dir[PATH_MAX], path[PATH_MAX + 300], names[1024];
+    snprintf(dir, sizeof dir, "%s", libhookit);
+    char *slash = strrchr(dir, '/');
+    if (slash)
+        *slash = '\0';
+    static const char *const forms[] = { "%s/hookit/%s", "%s/hookit/lib%s.so", "%s/hookit/%s.so" };
+    for (size_t i = 0; i < sizeof forms / sizeof *forms; i++) {
+        snprintf(path, sizeof path, forms[i], dir, name);
+        if (access(path, R_OK) == 0)
+            return strdup(path);
+    }
+    snprintf(path, sizeof path, "%s/hookit", dir);
+    plugin_names(path, names, sizeof names);
+    cli_usage_error("run",
+                    "no profiler plugin '%s' in %s: the plugins are %s (or give a path "
+                    "to a .so)",
+                    name, path, *names ? names : "none");
+    return NULL;
 }
 
 /* The file execvp would run for prog, or NULL. */
@@ -249,6 +303,11 @@ int cmd_run(int argc, char **argv)
     char *lib = find_libhookit();
     if (!lib)
         return EXIT_FAIL;
+    char *plugin = NULL;
+    if (profiler && !(plugin = resolve_profiler(profiler, lib))) {
+        free(lib);
+        return strchr(profiler, '/') ? EXIT_FAIL : EXIT_USAGE;
+    }
     int rc = set_preload(lib);
     free(lib);
     if (rc == 0 && client) {
@@ -261,8 +320,9 @@ int cmd_run(int argc, char **argv)
     }
     if (rc == 0 && output)
         rc = set_output(output, output_opt);
-    if (rc == 0 && profiler)
-        rc = setenv("HOOKIT_PROFILER", profiler, 1);
+    if (rc == 0 && plugin)
+        rc = setenv("HOOKIT_PROFILER", plugin, 1);
+    free(plugin);
     if (rc == 0)
         rc = setenv("HOOKIT_ALL_PROCESSES", all_processes ? "1" : "0", 1);
     char pid[24];

@@ -2,22 +2,32 @@
  * hookit top: a running process's profile, refreshed (TAU's runtime view).
  * Per thread: the functions with the most exclusive time and their share,
  * the hottest call paths, the current call stack, calls per second (from
- * two snapshots).  Snapshots are thread-consistent and never stop the
+ * two snapshots), each thread's state as the kernel sees it (running,
+ * sleeping) and whether it is in a blocking call hookit times, with its
+ * share of a CPU.  Snapshots are thread-consistent and never stop the
  * program; names come from the process's /proc/PID/maps through A2N.
+ *
+ * On a terminal the view fits it: a line wider than the terminal is
+ * elided in the middle (a call path keeps its root and its leaf), and the
+ * view stops at the terminal's height, the header kept.  When the program
+ * ends, top says when, and which profile it wrote.
  */
 #include "tools/cli.h"
 #include "tools/live_cli.h"
 #include "tools/names.h"
+#include "tools/thread_state.h"
 #include "tools/tree.h"
 #include "tools/units.h"
 #include <hookit/a2n.h>
 
 #include <getopt.h>
+#include <limits.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <termios.h>
 #include <time.h>
 #include <unistd.h>
@@ -26,9 +36,13 @@ static const char *const top_usage =
     "usage: hookit top [--interval S] [--once] [--rows N] PID\n"
     "\n"
     "Show where the running process PID (profiled by libjprof) spends its\n"
-    "time, refreshed every interval: for each thread, calls per second, the\n"
+    "time, refreshed every interval: for each thread, its state as the kernel\n"
+    "sees it (running, sleeping; \"in a blocking call\" when hookit times one)\n"
+    "and its share of a CPU since the last refresh, calls per second, the\n"
     "current call stack, the functions with the most exclusive time (their\n"
-    "share of the thread's time) and the hottest call paths.\n"
+    "share of the thread's time) and the hottest call paths.  On a terminal\n"
+    "the view fits it: long lines are elided in the middle, the header kept.\n"
+    "When the process ends, top says when and which profile it wrote.\n"
     "\n"
     "Keys: t / Tab next thread, T previous thread, a all threads, v next view\n"
     "(all, functions, paths, stack), q quit.\n"
@@ -51,11 +65,13 @@ struct top {
     int rows;
     int thread;                 /* -1: every thread */
     enum view view;
-    /* previous snapshot's calls per thread tid, for rates */
+    /* previous snapshot's calls and CPU time per thread tid, for rates */
     int32_t *prev_tid;
-    uint64_t *prev_calls;
+    uint64_t *prev_calls, *prev_cpu;
     uint32_t nprev;
     uint64_t prev_mono;
+    pid_t pid;
+    char outdir[PATH_MAX]; /* where the process writes its profile ("" unknown) */
 };
 
 static uint64_t thread_calls(const struct prof_thread *t)
@@ -222,6 +238,32 @@ static void print_paths(FILE *out, const struct profile *p, const struct prof_th
     free(order);
 }
 
+/* The thread's share of a CPU since the previous snapshot, -1 unknown. */
+static double cpu_share(const struct top *tp, int32_t tid, uint64_t cpu_ns, uint64_t mono)
+{
+    for (uint32_t i = 0; i < tp->nprev; i++)
+        if (tp->prev_tid[i] == tid && mono > tp->prev_mono && cpu_ns >= tp->prev_cpu[i])
+            return 100.0 * (double)(cpu_ns - tp->prev_cpu[i]) / (double)(mono - tp->prev_mono);
+    return -1;
+}
+
+/* "R running, cpu 98%", "S sleeping, in a blocking call, cpu 0%", "ended":
+ * the kernel's state and the wait hookit sees (ARENA_REQ_WAIT). */
+static void print_state(FILE *out, const struct top *tp, const struct live_thread *lt, uint64_t mono)
+{
+    struct thread_state ks;
+    if (lt->state != ARENA_THREAD_RUNNING || thread_state_read(tp->pid, lt->tid, &ks) != 0) {
+        fputs("ended", out);
+        return;
+    }
+    fprintf(out, "%c %s", ks.kernel, thread_state_name(ks.kernel));
+    if (lt->waiting)
+        fputs(", in a blocking call", out);
+    double share = cpu_share(tp, lt->tid, ks.cpu_ns, mono);
+    if (share >= 0)
+        fprintf(out, ", cpu %.0f%%", share);
+}
+
 static void print_view(FILE *out, struct top *tp, const struct profile *p, const struct live_snapshot *s)
 {
     uint64_t total_calls = 0;
@@ -254,8 +296,9 @@ static void print_view(FILE *out, struct top *tp, const struct profile *p, const
                 incl += th->nodes[k].incl_ns;
         fprintf(out, "\n== thread %u (", th->index);
         names_print_safe(out, th->name, strlen(th->name));
-        fprintf(out, ") tid %d  %s  calls %llu  calls/s %s  time %s  contexts %u\n", th->tid,
-                lt->state == ARENA_THREAD_RUNNING ? "running" : "ended", (unsigned long long)calls,
+        fprintf(out, ") tid %d  ", th->tid);
+        print_state(out, tp, lt, s->mono_ns);
+        fprintf(out, "  calls %llu  calls/s %s  time %s  contexts %u\n", (unsigned long long)calls,
                 rate_text(rate_of(tp, th, calls, s->mono_ns), rb, sizeof rb), units_ns(incl, db), th->nnodes);
         if (tp->view == VIEW_ALL || tp->view == VIEW_STACK)
             print_stack(out, p, th, lt, tp->rows);
@@ -270,14 +313,96 @@ static void remember(struct top *tp, const struct profile *p, uint64_t mono)
 {
     free(tp->prev_tid);
     free(tp->prev_calls);
+    free(tp->prev_cpu);
     tp->prev_tid = calloc(p->nthreads + 1, sizeof *tp->prev_tid);
     tp->prev_calls = calloc(p->nthreads + 1, sizeof *tp->prev_calls);
-    tp->nprev = tp->prev_tid && tp->prev_calls ? p->nthreads : 0;
+    tp->prev_cpu = calloc(p->nthreads + 1, sizeof *tp->prev_cpu);
+    tp->nprev = tp->prev_tid && tp->prev_calls && tp->prev_cpu ? p->nthreads : 0;
     for (uint32_t i = 0; i < tp->nprev; i++) {
+        struct thread_state ks;
         tp->prev_tid[i] = p->threads[i].tid;
         tp->prev_calls[i] = thread_calls(&p->threads[i]);
+        thread_state_read(tp->pid, p->threads[i].tid, &ks);
+        tp->prev_cpu[i] = ks.cpu_ns;
     }
     tp->prev_mono = mono;
+}
+
+/* The terminal's columns and lines (0: not a terminal, no limit);
+ * $COLUMNS and $LINES stand in when the size cannot be read. */
+static void terminal_size(int *cols, int *lines)
+{
+    struct winsize ws;
+    *cols = *lines = 0;
+    if (isatty(STDOUT_FILENO) && ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_col) {
+        *cols = ws.ws_col;
+        *lines = ws.ws_row;
+        return;
+    }
+    const char *c = getenv("COLUMNS"), *l = getenv("LINES");
+    *cols = c ? atoi(c) : 0;
+    *lines = l ? atoi(l) : 0;
+}
+
+/* Columns a UTF-8 string takes: one per character (no wide characters in
+ * the view but what names hold). */
+static size_t columns_of(const char *s, size_t n)
+{
+    size_t c = 0;
+    for (size_t i = 0; i < n; i++)
+        c += ((unsigned char)s[i] & 0xc0) != 0x80;
+    return c;
+}
+
+/* The byte offset after the first `cols` characters of s[0 .. n). */
+static size_t bytes_for(const char *s, size_t n, size_t cols)
+{
+    size_t i = 0, c = 0;
+    for (; i < n; i++) {
+        if (((unsigned char)s[i] & 0xc0) != 0x80 && c++ == cols)
+            break;
+    }
+    return i;
+}
+
+/* One line, elided in the middle to cols characters ("..." in the
+ * middle): a call path keeps its root and its innermost functions. */
+static void put_fitted_line(FILE *out, const char *s, size_t n, int cols)
+{
+    size_t width = columns_of(s, n);
+    if (cols <= 8 || width <= (size_t)cols) {
+        fwrite(s, 1, n, out);
+        return;
+    }
+    size_t keep = (size_t)cols - 3, head = keep / 2, tail = keep - head;
+    size_t head_bytes = bytes_for(s, n, head);
+    size_t tail_start = bytes_for(s, n, width - tail);
+    fwrite(s, 1, head_bytes, out);
+    fputs("...", out);
+    fwrite(s + tail_start, 1, n - tail_start, out);
+}
+
+/* The view, each line fitted to cols, at most max_lines lines (0: all);
+ * the header (the first line) is always there, and a last line says what
+ * did not fit. */
+static void print_fitted(FILE *out, const char *text, int cols, int max_lines)
+{
+    int shown = 0, left = 0;
+    for (const char *s = text; *s;) {
+        const char *nl = strchr(s, '\n');
+        size_t n = nl ? (size_t)(nl - s) : strlen(s);
+        if (max_lines && shown >= max_lines - 1) {
+            left++;
+        } else {
+            put_fitted_line(out, s, n, cols);
+            fputc('\n', out);
+            shown++;
+        }
+        s += n + (nl != NULL);
+    }
+    if (left)
+        fprintf(out, "... %d more line%s (a smaller --rows, or v for one view, t for one thread)\n", left,
+                left == 1 ? "" : "s");
 }
 
 /* One snapshot; with show, printed.  EXIT_OK or EXIT_FAIL. */
@@ -290,11 +415,25 @@ static int refresh(struct top *tp, int show, int clear)
     if (tp->thread >= (int)p->nthreads)
         tp->thread = p->nthreads ? 0 : -1;      /* t past the last thread wraps */
     if (show) {
+        char *text = NULL;
+        size_t len = 0;
+        FILE *mem = open_memstream(&text, &len);
+        if (!mem) {
+            live_snapshot_free(&s);
+            profile_free(p);
+            return cli_fail("out of memory");
+        }
+        names_use_profile(p);
+        print_view(mem, tp, p, &s);
+        names_use_profile(NULL);
+        fclose(mem);
         if (clear)
             fputs("\033[H\033[2J", stdout);
-        names_use_profile(p);
-        print_view(stdout, tp, p, &s);
-        names_use_profile(NULL);
+        int cols = 0, lines = 0;
+        terminal_size(&cols, &lines);
+        /* the key line below, and one line to spare */
+        print_fitted(stdout, text, cols, clear && lines > 4 ? lines - 3 : 0);
+        free(text);
         if (clear)
             printf("\n[t/T] thread  [a] all threads  [v] view  [q] quit\n");
         fflush(stdout);
@@ -303,6 +442,35 @@ static int refresh(struct top *tp, int show, int clear)
     live_snapshot_free(&s);
     profile_free(p);
     return EXIT_OK;
+}
+
+/* The program ended: when, and what it wrote (its profile is renamed
+ * into place before it exits; a moment is allowed for a slow disk). */
+static void say_ended(const struct top *tp)
+{
+    char when[32], name[NAME_MAX + 1] = "";
+    time_t now = time(NULL);
+    strftime(when, sizeof when, "%H:%M:%S", localtime(&now));
+    int found = 0;
+    for (int i = 0; i < 20 && !(found = live_cli_written(tp->outdir, tp->pid, name, sizeof name)); i++)
+        usleep(50000);
+    printf("process %d ended at %s", (int)tp->pid, when);
+    if (found)
+        printf("; it wrote %s/%s (hookit report %s/%s)\n", tp->outdir, name, tp->outdir, name);
+    else if (tp->outdir[0])
+        printf("; no profile of it in %s (killed, or HOOKIT_OUTPUT unusable?)\n", tp->outdir);
+    else
+        printf("\n");
+}
+
+/* The process ended: gone, or a zombie its parent has not reaped yet
+ * (its registry entry still matches then). */
+static int ended(const struct top *tp)
+{
+    struct thread_state ks;
+    if (!live_alive(tp->live))
+        return 1;
+    return thread_state_read(tp->pid, tp->pid, &ks) != 0 || ks.kernel == 'Z' || ks.kernel == 'X';
 }
 
 static struct termios saved_tty;
@@ -416,6 +584,8 @@ int cmd_top(int argc, char **argv)
     if (!(tp.live = live_cli_attach(pid, 0)))
         return EXIT_FAIL;
     tp.a2n = a2n_open(pid);
+    tp.pid = pid;
+    live_cli_outdir(pid, tp.outdir, sizeof tp.outdir);
     int rc = refresh(&tp, 0, 0);
     if (rc == EXIT_OK && once) {
         struct timespec ts = { interval_ms / 1000, (long)(interval_ms % 1000) * 1000000L };
@@ -433,12 +603,17 @@ int cmd_top(int argc, char **argv)
                 usleep((useconds_t)interval_ms * 1000);
             if (quit)
                 break;
-            if (!live_alive(tp.live)) {
+            if (ended(&tp)) {
                 restore_tty();
-                printf("process %d has ended\n", (int)pid);
+                say_ended(&tp);
                 break;
             }
             rc = refresh(&tp, 1, isatty(STDOUT_FILENO));
+            if (rc != EXIT_OK && ended(&tp)) { /* it ended while being read */
+                restore_tty();
+                say_ended(&tp);
+                rc = EXIT_OK;
+            }
         }
         restore_tty();
     }
@@ -446,5 +621,6 @@ int cmd_top(int argc, char **argv)
     live_detach(tp.live);
     free(tp.prev_tid);
     free(tp.prev_calls);
+    free(tp.prev_cpu);
     return rc;
 }

@@ -1,5 +1,7 @@
 #include "tools/export_opts.h"
 #include "profile/aggregate.h"
+#include "tools/find_fn.h"
+#include "tools/fold.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -50,6 +52,8 @@ int export_apply_options(struct loaded_profile *ps, size_t n)
 {
     size_t kept = 0;
     for (size_t i = 0; i < n; i++) {
+        if (fold_frames(ps[i].prof) != 0)
+            return cli_fail("out of memory"), -1;
         if (export_options.merge_threads) {
             struct profile *m = agg_merge_threads(ps[i].prof);
             if (!m)
@@ -60,15 +64,20 @@ int export_apply_options(struct loaded_profile *ps, size_t n)
             struct profile *p = ps[i].prof;
             uint32_t k = 0;
             for (uint32_t t = 0; t < p->nthreads; t++)
-                if (p->threads[t].tid == export_options.tid)
+                if (find_thread_matches(p->threads[t].tid, p->threads[t].name, export_options.tid,
+                                        export_options.thread_name))
                     p->threads[k++] = p->threads[t];
             p->nthreads = k;    /* the loaded profile is ours to trim */
             kept += k;
         }
     }
     if (export_options.has_tid && !export_options.merge_threads && !kept) {
-        cli_fail("no thread with tid %ld in %s", export_options.tid,
-                 n == 1 ? ps[0].path : "the profiles given");
+        if (export_options.thread_name)
+            cli_fail("no thread named '%s' in %s", export_options.thread_name,
+                     n == 1 ? ps[0].path : "the profiles given");
+        else
+            cli_fail("no thread with tid %ld in %s", export_options.tid,
+                     n == 1 ? ps[0].path : "the profiles given");
         return -1;
     }
     return 0;

@@ -6,12 +6,15 @@
 #define HOOKIT_TOOLS_EXPORT_OPTS_H
 
 #include "tools/cli.h"
+#include "profile/waittime.h"
 
 struct export_options {
-    int weight_calls;           /* --weight calls: folded/svg weigh by calls, not ns */
+    enum weight weight;         /* --weight: what folded/svg widths and pprof's default
+                                 * sample type are: time (the default), calls, cpu, wait */
     int merge_threads;          /* --merge-threads: one tree for all threads */
-    int has_tid;                /* --thread TID: only that thread */
+    int has_tid;                /* --thread T: only that thread (a tid), or those named T */
     long tid;
+    const char *thread_name;    /* a name or glob (tools/find_fn.h), NULL: by tid */
     int json_nested;            /* --nested: json nodes inside their parent */
     /* chrome (timeline) filters */
     uint64_t min_time_ns;       /* --min-time T: calls shorter than T left out */

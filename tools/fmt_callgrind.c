@@ -2,10 +2,11 @@
  * hookit export --format=callgrind: the callgrind profile format, for
  * KCachegrind/QCachegrind and callgrind_annotate.
  *
- * Two events: Time_ns (time in ns) and Calls, and a third, Wait_ns (time
- * in blocking calls, tools/waittime.h), when the profile has wait time.  A
- * function's self cost is its exclusive time, its number of calls and its
- * wait, summed over every calling context and thread; so the totals and
+ * Two events: Time_ns (time in ns) and Calls, and two more, Wait_ns (time
+ * in blocking calls) and Cpu_ns (time on the CPU; tools/waittime.h), when
+ * the profile has wait time.  A function's self cost is its exclusive
+ * time, its number of calls, its wait and its CPU time, summed over every
+ * calling context and thread; so the totals and
  * self costs equal `hookit report --flat`.  Each thread gets a synthetic caller "[thread N name]" that calls
  * the thread's roots, so every function has callers.
  *
@@ -20,14 +21,14 @@
 #include "tools/cli.h"
 #include "tools/export_opts.h"
 #include "tools/tree.h"
-#include "tools/waittime.h"
+#include "profile/waittime.h"
 
 #include <stdlib.h>
 #include <string.h>
 
 struct edge {
     uint32_t caller, callee;    /* caller >= nfuncs: a thread's synthetic root */
-    uint64_t count, incl_ns, incl_calls, incl_wait;
+    uint64_t count, incl_ns, incl_calls, incl_wait, incl_cpu;
 };
 
 struct cg {
@@ -37,8 +38,10 @@ struct cg {
     uint64_t *subtree_calls;    /* per node of the current thread */
     uint64_t *self_wait;        /* Wait_ns, per function */
     uint64_t *subtree_wait;     /* per node of the current thread */
+    uint64_t *self_cpu;         /* Cpu_ns, per function */
+    uint64_t *subtree_cpu;      /* per node of the current thread */
     struct waittime wt;         /* the current thread's wait column */
-    int waits;                  /* some thread has wait time: the Wait_ns event */
+    int waits;                  /* some thread has wait time: Wait_ns and Cpu_ns */
     struct edge *edges;
     uint32_t nedges, cap;
     struct u64map edge_map;     /* (caller << 32 | callee) + 1 -> edge */
@@ -63,7 +66,7 @@ static struct edge *edge_for(struct cg *c, uint32_t caller, uint32_t callee)
         c->cap = cap;
     }
     u64map_put(&c->edge_map, j, key, c->nedges);
-    c->edges[c->nedges] = (struct edge){ caller, callee, 0, 0, 0, 0 };
+    c->edges[c->nedges] = (struct edge){ caller, callee, 0, 0, 0, 0, 0 };
     return &c->edges[c->nedges++];
 }
 
@@ -82,8 +85,10 @@ static void visit_pre(const struct tree *t, uint32_t node, void *vctx)
         e->incl_ns += n->incl_ns;
         e->incl_calls += c->subtree_calls[node];
         e->incl_wait += c->subtree_wait[node];
+        e->incl_cpu += c->subtree_cpu[node];
     }
     c->self_wait[n->func] += waittime_wait(&c->wt, node);
+    c->self_cpu[n->func] += waittime_cpu(&c->wt, t->thread, node);
     c->self_ns[n->func] += n->excl_ns;
     c->self_calls[n->func] += n->calls;
 }
@@ -100,22 +105,21 @@ static int add_thread(struct cg *c, const struct prof_thread *th, uint32_t root)
     if (tree_build(&t, c->p, th) != 0)
         return -1;
     c->subtree_calls = calloc((size_t)th->nnodes + 1, sizeof *c->subtree_calls);
-    c->subtree_wait = calloc((size_t)th->nnodes + 1, sizeof *c->subtree_wait);
+    c->subtree_wait = waittime_subtree(th, WEIGHT_WAIT);
+    c->subtree_cpu = waittime_subtree(th, WEIGHT_CPU);
     waittime_of(th, &c->wt);
-    int rc = c->subtree_calls && c->subtree_wait ? 0 : -1;
+    int rc = c->subtree_calls && c->subtree_wait && c->subtree_cpu ? 0 : -1;
     for (uint32_t i = th->nnodes; rc == 0 && i-- > 0;) {
         c->subtree_calls[i] += th->nodes[i].calls;
-        c->subtree_wait[i] += waittime_wait(&c->wt, i);
-        if (th->nodes[i].parent != PROF_NONE) {
+        if (th->nodes[i].parent != PROF_NONE)
             c->subtree_calls[th->nodes[i].parent] += c->subtree_calls[i];
-            c->subtree_wait[th->nodes[i].parent] += c->subtree_wait[i];
-        }
     }
     c->root = root;
     if (rc == 0)
         rc = tree_walk(&t, visit_pre, visit_post, c);
     free(c->subtree_calls);
     free(c->subtree_wait);
+    free(c->subtree_cpu);
     tree_free(&t);
     return rc || c->failed ? -1 : 0;
 }
@@ -238,7 +242,8 @@ static void write_function(struct writer *w, struct cg *c, uint32_t f, struct ed
     fprintf(out, "%u %llu %llu", line_of(w, f), (unsigned long long)self_ns,
             (unsigned long long)self_calls);
     if (c->waits)
-        fprintf(out, " %llu", (unsigned long long)(f < w->p->nfuncs ? c->self_wait[f] : 0));
+        fprintf(out, " %llu %llu", (unsigned long long)(f < w->p->nfuncs ? c->self_wait[f] : 0),
+                (unsigned long long)(f < w->p->nfuncs ? c->self_cpu[f] : 0));
     fputc('\n', out);
     for (uint32_t i = 0; i < ne; i++) {
         uint32_t g = e[i].callee;
@@ -252,14 +257,14 @@ static void write_function(struct writer *w, struct cg *c, uint32_t f, struct ed
         fprintf(out, "%u %llu %llu", line_of(w, f), (unsigned long long)e[i].incl_ns,
                 (unsigned long long)e[i].incl_calls);
         if (c->waits)
-            fprintf(out, " %llu", (unsigned long long)e[i].incl_wait);
+            fprintf(out, " %llu %llu", (unsigned long long)e[i].incl_wait, (unsigned long long)e[i].incl_cpu);
         fputc('\n', out);
     }
     fputc('\n', out);
 }
 
 static void write_header(FILE *out, const struct profile *p, uint64_t total_ns, uint64_t total_calls,
-                         const uint64_t *total_wait)
+                         const uint64_t *total_wait, uint64_t total_cpu)
 {
     fprintf(out, "# callgrind format\nversion: 1\ncreator: hookit %s\n", HOOKIT_VERSION);
     fprintf(out, "pid: %d\ncmd:", p->process.pid);
@@ -273,14 +278,17 @@ static void write_header(FILE *out, const struct profile *p, uint64_t total_ns, 
     fputs("\npart: 1\npositions: line\n", out);
     fputs("event: Time_ns : Time (ns)\nevent: Calls : Calls\n", out);
     if (total_wait)
-        fputs("event: Wait_ns : Wait in blocking calls (ns)\nevents: Time_ns Calls Wait_ns\n", out);
+        fputs("event: Wait_ns : Wait in blocking calls (ns)\n"
+              "event: Cpu_ns : Time on the CPU (ns)\n"
+              "events: Time_ns Calls Wait_ns Cpu_ns\n",
+              out);
     else
         fputs("events: Time_ns Calls\n", out);
     for (int k = 0; k < 2; k++) {
         fprintf(out, "%s: %llu %llu", k ? "totals" : "summary", (unsigned long long)total_ns,
                 (unsigned long long)total_calls);
         if (total_wait)
-            fprintf(out, " %llu", (unsigned long long)*total_wait);
+            fprintf(out, " %llu %llu", (unsigned long long)*total_wait, (unsigned long long)total_cpu);
         fputc('\n', out);
     }
     fputc('\n', out);
@@ -294,12 +302,15 @@ static int write_profile(FILE *out, const struct profile *p)
     c.self_calls = calloc(nf, sizeof *c.self_calls);
     c.active = calloc(nf, sizeof *c.active);
     c.self_wait = calloc(nf, sizeof *c.self_wait);
+    c.self_cpu = calloc(nf, sizeof *c.self_cpu);
     for (uint32_t k = 0; k < p->nthreads && !c.waits; k++)
         c.waits = waittime_of(&p->threads[k], &c.wt);
     struct writer w = { .out = out, .p = p };
     w.root_names = calloc(p->nthreads + 1, sizeof *w.root_names);
     struct profile *strings = profile_new();
-    int rc = c.self_ns && c.self_calls && c.active && c.self_wait && w.root_names && strings ? 0 : -1;
+    int rc = c.self_ns && c.self_calls && c.active && c.self_wait && c.self_cpu && w.root_names && strings
+        ? 0
+        : -1;
     for (uint32_t k = 0; rc == 0 && k < p->nthreads; k++) {
         char name[128];
         const struct prof_thread *th = &p->threads[k];
@@ -317,13 +328,14 @@ static int write_profile(FILE *out, const struct profile *p)
         rc = w.exe_module && w.unknown_file ? 0 : -1;
     }
     if (rc == 0) {
-        uint64_t total_ns = 0, total_calls = 0, total_wait = 0;
+        uint64_t total_ns = 0, total_calls = 0, total_wait = 0, total_cpu = 0;
         for (uint32_t f = 0; f < p->nfuncs; f++) {
             total_ns += c.self_ns[f];
             total_calls += c.self_calls[f];
             total_wait += c.self_wait[f];
+            total_cpu += c.self_cpu[f];
         }
-        write_header(out, p, total_ns, total_calls, c.waits ? &total_wait : NULL);
+        write_header(out, p, total_ns, total_calls, c.waits ? &total_wait : NULL, total_cpu);
         qsort(c.edges, c.nedges, sizeof *c.edges, by_caller);
         uint32_t e = 0;
         for (uint32_t f = 0; f < p->nfuncs + p->nthreads; f++) {
@@ -341,6 +353,7 @@ static int write_profile(FILE *out, const struct profile *p)
     free(c.self_calls);
     free(c.active);
     free(c.self_wait);
+    free(c.self_cpu);
     free(c.edges);
     u64map_free(&c.edge_map);
     free(w.root_names);

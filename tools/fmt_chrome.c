@@ -17,6 +17,7 @@
  */
 #include "tools/cli.h"
 #include "tools/export_opts.h"
+#include "tools/find_fn.h"
 #include "tools/json.h"
 #include "tools/names.h"
 #include "profile/trace.h"
@@ -30,10 +31,10 @@
 
 struct chrome {
     FILE *out;
-    int first;                  /* no event written yet */
-    uint64_t done, total;       /* records read, of all */
+    int first;            /* no event written yet */
+    uint64_t done, total; /* records read, of all */
     struct timespec t0;
-    int progress;               /* progress shown on stderr */
+    int progress; /* progress shown on stderr */
     int tty;
 };
 
@@ -88,14 +89,14 @@ static void put_us(FILE *out, uint64_t ns)
 static void meta_event(struct chrome *c, const char *what, int pid, int tid, const char *name)
 {
     sep(c);
-    fprintf(c->out, "{\"name\":\"%s\",\"ph\":\"M\",\"pid\":%d,\"tid\":%d,\"args\":{\"name\":", what,
-            pid, tid);
+    fprintf(c->out, "{\"name\":\"%s\",\"ph\":\"M\",\"pid\":%d,\"tid\":%d,\"args\":{\"name\":", what, pid,
+            tid);
     put_str(c->out, name);
     fputs("}}", c->out);
 }
 
-static void write_event(FILE *out, const struct prof_func *f, uint64_t ts_ns, uint64_t dur_ns,
-                        int pid, int tid)
+static void write_event(FILE *out, const struct prof_func *f, uint64_t ts_ns, uint64_t dur_ns, int pid,
+                        int tid)
 {
     fputs("{\"name\":", out);
     put_str(out, f->name);
@@ -140,8 +141,8 @@ static uint64_t mean_event_bytes(const struct trace *tr, int tid)
     return tr->meta->nfuncs ? bytes / tr->meta->nfuncs : 150;
 }
 
-static int write_thread(struct chrome *c, const struct trace *tr, const struct trace_thread *th,
-                        int pid, uint64_t offset_ns)
+static int write_thread(struct chrome *c, const struct trace *tr, const struct trace_thread *th, int pid,
+                        uint64_t offset_ns)
 {
     struct trace_cursor cur;
     uint64_t *start = NULL;
@@ -149,12 +150,13 @@ static int write_thread(struct chrome *c, const struct trace *tr, const struct t
     if (trace_cursor_init(&cur, tr, th) != 0)
         return -1;
     char tname[64];
-    snprintf(tname, sizeof tname, "%s (%u)", th->name && *th->name ? th->name : "thread",
-             th->index);
+    snprintf(tname, sizeof tname, "%s (%u)", th->name && *th->name ? th->name : "thread", th->index);
     meta_event(c, "thread_name", pid, th->tid, tname);
     sep(c);
-    fprintf(c->out, "{\"name\":\"thread_sort_index\",\"ph\":\"M\",\"pid\":%d,\"tid\":%d,"
-            "\"args\":{\"sort_index\":%u}}", pid, th->tid, th->index);
+    fprintf(c->out,
+            "{\"name\":\"thread_sort_index\",\"ph\":\"M\",\"pid\":%d,\"tid\":%d,"
+            "\"args\":{\"sort_index\":%u}}",
+            pid, th->tid, th->index);
     struct trace_event ev;
     int rc = 0;
     while (trace_next(&cur, &ev)) {
@@ -176,8 +178,8 @@ static int write_thread(struct chrome *c, const struct trace *tr, const struct t
         if (!keep_call(start[ev.depth], ev.ns, ev.depth))
             continue;
         sep(c);
-        write_event(c->out, &tr->meta->funcs[ev.func], offset_ns + start[ev.depth],
-                    ev.ns - start[ev.depth], pid, th->tid);
+        write_event(c->out, &tr->meta->funcs[ev.func], offset_ns + start[ev.depth], ev.ns - start[ev.depth],
+                    pid, th->tid);
     }
     trace_cursor_free(&cur);
     free(start);
@@ -222,31 +224,37 @@ int export_chrome(FILE *out, struct loaded_profile *profiles, size_t n)
         const struct trace *tr = trs[i];
         uint64_t per_call = mean_event_bytes(tr, tr->meta->process.pid);
         for (uint32_t k = 0; k < tr->nthreads; k++)
-            if (!export_options.has_tid || tr->threads[k].tid == export_options.tid) {
+            if (!export_options.has_tid
+                || find_thread_matches(tr->threads[k].tid, tr->threads[k].name, export_options.tid,
+                                       export_options.thread_name)) {
                 c.total += tr->threads[k].nrecords;
                 est += tr->threads[k].nrecords / 2 * per_call;
             }
     }
-    int filtered = export_options.min_time_ns || export_options.max_depth ||
-                   export_options.from_ns || export_options.to_ns;
+    int filtered = export_options.min_time_ns || export_options.max_depth || export_options.from_ns
+        || export_options.to_ns;
     if (rc == 0 && est > WARN_BYTES)
-        fprintf(stderr, "hookit: export: warning: the timeline will be about %llu MB (%llu calls%s);"
+        fprintf(stderr,
+                "hookit: export: warning: the timeline will be about %llu MB (%llu calls%s);"
                 " chrome://tracing stops near 256 MB: narrow it with --min-time, --depth, "
-                "--thread or --from/--to\n", (unsigned long long)(est >> 20),
-                (unsigned long long)(c.total / 2), filtered ? ", before the filters" : "");
+                "--thread or --from/--to\n",
+                (unsigned long long)(est >> 20), (unsigned long long)(c.total / 2),
+                filtered ? ", before the filters" : "");
     if (rc == 0) {
         fputs("{\"displayTimeUnit\":\"ns\",\"otherData\":{\"creator\":\"hookit " HOOKIT_VERSION
-              "\"},\"traceEvents\":[", out);
+              "\"},\"traceEvents\":[",
+              out);
         for (size_t i = 0; i < n && rc == 0; i++) {
             const struct trace *tr = trs[i];
             const struct prof_process *pr = &tr->meta->process;
             const char *exe = pr->exe ? strrchr(pr->exe, '/') : NULL;
             char pname[300];
-            snprintf(pname, sizeof pname, "%s (pid %d)", exe ? exe + 1 : (pr->exe ? pr->exe : "?"),
-                     pr->pid);
+            snprintf(pname, sizeof pname, "%s (pid %d)", exe ? exe + 1 : (pr->exe ? pr->exe : "?"), pr->pid);
             meta_event(&c, "process_name", pr->pid, pr->pid, pname);
             for (uint32_t k = 0; k < tr->nthreads && rc == 0; k++)
-                if (!export_options.has_tid || tr->threads[k].tid == export_options.tid)
+                if (!export_options.has_tid
+                    || find_thread_matches(tr->threads[k].tid, tr->threads[k].name, export_options.tid,
+                                           export_options.thread_name))
                     rc = write_thread(&c, tr, &tr->threads[k], pr->pid, pr->start_ns - t0);
         }
         fputs("\n]}\n", out);

@@ -1,11 +1,12 @@
 /*
  * hookit export --format=folded: Brendan Gregg's folded stacks, one line per
  * calling context: the function names from the root joined by ';', a space,
- * and the weight: the context's exclusive time in ns, or its calls with
- * --weight calls.  flamegraph.pl, speedscope and inferno read it.
+ * and the weight: the context's exclusive time in ns, or with --weight
+ * its time on the CPU, its time waiting (ns, tools/waittime.h) or its
+ * calls.  flamegraph.pl, speedscope and inferno read it.
  *
  * Every context with a non-zero weight gets a line, so the weights add up
- * to the total: the threads' inclusive time (or all calls).  With several
+ * to the total: the threads' inclusive time (or CPU time, wait, calls).  With several
  * threads each stack starts with a frame "[thread N name]" (none with
  * --merge-threads or --thread).  ';' and line breaks in names become '_'.
  */
@@ -19,6 +20,7 @@
 struct folded {
     FILE *out;
     const char *prefix;         /* the thread frame or NULL */
+    struct waittime w;          /* the thread's wait and CPU columns */
     uint32_t *path;             /* node of each depth */
 };
 
@@ -31,10 +33,9 @@ static void put_frame(FILE *out, const char *s)
 static void visit(const struct tree *t, uint32_t node, void *vctx)
 {
     struct folded *f = vctx;
-    const struct prof_node *n = &t->thread->nodes[node];
     uint32_t depth = t->depth[node];
     f->path[depth] = node;
-    uint64_t weight = export_options.weight_calls ? n->calls : n->excl_ns;
+    uint64_t weight = waittime_self(&f->w, t->thread, node, export_options.weight);
     if (weight == 0)
         return;
     if (f->prefix) {
@@ -62,8 +63,10 @@ int export_folded(FILE *out, struct loaded_profile *profiles, size_t n)
         char prefix[128];
         snprintf(prefix, sizeof prefix, "[thread %u%s%.60s]", th->index,
                  th->name && *th->name ? " " : "", th->name ? th->name : "");
-        struct folded f = { out, p->nthreads > 1 ? prefix : NULL,
-                            malloc(((size_t)th->nnodes + 1) * sizeof *f.path) };
+        struct folded f = {
+            out, p->nthreads > 1 ? prefix : NULL, { 0 }, malloc(((size_t)th->nnodes + 1) * sizeof *f.path)
+        };
+        waittime_of(th, &f.w);
         struct tree t;
         if (!f.path || tree_build(&t, p, th) != 0) {
             free(f.path);

@@ -22,14 +22,17 @@
  *
  * One function and one location per profiled function (module as the
  * mapping, file and line when the profile has them); every sample carries
- * the label "thread" (index and name) and "tid".  Written with the small
+ * its thread's kernel id, the numeric label "tid", and a comment per
+ * thread names it ("thread 2: worker, tid 4243"): a string label would be
+ * drawn as a tag box on every node of pprof's graph (and pprof drops a
+ * numeric label of 0, so the index cannot be one).  Written with the small
  * encoder in tools/protobuf.c and zlib's gzip stream.
  */
 #include "tools/cli.h"
 #include "tools/export_opts.h"
 #include "tools/protobuf.h"
 #include "tools/tree.h"
-#include "tools/waittime.h"
+#include "profile/waittime.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -149,6 +152,14 @@ struct module_info {
     int has_files;
 };
 
+/* --weight: the sample type go tool pprof and speedscope show first. */
+static const char *const default_type[] = {
+    [WEIGHT_TIME] = "self_time",
+    [WEIGHT_CALLS] = "calls",
+    [WEIGHT_CPU] = "cpu",
+    [WEIGHT_WAIT] = "wait",
+};
+
 /* Encode p as a profile.proto message into out.  0 or -1. */
 static int encode(struct pb *out, const struct profile *p)
 {
@@ -176,9 +187,9 @@ static int encode(struct pb *out, const struct profile *p)
         rc = -1;
     for (uint32_t k = 0; k < p->nthreads && rc == 0; k++) {
         const struct prof_thread *th = &p->threads[k];
-        char tname[160];
-        snprintf(tname, sizeof tname, "%u%s%.120s", th->index, th->name && *th->name ? " " : "",
-                 th->name ? th->name : "");
+        char tname[200];
+        snprintf(tname, sizeof tname, "thread %u: %.120s, tid %d", th->index,
+                 th->name && *th->name ? th->name : "(no name)", th->tid);
         char *tlabel = strdup(tname);
         if (!tlabel) {
             rc = -1;
@@ -215,7 +226,6 @@ static int encode(struct pb *out, const struct profile *p)
             pb_reset(&msg);
             pb_packed(&msg, SAMPLE_LOCATION_ID, stack, depth);
             pb_packed(&msg, SAMPLE_VALUE, values, 5);
-            label(&msg, &tmp, &st, "thread", tlabel, 0);
             label(&msg, &tmp, &st, "tid", NULL, th->tid);
             pb_message(out, PROFILE_SAMPLE, &msg);
         }
@@ -315,7 +325,9 @@ static int encode(struct pb *out, const struct profile *p)
         owned[nowned++] = c;
         pb_int(out, PROFILE_COMMENT, str_index(&st, c));
     }
-    pb_int(out, PROFILE_DEFAULT_SAMPLE_TYPE, str_index(&st, "self_time"));
+    for (uint32_t i = 0; c && i + 1 < nowned; i++) /* the threads' names */
+        pb_int(out, PROFILE_COMMENT, str_index(&st, owned[i]));
+    pb_int(out, PROFILE_DEFAULT_SAMPLE_TYPE, str_index(&st, default_type[export_options.weight]));
     for (uint32_t i = 0; i < st.n; i++)
         pb_string(out, PROFILE_STRING_TABLE, st.strs[i]);
     if (st.failed || out->failed || msg.failed || tmp.failed)

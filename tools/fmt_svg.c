@@ -12,7 +12,8 @@
  * open the graph in that state.
  *
  * Roots are at the bottom; a frame's width is its inclusive time (or, with
- * --weight calls, the calls in its subtree); children are in name order,
+ * --weight, the time on the CPU, the time waiting or the calls in its
+ * subtree: tools/waittime.h); children are in name order,
  * left to right.  Each thread is a section of its own (one with
  * --merge-threads or --thread).  Frames narrower than 0.1 pixel at full
  * width are left out, with their subtrees.
@@ -21,6 +22,7 @@
 #include "tools/export_opts.h"
 #include "tools/tree.h"
 #include "tools/units.h"
+#include "profile/waittime.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -98,6 +100,8 @@ struct section {
     uint32_t max_depth;
     double y0;                  /* top of the section's frames */
     uint32_t nframes;
+    struct waittime w; /* the thread's wait and CPU columns */
+    int waits;         /* it has them: data-cpu, data-wait */
 };
 
 static void put_frame(struct section *s, const struct tree *t, uint32_t node)
@@ -119,13 +123,22 @@ static void put_frame(struct section *s, const struct tree *t, uint32_t node)
     put_xml(out, f->name, 4096);
     fputs("\" data-m=\"", out);
     put_xml(out, f->module, 4096);
-    fprintf(out, "\" data-c=\"%llu\" data-i=\"%s\" data-ip=\"%.2f\" data-e=\"%s\" data-ep=\"%.2f\">",
-            (unsigned long long)n->calls, units_ns(n->incl_ns, incl), ipct,
-            units_ns(n->excl_ns, excl), epct);
-    fputs("<title>", out);
+    fprintf(out, "\" data-c=\"%llu\" data-i=\"%s\" data-ip=\"%.2f\" data-e=\"%s\" data-ep=\"%.2f\"",
+            (unsigned long long)n->calls, units_ns(n->incl_ns, incl), ipct, units_ns(n->excl_ns, excl), epct);
+    /* the exclusive time on the CPU and waiting, when the profile has them */
+    char cpu[UNITS_BUF] = "", wait[UNITS_BUF] = "";
+    if (s->waits) {
+        units_ns(waittime_cpu(&s->w, s->th, node), cpu);
+        units_ns(waittime_wait(&s->w, node), wait);
+        fprintf(out, " data-cpu=\"%s\" data-wait=\"%s\"", cpu, wait);
+    }
+    fputs("><title>", out);
     put_xml(out, f->name, 4096);
-    fprintf(out, " (%llu calls, %s incl %.2f%%, %s excl %.2f%%)</title>",
-            (unsigned long long)n->calls, incl, ipct, excl, epct);
+    fprintf(out, " (%llu calls, %s incl %.2f%%, %s excl %.2f%%", (unsigned long long)n->calls, incl, ipct,
+            excl, epct);
+    if (s->waits)
+        fprintf(out, ": cpu %s, wait %s", cpu, wait);
+    fputs(")</title>", out);
     fprintf(out, "<rect x=\"%.2f\" y=\"%.1f\" width=\"%.2f\" height=\"%d\" rx=\"2\" "
             "fill=\"rgb(%u,%u,%u)\"/>", MARGIN + x * (SVG_WIDTH - 2 * MARGIN), y, px,
             FRAME_H - 1, rgb[0], rgb[1], rgb[2]);
@@ -176,6 +189,13 @@ static int by_name(const struct tree *t, uint32_t a, uint32_t b)
     return c ? c : (a < b ? -1 : a > b);
 }
 
+static const char *const svg_widths[] = {
+    [WEIGHT_TIME] = "widths are inclusive time",
+    [WEIGHT_CALLS] = "widths are calls",
+    [WEIGHT_CPU] = "widths are time on the CPU",
+    [WEIGHT_WAIT] = "widths are time waiting",
+};
+
 static int write_section(FILE *out, const struct profile *p, const struct prof_thread *th,
                          double *y)
 {
@@ -183,8 +203,18 @@ static int write_section(FILE *out, const struct profile *p, const struct prof_t
     if (tree_build(&t, p, th) != 0)
         return -1;
     tree_sort(&t, by_name);
-    struct section s = { out, p, th, calloc((size_t)th->nnodes + 1, sizeof(uint64_t)),
-                         calloc((size_t)th->nnodes + 1, sizeof(double)), 0, 0, 0, 0, 0 };
+    struct section s = { out,
+                         p,
+                         th,
+                         calloc((size_t)th->nnodes + 1, sizeof(uint64_t)),
+                         calloc((size_t)th->nnodes + 1, sizeof(double)),
+                         0,
+                         0,
+                         0,
+                         0,
+                         0,
+                         { 0 },
+                         0 };
     uint8_t *hidden = calloc((size_t)th->nnodes + 1, 1);
     if (!s.weight || !s.x || !hidden) {
         free(s.weight);
@@ -193,14 +223,16 @@ static int write_section(FILE *out, const struct profile *p, const struct prof_t
         tree_free(&t);
         return -1;
     }
-    for (uint32_t i = th->nnodes; i-- > 0;) {   /* children after parents */
-        if (export_options.weight_calls)
-            s.weight[i] += th->nodes[i].calls;  /* subtree calls */
-        else
-            s.weight[i] = th->nodes[i].incl_ns;
-        if (export_options.weight_calls && th->nodes[i].parent != PROF_NONE)
-            s.weight[th->nodes[i].parent] += s.weight[i];
+    uint64_t *sub = waittime_subtree(th, export_options.weight);
+    if (!sub) {
+        free(s.weight);
+        free(s.x);
+        free(hidden);
+        tree_free(&t);
+        return -1;
     }
+    memcpy(s.weight, sub, (size_t)th->nnodes * sizeof *sub);
+    free(sub);
     double x = 0;
     for (uint32_t i = 0; i < tree_nchildren(&t, t.n); i++)
         s.total += s.weight[tree_children(&t, t.n)[i]];
@@ -210,6 +242,7 @@ static int write_section(FILE *out, const struct profile *p, const struct prof_t
         x += s.total ? (double)s.weight[r] / (double)s.total : 0;
     }
     s.total_ns = thread_total_ns(th);
+    s.waits = waittime_of(th, &s.w);
     for (uint32_t i = 0; i < th->nnodes; i++)
         if (t.depth[i] > s.max_depth)
             s.max_depth = t.depth[i];
@@ -223,7 +256,7 @@ static int write_section(FILE *out, const struct profile *p, const struct prof_t
         fputc(')', out);
     }
     fprintf(out, " tid %d: %s, %s</text>\n", th->tid, units_ns(s.total_ns, total),
-            export_options.weight_calls ? "widths are calls" : "widths are inclusive time");
+            svg_widths[export_options.weight]);
     s.y0 = *y + 24;
     struct layout_ctx c = { &s, MIN_WIDTH_PX / (SVG_WIDTH - 2 * MARGIN), hidden };
     int rc = th->nnodes ? tree_walk(&t, lay_out, NULL, &c) : 0;
@@ -254,14 +287,17 @@ static const char script[] =
     "  for(var i=0;i<fs.length;i++){var f=fs[i],x=+A(f,'data-x'),w=+A(f,'data-w'),d=+A(f,'data-d');\n"
     "    var inside=x>=x0-1e-12&&x+w<=x0+w0+1e-12;\n"
     "    if(d>=d0&&inside){f.style.display='';place(f,(x-x0)/w0,w/w0);}\n"
-    "    else if(d<d0&&x<=x0+1e-12&&x+w>=x0+w0-1e-12){f.style.display='';place(f,0,1);f.classList.add('parent');}\n"
+    "    else "
+    "if(d<d0&&x<=x0+1e-12&&x+w>=x0+w0-1e-12){f.style.display='';place(f,0,1);f.classList.add('parent');}\n"
     "    else f.style.display='none';}\n"
     "  $('reset').style.opacity=1;}\n"
     "function unzoom(){var fs=frames();zoomed=null;for(var i=0;i<fs.length;i++){var f=fs[i];\n"
     "  f.style.display='';f.classList.remove('parent');place(f,+A(f,'data-x'),+A(f,'data-w'));}\n"
     "  $('reset').style.opacity=0.4;}\n"
-    "function info(g){return A(g,'data-n')+(A(g,'data-m')?'  ['+A(g,'data-m')+']':'')+'  calls '+A(g,'data-c')+\n"
-    "  '  incl '+A(g,'data-i')+' ('+A(g,'data-ip')+'%%)  excl '+A(g,'data-e')+' ('+A(g,'data-ep')+'%%)';}\n"
+    "function info(g){return A(g,'data-n')+(A(g,'data-m')?'  ['+A(g,'data-m')+']':'')+'  calls "
+    "'+A(g,'data-c')+\n"
+    "  '  incl '+A(g,'data-i')+' ('+A(g,'data-ip')+'%%)  excl '+A(g,'data-e')+' ('+A(g,'data-ep')+'%%)'+\n"
+    "  (A(g,'data-cpu')?'  cpu '+A(g,'data-cpu')+'  wait '+A(g,'data-wait'):'');}\n"
     "function show(g,ev){var tip=$('tip'),txt=$('tiptext'),s=info(g);$('details').textContent=s;\n"
     "  txt.textContent=s;var w=Math.min(s.length*CH+12,W-20),x=ev.clientX+12,y=ev.clientY+16;\n"
     "  if(x+w>W)x=Math.max(0,W-w-4);tip.setAttribute('transform','translate('+x+','+y+')');\n"
@@ -277,14 +313,17 @@ static const char script[] =
     "    for(var j=0;j<ms.length;j++){var x=+A(ms[j],'data-x'),w=+A(ms[j],'data-w'),inner=false;\n"
     "      for(var k=0;k<ranges.length;k++)if(x>=ranges[k][0]-1e-12&&x+w<=ranges[k][1]+1e-12)inner=true;\n"
     "      if(!inner){ranges.push([x,x+w]);matched+=w;}}total+=1;}\n"
-    "  $('matched').textContent=rx?('matched '+n+' frames, '+(100*matched/Math.max(total,1)).toFixed(2)+'%%'):'';}\n"
+    "  $('matched').textContent=rx?('matched '+n+' frames, "
+    "'+(100*matched/Math.max(total,1)).toFixed(2)+'%%'):'';}\n"
     "function hkInit(){var fs=frames();for(var i=0;i<fs.length;i++){(function(g){\n"
     "  g.addEventListener('mousemove',function(e){show(g,e);});\n"
     "  g.addEventListener('mouseout',hide);\n"
     "  g.addEventListener('click',function(e){zoom(g);e.stopPropagation();});})(fs[i]);}\n"
     "  $('reset').addEventListener('click',unzoom);\n"
     "  var box=$('search');if(box)box.addEventListener('input',function(){search(box.value);});\n"
-    "  document.addEventListener('keydown',function(e){if(e.key==='Escape'){unzoom();if(box){box.value='';search('');}}});\n"
+    "  "
+    "document.addEventListener('keydown',function(e){if(e.key==='Escape'){unzoom();if(box){box.value='';"
+    "search('');}}});\n"
     "  unzoom();\n"
     "  /* file.svg#search=RE or #zoom=N (the Nth frame): links into a view */\n"
     "  var h=decodeURIComponent((location.hash||'').substring(1));\n"

@@ -5,11 +5,68 @@
  * the inclusive time of its outermost activation (which contains the
  * others), so every total stays exact; the children of the folded levels
  * are merged by function (their times are disjoint, so they add up).
+ *
+ * --fold-frames: frames of functions that only pass a call on (the
+ * standard library's thread and invoke wrappers) folded into their
+ * caller the same way: the caller takes their own time and metrics, their
+ * callees become the caller's (merged by function), their calls are not
+ * the caller's and are dropped.  A folded root (a thread's entry wrapper)
+ * leaves its callees as roots; its own time, a few ns, leaves the view.
  */
 #include "tools/fold.h"
+#include "tools/names.h"
 
+#include <fnmatch.h>
 #include <stdlib.h>
 #include <string.h>
+
+/* Globs on the simple name (tools/names.h): std::thread's state and
+ * invoker, std::__invoke and its helpers, std::function's handler, the
+ * wrappers every thread and callback starts with in libstdc++ and libc++. */
+static const char *const default_patterns[] = {
+    "std::thread::_State_impl::_M_run",
+    "std::thread::_Invoker::*",
+    "std::__invoke",
+    "std::__invoke_impl",
+    "std::__invoke_r",
+    "std::invoke",
+    "std::_Function_handler::_M_invoke",
+    "std::function::operator()",
+    "std::__1::__thread_proxy",
+    "std::__1::__invoke",
+    "std::__1::__thread_execute",
+};
+#define MAX_PATTERNS 64
+static const char *patterns[MAX_PATTERNS];
+static size_t npatterns;
+static int defaults_off;
+
+int fold_frames_add(const char *pattern)
+{
+    if (npatterns == MAX_PATTERNS)
+        return -1;
+    patterns[npatterns++] = pattern;
+    return 0;
+}
+
+void fold_frames_off(void)
+{
+    defaults_off = 1;
+    npatterns = 0;
+}
+
+static int folded_name(const char *name)
+{
+    char *simple = names_simple(name);
+    const char *s = simple ? simple : name;
+    int hit = 0;
+    for (size_t i = 0; !defaults_off && !hit && i < sizeof default_patterns / sizeof *default_patterns; i++)
+        hit = !fnmatch(default_patterns[i], s, 0);
+    for (size_t i = 0; !hit && i < npatterns; i++)
+        hit = !fnmatch(patterns[i], s, 0) || !fnmatch(patterns[i], name, 0);
+    free(simple);
+    return hit;
+}
 
 struct slot {
     uint64_t key;               /* parent + 1 << 32 | function, 0 = empty */
@@ -24,7 +81,9 @@ static uint64_t mix(uint64_t x)
     return x;
 }
 
-static int fold_thread(struct profile *p, struct prof_thread *th)
+/* hide: per function, fold its frames into their callers (NULL: none);
+ * recursion: fold direct recursion too. */
+static int fold_thread(struct profile *p, struct prof_thread *th, const uint8_t *hide, int recursion)
 {
     uint32_t n = th->nnodes;
     if (n == 0)
@@ -45,7 +104,16 @@ static int fold_thread(struct profile *p, struct prof_thread *th)
         const struct prof_node *src = &th->nodes[i];
         uint32_t parent = src->parent == PROF_NONE || src->parent >= i ? PROF_NONE : map[src->parent];
         uint32_t to;
-        if (parent != PROF_NONE && out[parent].func == src->func) {
+        if (hide && hide[src->func]) {
+            map[i] = parent; /* its callees are its caller's (or roots) */
+            if (parent == PROF_NONE)
+                continue;
+            out[parent].excl_ns += src->excl_ns;
+            for (uint32_t m = 0; m < th->nmetrics; m++)
+                cols[m][parent] += th->metrics[m].values[i];
+            continue;
+        }
+        if (recursion && parent != PROF_NONE && out[parent].func == src->func) {
             to = parent;        /* direct recursion: into the caller's node */
             out[to].calls += src->calls;
             out[to].excl_ns += src->excl_ns;
@@ -88,7 +156,24 @@ static int fold_thread(struct profile *p, struct prof_thread *th)
 int fold_recursion(struct profile *p)
 {
     for (uint32_t t = 0; t < p->nthreads; t++)
-        if (fold_thread(p, &p->threads[t]) != 0)
+        if (fold_thread(p, &p->threads[t], NULL, 1) != 0)
             return -1;
     return 0;
+}
+
+int fold_frames(struct profile *p)
+{
+    if (defaults_off && !npatterns)
+        return 0;
+    uint8_t *hide = calloc(p->nfuncs + 1, 1);
+    if (!hide)
+        return -1;
+    int any = 0;
+    for (uint32_t f = 0; f < p->nfuncs; f++)
+        any |= hide[f] = (uint8_t)folded_name(p->funcs[f].name ? p->funcs[f].name : "");
+    int rc = 0;
+    for (uint32_t t = 0; any && rc == 0 && t < p->nthreads; t++)
+        rc = fold_thread(p, &p->threads[t], hide, 0);
+    free(hide);
+    return rc;
 }

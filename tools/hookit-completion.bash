@@ -6,6 +6,17 @@ _hookit()
     local cur prev cmd i
     cur=${COMP_WORDS[COMP_CWORD]}
     prev=${COMP_WORDS[COMP_CWORD-1]}
+    # --format=VALUE: bash splits the word at '=' (COMP_WORDBREAKS), into
+    # "--format" "=" "VALUE", or "--format" "=" while nothing follows yet;
+    # without '=' in COMP_WORDBREAKS it stays one word
+    if [[ $cur == = ]]; then
+        cur=
+    elif [[ $prev == = ]]; then
+        prev=${COMP_WORDS[COMP_CWORD-2]}
+    elif [[ $cur == --*=* ]]; then
+        prev=${cur%%=*}
+        cur=${cur#*=}
+    fi
     cmd=
     for ((i = 1; i < COMP_CWORD; i++)); do
         case ${COMP_WORDS[i]} in
@@ -45,8 +56,22 @@ _hookit()
         COMPREPLY=($(compgen -W "simple full no" -- "$cur"))
         return ;;
     -s|--sort)
-        COMPREPLY=($(compgen -W "calls incl excl name" -- "$cur"))
+        if [[ $cmd == diff ]]; then
+            COMPREPLY=($(compgen -W "self incl cpu wait calls" -- "$cur"))
+        else
+            COMPREPLY=($(compgen -W "calls incl excl cpu wait name" -- "$cur"))
+        fi
         return ;;
+    -w|--weight)
+        COMPREPLY=($(compgen -W "time cpu wait calls" -- "$cur"))
+        return ;;
+    -p|--profiler)
+        if [[ $cmd == run || $cmd == link ]]; then
+            local dir
+            dir=$(dirname "$(readlink -f "$(type -P "${COMP_WORDS[0]}" || echo "${COMP_WORDS[0]}")")")/../lib/hookit
+            COMPREPLY=($(compgen -W "$(ls "$dir" 2>/dev/null | sed -n 's/^lib\(.*\)\.so$/\1/p')" -- "$cur"))
+            return
+        fi ;;
     -u|--units)
         COMPREPLY=($(compgen -W "ns us ms s auto" -- "$cur"))
         return ;;
@@ -62,6 +87,15 @@ _hookit()
         opts=$("${COMP_WORDS[0]}" "$cmd" --help 2>/dev/null | grep -o -- '--[a-z][a-z-]*' | sort -u)
         COMPREPLY=($(compgen -W "$opts" -- "$cur"))
         return
+    fi
+    # ctl PID COMMAND: once the PID (or --all) is there, the commands
+    if [[ $cmd == ctl ]]; then
+        for ((i = 2; i < COMP_CWORD; i++)); do
+            if [[ ${COMP_WORDS[i]} =~ ^[0-9]+$ || ${COMP_WORDS[i]} == --all ]]; then
+                COMPREPLY=($(compgen -W "start stop flush reset zerobase" -- "$cur"))
+                return
+            fi
+        done
     fi
     case $cmd in
     top|ctl|snapshot|recover)

@@ -4,10 +4,13 @@
 #include "profile/inlined.h"
 #include <hookit/a2n.h>
 
+#include <dirent.h>
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 pid_t live_cli_pid(const char *cmd, const char *text)
@@ -105,4 +108,64 @@ int live_cli_ms(const char *text)
         return -1;
     int ms = (int)(v * 1000 + 0.5);
     return ms > 0 ? ms : 1;
+}
+
+/* Where pid writes its profile: its $HOOKIT_OUTPUT (from
+ * /proc/PID/environ, read while it runs), relative to its working
+ * directory, or that directory.  "" when /proc does not say. */
+void live_cli_outdir(pid_t pid, char *dir, size_t size)
+{
+    char path[64], cwd[PATH_MAX] = "", env[PATH_MAX] = "";
+    dir[0] = '\0';
+    snprintf(path, sizeof path, "/proc/%d/cwd", (int)pid);
+    ssize_t n = readlink(path, cwd, sizeof cwd - 1);
+    cwd[n > 0 ? n : 0] = '\0';
+    snprintf(path, sizeof path, "/proc/%d/environ", (int)pid);
+    FILE *f = fopen(path, "r");
+    char *var = NULL;
+    size_t cap = 0;
+    while (f && getdelim(&var, &cap, '\0', f) > 0)
+        if (!strncmp(var, "HOOKIT_OUTPUT=", 14) && var[14])
+            snprintf(env, sizeof env, "%s", var + 14);
+    free(var);
+    if (f)
+        fclose(f);
+    if (env[0] == '/')
+        snprintf(dir, size, "%s", env);
+    else if (env[0] && cwd[0])
+        snprintf(dir, size, "%s/%s", cwd, env);
+    else
+        snprintf(dir, size, "%s", cwd);
+}
+
+/* A profile or trace of pid in dir (hookit.EXE[.rRANK].PID[.N].prof or
+ * .trace), the newest; 1 found, 0 not. */
+int live_cli_written(const char *dir, pid_t pid, char *name, size_t size)
+{
+    char mid[32];
+    snprintf(mid, sizeof mid, ".%d.", (int)pid);
+    DIR *d = *dir ? opendir(dir) : NULL;
+    struct dirent *e;
+    int found = 0;
+    struct timespec newest = { 0, 0 };
+    while (d && (e = readdir(d))) {
+        const char *dot = strrchr(e->d_name, '.');
+        if (strncmp(e->d_name, "hookit.", 7) || !strstr(e->d_name, mid) || !dot
+            || (strcmp(dot, ".prof") && strcmp(dot, ".trace")))
+            continue;
+        char path[PATH_MAX + NAME_MAX + 2];
+        struct stat st;
+        snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+        if (stat(path, &st) != 0)
+            continue;
+        if (!found || st.st_mtim.tv_sec > newest.tv_sec
+            || (st.st_mtim.tv_sec == newest.tv_sec && st.st_mtim.tv_nsec > newest.tv_nsec)) {
+            snprintf(name, size, "%s", e->d_name);
+            newest = st.st_mtim;
+        }
+        found = 1;
+    }
+    if (d)
+        closedir(d);
+    return found;
 }

@@ -20,4 +20,12 @@ int live_cli_write(const char *path, const struct profile *p);
 /* Seconds as text to milliseconds; -1 when not a positive number. */
 int live_cli_ms(const char *text);
 
+/* Where pid writes its profiles: its $HOOKIT_OUTPUT (from
+ * /proc/PID/environ, readable while it runs), relative to its working
+ * directory, or that directory; "" when /proc does not say. */
+void live_cli_outdir(pid_t pid, char *dir, size_t size);
+/* The newest profile or trace of pid in dir (hookit.EXE[.rRANK].PID[.N]
+ * .prof or .trace, the last written) into name; 1 found, 0 not. */
+int live_cli_written(const char *dir, pid_t pid, char *name, size_t size);
+
 #endif

@@ -142,6 +142,8 @@ static char *strip_templates(const char *name, int keep)
         char c = name[i++];
         if (c == '<')
             depth++;
+        if (c == '<' && depth == keep + 1 && o > 0 && out[o - 1] == ' ')
+            o--; /* "operator< <T>(...)": "operator<(...)" */
         if (c == '>' && depth <= keep && o > 0 && out[o - 1] == ' ')
             o--; /* "pair<node >" from "pair<node<T> >" */
         if (depth <= keep)
@@ -204,16 +206,126 @@ static const char *skip_return_type(const char *s, size_t n)
     return from;
 }
 
+/* The end of the parenthesised group that opens at s[i] (after its ')'),
+ * or 0 when it does not close. */
+static size_t group_end(const char *s, size_t i)
+{
+    int depth = 0;
+    for (; s[i]; i++) {
+        if (s[i] == '(')
+            depth++;
+        else if (s[i] == ')' && --depth == 0)
+            return i + 1;
+    }
+    return 0;
+}
+
+/* After a parameter list, the qualifiers of a member function. */
+static size_t skip_qualifiers(const char *s, size_t i)
+{
+    static const char *const quals[] = { " const", " volatile", " &&", " &", " noexcept" };
+    for (int again = 1; again;) {
+        again = 0;
+        for (size_t q = 0; q < sizeof quals / sizeof *quals; q++)
+            if (!strncmp(s + i, quals[q], strlen(quals[q]))) {
+                i += strlen(quals[q]);
+                again = 1;
+            }
+    }
+    return i;
+}
+
+/* For the in-place rewrites below (s[*i] read, s[*o] written, *o <= *i):
+ * an "operator" token at s[*i] is copied whole, its '(' or '<' no
+ * bracket.  1 when it was one. */
+static int copy_operator(char *s, size_t *o, size_t *i)
+{
+    if (strncmp(s + *i, "operator", 8) != 0 || (*i > 0 && word_char(s[*i - 1])))
+        return 0;
+    size_t t = 8 + operator_token(s + *i + 8);
+    memmove(s + *o, s + *i, t);
+    *o += t;
+    *i += t;
+    return 1;
+}
+
+/* In place: the parameter lists of enclosing functions dropped, those of
+ * a local class's or a lambda's function ("find(int, char const*)::State::
+ * Match" -> "find::State::Match"), and a lambda's own
+ * ("{lambda(int const&)#1}" -> "{lambda#1}"): the function's own list,
+ * the last, stays for params_start.  "(anonymous namespace)" is a scope:
+ * it reads "(anon)". */
+static void drop_enclosing_params(char *s)
+{
+    size_t o = 0, len = strlen(s);
+    for (size_t i = 0; i < len;) {
+        if (copy_operator(s, &o, &i))
+            continue;
+        if (s[i] == '(' && !strncmp(s + i, "(anonymous namespace)", 21)) {
+            memcpy(s + o, "(anon)", 6); /* a scope, not a parameter list: short */
+            o += 6;
+            i += 21;
+            continue;
+        }
+        if (s[i] == '(') {
+            size_t end = group_end(s, i);
+            size_t after = end ? skip_qualifiers(s, end) : 0;
+            int lambda = o >= 7 && !strncmp(s + o - 7, "{lambda", 7);
+            if (end && (lambda || !strncmp(s + after, "::", 2))) {
+                i = lambda ? end : after; /* "find(...) const::X" -> "find::X" */
+                continue;
+            }
+        }
+        s[o++] = s[i++];
+    }
+    s[o] = '\0';
+}
+
+/* In place: inside template argument and parameter lists, names without
+ * their scope ("write(fmt::v9::appender, fmt::v9::basic_format_specs const&)"
+ * -> "write(appender, basic_format_specs const&)"); the function's own
+ * scope stays. */
+static void unqualify_inside(char *s)
+{
+    size_t o = 0, len = strlen(s), word = 0;
+    int depth = 0;
+    for (size_t i = 0; i < len;) {
+        if (copy_operator(s, &o, &i)) {
+            word = o;
+            continue;
+        }
+        char c = s[i];
+        if (c == '<' || c == '(')
+            depth++;
+        else if ((c == '>' || c == ')') && depth > 0)
+            depth--;
+        if (depth > 0 && c == ':' && s[i + 1] == ':' && o > word) {
+            o = word; /* drop "scope::" */
+            i += 2;
+            continue;
+        }
+        s[o++] = s[i++];
+        if (!word_char(c))
+            word = o;
+    }
+    s[o] = '\0';
+}
+
 /* The simple form: no return type, template arguments or parameters
  * ("Walker::Iterate"); with keep_params the parameters stay
  * ("twice(double)"), with keep_templates the template arguments of that
- * many levels ("forward<pair>(remove_reference<pair>::type&)").
+ * many levels ("forward<pair>(remove_reference<pair>::type&)"); a
+ * negative keep_templates, -1 - levels, makes the short form of the same
+ * (names inside the lists without their scope).
  * malloc'ed, or NULL. */
 static char *simple_name(const char *full, int keep_params, int keep_templates)
 {
-    char *t = strip_templates(full, keep_templates);
+    char *t = strip_templates(full, keep_templates < 0 ? -keep_templates - 1 : keep_templates);
     if (!t)
         return NULL;
+    drop_enclosing_params(t);
+    if (keep_templates < 0) /* a short form: names inside without their scope */
+        unqualify_inside(t);
     size_t ps = params_start(t);
     const char *from = skip_return_type(t, ps);
     size_t end = keep_params ? strlen(t) : ps;
@@ -224,6 +336,11 @@ static char *simple_name(const char *full, int keep_params, int keep_templates)
     char *out = strndup(from, end - (size_t)(from - t));
     free(t);
     return out;
+}
+
+char *names_simple(const char *name)
+{
+    return strpbrk(name, "<(") && !kind_prefix(name) ? simple_name(name, 0, 0) : strdup(name);
 }
 
 /* "_GLOBAL__sub_I_X" and "_GLOBAL__sub_D_X", the static initialiser and
@@ -311,14 +428,23 @@ void names_use_profile(const struct profile *p)
     if (names_demangle != DEMANGLE_SIMPLE)
         return;
     /* Overloads and instantiations that the simple form makes equal keep
-     * their parameters, then their outer template arguments (std::forward's
-     * instantiations differ only there: the full name can be 500
-     * characters), and the full name when that is not enough: sort by
-     * (module, shown name) and look at neighbours. */
+     * their parameters, else their outer template arguments instead, else
+     * both, each first with the names inside them short (no scope), then
+     * in full (std::forward's instantiations differ only there: the full name
+     * can be 500 characters), else every template argument (still no
+     * return type), and the full name when that is not enough: sort by
+     * (module, shown name) and look at neighbours.  Each pass takes the
+     * shortest form that tells the functions apart. */
+    static const struct {
+        int params, templates;
+    } pass_form[] = {
+        { 1, -1 }, { 0, -2 }, { 1, -2 }, { 1, 0 }, { 0, 1 }, { 1, 1 }, { 1, 1000 },
+    };
+    enum { NPASS = sizeof pass_form / sizeof *pass_form };
     uint32_t *order = malloc(p->nfuncs * sizeof *order);
     if (!order)
         return;
-    for (int pass = 0; pass < 3; pass++) {
+    for (int pass = 0; pass <= NPASS; pass++) {
         for (uint32_t f = 0; f < p->nfuncs; f++)
             order[f] = f;
         qsort_r(order, p->nfuncs, sizeof *order, by_shown, (void *)p);
@@ -335,12 +461,32 @@ void names_use_profile(const struct profile *p)
                 if (!display[f])
                     continue;
                 free(display[f]);
-                display[f] = pass < 2 ? simple_name(p->funcs[f].name, 1, pass) : NULL;
+                display[f] = pass < NPASS
+                    ? simple_name(p->funcs[f].name, pass_form[pass].params, pass_form[pass].templates)
+                    : NULL;
             }
             i = j;
         }
     }
     free(order);
+}
+
+int names_apply_display(struct profile *p)
+{
+    names_use_profile(p);
+    int rc = 0;
+    for (uint32_t f = 0; rc == 0 && f < p->nfuncs; f++) {
+        const char *shown_as = names_display(&p->funcs[f]);
+        if (shown_as == p->funcs[f].name)
+            continue;
+        const char *in = profile_intern(p, shown_as);
+        if (in)
+            p->funcs[f].name = in;
+        else
+            rc = -1;
+    }
+    names_use_profile(NULL);
+    return rc;
 }
 
 void names_print_collapsed(FILE *out, const char *const *names, uint32_t n, const char *sep)

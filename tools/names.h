@@ -32,6 +32,11 @@ int names_parse_demangle(const char *mode);
  * stored one. */
 const char *names_display(const struct prof_func *f);
 
+/* name in the simple form (no return type, template arguments or
+ * parameters), whatever --demangle says: for finding a function by a
+ * part of its name (tools/find_fn.h).  malloc'd, or NULL. */
+char *names_simple(const char *name);
+
 /* "_GLOBAL__sub_I_X" as "global constructors keyed to X" (X demangled),
  * "_GLOBAL__sub_D_X" as "global destructors keyed to X": c++filt's words
  * for the older "_GLOBAL__I_X".  A malloc'd string, or NULL for any other
@@ -42,6 +47,11 @@ char *names_static_initializer(const char *name);
  * --demangle=no show it: then this leaves p alone).  0, or -1 when out of
  * memory. */
 int names_read_static_initializers(struct profile *p);
+
+/* export --demangle=simple: p's functions renamed to the names the views
+ * show (names_use_profile's, for the mode set), in p itself.  0, or -1
+ * when out of memory. */
+int names_apply_display(struct profile *p);
 
 /* report --lines: names_print_jprof adds " (file:line)" when known. */
 extern int names_show_lines;

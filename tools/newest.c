@@ -9,6 +9,8 @@
 #include "profile/read_file.h"
 
 #include <dirent.h>
+#include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -61,6 +63,22 @@ static int child_of(const struct profile *b, const struct profile *a)
     return pb->start_ns + 1000000000ull >= pa->start_ns && pb->start_ns <= end + 1000000000ull;
 }
 
+/* Candidate i is a profile `hookit ctl flush` wrote of a process that
+ * wrote a newer one later (c is newest first): the newer one holds all of
+ * it, so it is no member of the family (it is the same process, not a
+ * parent or a child). */
+static int superseded_flush(const struct cand *c, size_t i)
+{
+    const char *end = profile_get_meta(c[i].p, "end");
+    if (!end || strcmp(end, "flush") != 0)
+        return 0;
+    for (size_t j = 0; j < i; j++)
+        if (c[j].p && c[j].p->process.pid == c[i].p->process.pid
+            && c[j].p->process.start_ns == c[i].p->process.start_ns)
+            return 1;
+    return 0;
+}
+
 void newest_free(char **paths, size_t n)
 {
     for (size_t i = 0; i < n; i++)
@@ -70,15 +88,23 @@ void newest_free(char **paths, size_t n)
 
 int newest_profiles(const char *dir, char ***paths_out, size_t *n_out)
 {
+    int here = !strcmp(dir, ".");
+    char where[PATH_MAX + 32];
+    snprintf(where, sizeof where, here ? "the current directory" : "%s", dir);
     DIR *d = opendir(dir);
     if (!d)
-        return cli_fail("report: no profile given, and cannot read the current directory"), -1;
+        return cli_fail("report: %s %s: %s",
+                        here ? "no profile given, and cannot read" : "cannot read the directory", where,
+                        strerror(errno)),
+               -1;
     struct cand *c = NULL;
     size_t n = 0, cap = 0;
     struct dirent *e;
     while ((e = readdir(d))) {
         struct stat st;
-        if (!is_profile_name(e->d_name) || stat(e->d_name, &st) != 0 || !S_ISREG(st.st_mode))
+        char path[PATH_MAX + 300];
+        snprintf(path, sizeof path, here ? "%.0s%s" : "%s/%s", dir, e->d_name);
+        if (!is_profile_name(e->d_name) || stat(path, &st) != 0 || !S_ISREG(st.st_mode))
             continue;
         if (n == cap) {
             cap = cap ? cap * 2 : 64;
@@ -87,7 +113,7 @@ int newest_profiles(const char *dir, char ***paths_out, size_t *n_out)
                 break;
             c = nc;
         }
-        c[n].path = strdup(e->d_name);
+        c[n].path = strdup(path);
         if (!c[n].path)
             break;
         c[n].mtime = st.st_mtim;
@@ -98,7 +124,7 @@ int newest_profiles(const char *dir, char ***paths_out, size_t *n_out)
     closedir(d);
     if (n == 0) {
         free(c);
-        return cli_fail("report: no profile given, and no hookit.*.prof in the current directory"), -1;
+        return cli_fail("report: %sno hookit.*.prof in %s", here ? "no profile given, and " : "", where), -1;
     }
     qsort(c, n, sizeof *c, newer_first);
     size_t ncand = n < MAX_CANDIDATES ? n : MAX_CANDIDATES;
@@ -118,7 +144,7 @@ int newest_profiles(const char *dir, char ***paths_out, size_t *n_out)
     for (int changed = 1; changed; ) {
         changed = 0;
         for (size_t i = 1; i < ncand; i++) {
-            if (c[i].in || !c[i].p)
+            if (c[i].in || !c[i].p || superseded_flush(c, i))
                 continue;
             for (size_t j = 0; j < ncand && !c[i].in; j++) {
                 if (!c[j].in)
@@ -144,11 +170,12 @@ int newest_profiles(const char *dir, char ***paths_out, size_t *n_out)
             c[i].path = NULL;
         }
     if (members == 1) {
-        fprintf(stderr, "hookit: report: reading %s, the newest profile in the current directory\n",
-                paths[0]);
+        fprintf(stderr, "hookit: report: reading %s, the newest profile in %s\n", paths[0], where);
     } else {
-        fprintf(stderr, "hookit: report: reading %s, the newest profile in the current directory, "
-                "and its fork family: %zu profiles (", paths[0], members);
+        fprintf(stderr,
+                "hookit: report: reading %s, the newest profile in %s, "
+                "and its fork family: %zu profiles (",
+                paths[0], where, members);
         for (size_t i = 0; i < members; i++)
             fprintf(stderr, "%s%s", i ? " " : "", paths[i]);
         fputs(")\n", stderr);

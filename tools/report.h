@@ -10,7 +10,9 @@
 
 #include "profile/profile.h"
 
-enum report_sort { SORT_DEFAULT, SORT_CALLS, SORT_INCL, SORT_EXCL, SORT_NAME };
+/* SORT_CPU, SORT_WAIT: time on the CPU and waiting (tools/waittime.h); in
+ * the tree a subtree's, in --flat and --callers a function's own. */
+enum report_sort { SORT_DEFAULT, SORT_CALLS, SORT_INCL, SORT_EXCL, SORT_NAME, SORT_CPU, SORT_WAIT };
 
 struct report_opts {
     int flat;
@@ -18,6 +20,7 @@ struct report_opts {
     int interleave;             /* --interleave: a trace's threads merged in time order */
     int has_tid;
     long tid;
+    const char *thread_name;    /* --thread NAME (a glob), or NULL: by tid */
     const char *callers;        /* --callers FN */
     const char *callees;        /* --callees FN */
     int merge_threads;          /* --merge-threads */

@@ -71,6 +71,12 @@ void tree_free(struct tree *t)
     t->child_start = t->child = t->depth = NULL;
 }
 
+int tree_cmp_key_desc(const struct tree *t, uint32_t a, uint32_t b)
+{
+    uint64_t ka = t->sort_key[a], kb = t->sort_key[b];
+    return ka != kb ? (ka > kb ? -1 : 1) : tree_cmp_incl_desc(t, a, b);
+}
+
 int tree_cmp_incl_desc(const struct tree *t, uint32_t a, uint32_t b)
 {
     const struct prof_node *na = &t->thread->nodes[a], *nb = &t->thread->nodes[b];

@@ -18,6 +18,7 @@ struct tree {
     uint32_t *child_start;      /* children of i: child[child_start[i] .. child_start[i+1]) */
     uint32_t *child;
     uint32_t *depth;            /* 0 for a root */
+    const uint64_t *sort_key;   /* per node, for tree_cmp_key_desc (the caller's; NULL) */
 };
 
 /* Build t for thread th of p (children in node order).  0, or -1 with errno
@@ -47,6 +48,10 @@ typedef int (*tree_cmp_fn)(const struct tree *t, uint32_t a, uint32_t b);
 /* Inclusive time descending, then calls descending, then name, then node
  * index: a total order, so output is stable. */
 int tree_cmp_incl_desc(const struct tree *t, uint32_t a, uint32_t b);
+
+/* t->sort_key descending, then as tree_cmp_incl_desc (--sort cpu|wait:
+ * the key is the subtree's CPU or wait time). */
+int tree_cmp_key_desc(const struct tree *t, uint32_t a, uint32_t b);
 
 /* Sort every children list (and the roots) with cmp. */
 void tree_sort(struct tree *t, tree_cmp_fn cmp);

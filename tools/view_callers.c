@@ -19,10 +19,12 @@
  * recursion]" carries the calls made inside it.
  */
 #include "tools/cli.h"
+#include "tools/find_fn.h"
 #include "tools/names.h"
 #include "tools/report.h"
 #include "tools/tree.h"
 #include "tools/units.h"
+#include "profile/waittime.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -64,14 +66,18 @@ struct row {
     int recursive;              /* --callees: the other function is the function itself */
     int entered;                /* --callers: some call is an outermost activation */
     uint64_t calls, incl, excl;
+    uint64_t cpu, wait; /* the exclusive time's share on the CPU and waiting */
 };
 
 struct cctx {
     const struct profile *p;
+    const struct prof_thread *th;
+    struct waittime w;     /* the thread's wait and CPU columns */
     const uint8_t *target; /* per function: matches FN */
     int callees;
     struct row *rows;           /* per function + 1 (index nfuncs = the thread) */
     uint64_t calls, self, incl; /* the function's own totals (outermost rule) */
+    uint64_t self_cpu, self_wait; /* self's share on the CPU and waiting */
     uint32_t contexts;
     /* the collapsed recursion */
     uint8_t *member;            /* per function: on a path from FN back to FN */
@@ -85,6 +91,22 @@ struct cctx {
     uint32_t *focus_depth; /* per depth: depth of the nearest FN at or above, or none */
     uint64_t *remaining;   /* per depth: a call out of FN's time not inside FN */
 };
+
+/* Node's exclusive time, and its shares on the CPU and waiting, onto r. */
+static void add_excl(struct cctx *c, struct row *r, uint32_t node)
+{
+    r->excl += c->th->nodes[node].excl_ns;
+    r->cpu += waittime_cpu(&c->w, c->th, node);
+    r->wait += waittime_wait(&c->w, node);
+}
+
+/* Node's exclusive time onto the function's self (and its shares). */
+static void add_self(struct cctx *c, uint32_t node)
+{
+    c->self += c->th->nodes[node].excl_ns;
+    c->self_cpu += waittime_cpu(&c->w, c->th, node);
+    c->self_wait += waittime_wait(&c->w, node);
+}
 
 /* Pass 1: every function between an activation of FN and the next one
  * below it on a path is in the cycle. */
@@ -125,7 +147,7 @@ static void cycle_enter(const struct tree *t, uint32_t node, void *vctx)
     if (in) {
         /* --callees: the cycle's own time; --callers: FN's, as in --flat */
         if (c->callees || c->target[n->func])
-            c->self += n->excl_ns;
+            add_self(c, node);
         if (c->target[n->func])
             c->calls += n->calls;
         if (!parent_in) {
@@ -136,7 +158,7 @@ static void cycle_enter(const struct tree *t, uint32_t node, void *vctx)
                                                          : t->thread->nodes[n->parent].func;
                 struct row *r = &c->rows[caller];
                 r->calls += n->calls;
-                r->excl += n->excl_ns;
+                add_excl(c, r, node);
                 r->incl += n->incl_ns;
                 r->entered = 1;
                 c->entry = caller;
@@ -145,12 +167,12 @@ static void cycle_enter(const struct tree *t, uint32_t node, void *vctx)
             /* the calls within the cycle on a row of their own; their
              * time is inside the entry's inclusive time, so on its row */
             c->inner.calls += n->calls;
-            c->rows[c->entry].excl += n->excl_ns;
+            add_excl(c, &c->rows[c->entry], node);
         }
     } else if (parent_in && c->callees) {
         struct row *r = &c->rows[n->func];
         r->calls += n->calls;
-        r->excl += n->excl_ns;
+        add_excl(c, r, node);
         r->incl += n->incl_ns;
     }
 }
@@ -164,8 +186,9 @@ static void cycle_enter(const struct tree *t, uint32_t node, void *vctx)
  * it).  --callees: a call out of FN carries its inclusive time less that
  * of the activations of FN below it, which are FN's own time, spread over
  * its [self] and its other rows; FN calling itself carries calls only. */
-static void callers_enter(struct cctx *c, const struct tree *t, const struct prof_node *n)
+static void callers_enter(struct cctx *c, const struct tree *t, uint32_t node)
 {
+    const struct prof_node *n = &t->thread->nodes[node];
     uint32_t caller = n->parent == PROF_NONE ? c->p->nfuncs : t->thread->nodes[n->parent].func;
     struct row *r = &c->rows[caller];
     r->calls += n->calls;
@@ -173,9 +196,9 @@ static void callers_enter(struct cctx *c, const struct tree *t, const struct pro
         c->entry = caller;
         r->entered = 1;
         r->incl += n->incl_ns;
-        r->excl += n->excl_ns;
+        add_excl(c, r, node);
     } else {
-        c->rows[c->entry].excl += n->excl_ns;
+        add_excl(c, &c->rows[c->entry], node);
     }
     c->contexts++;
 }
@@ -193,7 +216,7 @@ static void callees_enter(struct cctx *c, const struct tree *t, uint32_t node)
         struct row *r = &c->rows[n->func];
         r->calls += n->calls;
         if (!c->target[n->func])
-            r->excl += n->excl_ns;
+            add_excl(c, r, node);
         r->recursive = c->target[n->func];
         c->remaining[d] = n->incl_ns; /* added on leave, less FN's nested time */
     }
@@ -216,13 +239,13 @@ static void enter(const struct tree *t, uint32_t node, void *vctx)
     c->focus_depth[d] = focus ? d : d > 0 ? c->focus_depth[d - 1] : UINT32_MAX;
     if (!c->callees) {
         if (focus)
-            callers_enter(c, t, n);
+            callers_enter(c, t, node);
     } else {
         callees_enter(c, t, node);
     }
     if (focus) {
         c->calls += n->calls;
-        c->self += n->excl_ns;
+        add_self(c, node);
         if (c->tactive++ == 0)
             c->incl += n->incl_ns;
     }
@@ -238,28 +261,33 @@ static void leave(const struct tree *t, uint32_t node, void *vctx)
         c->tactive--;
 }
 
+/* The --sort key of a row (inclusive time by default). */
+static uint64_t row_key(const struct row *r, enum report_sort sort)
+{
+    switch (sort) {
+    case SORT_CALLS:
+        return r->calls;
+    case SORT_EXCL:
+        return r->excl;
+    case SORT_CPU:
+        return r->cpu;
+    case SORT_WAIT:
+        return r->wait;
+    default:
+        return r->incl;
+    }
+}
+
 static int cmp_rows(const void *va, const void *vb, void *vo)
 {
     const struct report_opts *o = vo;
     const struct row *a = va, *b = vb;
-    switch (o->sort) {
-    case SORT_CALLS:
-        if (a->calls != b->calls)
-            return a->calls > b->calls ? -1 : 1;
-        break;
-    case SORT_EXCL:
+    uint64_t ka = row_key(a, o->sort), kb = row_key(b, o->sort);
+    if (ka != kb)
+        return ka > kb ? -1 : 1;
+    if (o->sort == SORT_DEFAULT || o->sort == SORT_INCL)
         if (a->excl != b->excl)
             return a->excl > b->excl ? -1 : 1;
-        break;
-    case SORT_NAME:
-        break;
-    default:
-        if (a->incl != b->incl)
-            return a->incl > b->incl ? -1 : 1;
-        if (a->excl != b->excl)
-            return a->excl > b->excl ? -1 : 1;
-        break;
-    }
     return (a->func > b->func) - (a->func < b->func);
 }
 
@@ -273,13 +301,17 @@ static int cmp_rows_name(const void *va, const void *vb, void *vp)
     return c ? c : (a->func > b->func) - (a->func < b->func);
 }
 
-static void print_row(FILE *out, const struct report_opts *o, const struct profile *p,
-                      const struct row *r, uint64_t total)
+/* waits: the CPU and WAIT columns (the thread has wait time). */
+static void print_row(FILE *out, const struct report_opts *o, const struct profile *p, const struct row *r,
+                      uint64_t total, int waits)
 {
-    char incl[UNITS_BUF], excl[UNITS_BUF];
+    char incl[UNITS_BUF], excl[UNITS_BUF], cpu[UNITS_BUF], wait[UNITS_BUF];
     double pct = total ? 100.0 * (double)r->incl / (double)total : 0;
-    fprintf(out, "%10llu %s%10s%s %10s  ", (unsigned long long)r->calls, style_heat(o, pct),
+    fprintf(out, "%10llu %s%10s%s %10s", (unsigned long long)r->calls, style_heat(o, pct),
             units_ns(r->incl, incl), style_reset(o), units_ns(r->excl, excl));
+    if (waits)
+        fprintf(out, " %10s %10s", units_ns(r->cpu, cpu), units_ns(r->wait, wait));
+    fputs("  ", out);
     if (r->func == UINT32_MAX)
         fputs("[within the recursion]", out);
     else if (r->func >= p->nfuncs)
@@ -295,7 +327,8 @@ int view_callers(FILE *out, const struct profile *p, const struct prof_thread *t
                  const struct report_opts *o, int callees)
 {
     const char *fn = callees ? o->callees : o->callers;
-    struct cctx c = { .p = p, .callees = callees };
+    struct cctx c = { .p = p, .th = th, .callees = callees };
+    int waits = waittime_of(th, &c.w);
     int collapse = o->collapse != 0;
     uint8_t *target = calloc(p->nfuncs + 1, 1);
     c.rows = calloc(p->nfuncs + 1, sizeof *c.rows);
@@ -303,8 +336,8 @@ int view_callers(FILE *out, const struct profile *p, const struct prof_thread *t
     struct tree t;
     int rc = target && c.rows ? 0 : -1;
     int any = 0;
-    for (uint32_t f = 0; rc == 0 && f < p->nfuncs; f++)
-        any |= target[f] = (uint8_t)report_name_matches(&p->funcs[f], fn);
+    if (rc == 0)
+        any = find_fn(p, fn, target) != FIND_NONE;
     if (rc == 0 && any) {
         if (tree_build(&t, p, th) != 0) {
             rc = -1;
@@ -364,8 +397,10 @@ int view_callers(FILE *out, const struct profile *p, const struct prof_thread *t
                 fprintf(out, " and %u more", shown - 6);
             fprintf(out, " as one (--no-collapse-recursion shows them apart)%s\n", style_reset(o));
         }
-        fprintf(out, "%10s %10s %10s  %s\n", "CALLS", "INCL", "EXCL",
-                callees ? "CALLEE (called by it)" : "CALLER (calling it)");
+        fprintf(out, "%10s %10s %10s", "CALLS", "INCL", "EXCL");
+        if (waits)
+            fprintf(out, " %10s %10s", "CPU", "WAIT");
+        fprintf(out, "  %s\n", callees ? "CALLEE (called by it)" : "CALLER (calling it)");
         uint32_t hidden = 0;
         uint64_t hidden_ns = 0;
         for (uint32_t i = 0; i < n; i++) {
@@ -375,12 +410,14 @@ int view_callers(FILE *out, const struct profile *p, const struct prof_thread *t
                 hidden_ns += c.rows[i].incl;
                 continue;
             }
-            print_row(out, o, p, &c.rows[i], total);
+            print_row(out, o, p, &c.rows[i], total, waits);
         }
         if (callees) {
-            char s[UNITS_BUF];
-            fprintf(out, "%10s %10s %10s  %s[self%s]%s\n", "", "", units_ns(c.self, s),
-                    style_dim(o), collapse && c.nmembers ? " of the recursion" : "",
+            char s[UNITS_BUF], cs[UNITS_BUF], ws[UNITS_BUF];
+            fprintf(out, "%10s %10s %10s", "", "", units_ns(c.self, s));
+            if (waits)
+                fprintf(out, " %10s %10s", units_ns(c.self_cpu, cs), units_ns(c.self_wait, ws));
+            fprintf(out, "  %s[self%s]%s\n", style_dim(o), collapse && c.nmembers ? " of the recursion" : "",
                     style_reset(o));
         }
         if (hidden) {

@@ -14,6 +14,7 @@
  * the duration.  --depth N hides calls nested deeper than N levels.
  */
 #include "tools/cli.h"
+#include "tools/find_fn.h"
 #include "tools/names.h"
 #include "tools/report.h"
 #include "tools/units.h"
@@ -175,7 +176,8 @@ static int list_interleaved(FILE *out, const struct trace *tr, const struct repo
     uint32_t n = 0;
     int rc = s ? 0 : -1;
     for (uint32_t k = 0; rc == 0 && k < tr->nthreads; k++) {
-        if (o->has_tid && tr->threads[k].tid != o->tid)
+        if (o->has_tid
+            && !find_thread_matches(tr->threads[k].tid, tr->threads[k].name, o->tid, o->thread_name))
             continue;
         rc = stream_open(&s[n], tr, &tr->threads[k], o);
         if (rc == 0)
@@ -220,7 +222,7 @@ int view_listing(FILE *out, const char *path, const struct report_opts *o, int *
     } else {
         for (uint32_t k = 0; k < tr->nthreads && rc == 0; k++) {
             const struct trace_thread *th = &tr->threads[k];
-            if (o->has_tid && th->tid != o->tid)
+            if (o->has_tid && !find_thread_matches(th->tid, th->name, o->tid, o->thread_name))
                 continue;
             if ((*threads_shown)++)
                 fputc('\n', out);

@@ -227,23 +227,27 @@ def test_callgrind_wait_event(tmp):
     hk.hookit(tmp, "export", "--format=callgrind", "--no-lines", "-o", out, prof)
     p = subprocess.run(["callgrind_annotate", out], capture_output=True, text=True, cwd=tmp)
     assert p.returncode == 0, p.stderr
-    assert re.search(r"Events recorded:\s+Time_ns Calls Wait_ns", p.stdout), p.stdout
-    want = {}
+    assert re.search(r"Events recorded:\s+Time_ns Calls Wait_ns Cpu_ns", p.stdout), p.stdout
+    want, want_cpu = {}, {}
     for th in doc["threads"]:
         for _, n in hk.walk(th["roots"]):
             want[n["name"]] = want.get(n["name"], 0) + n["wait_ns"]
-    rows = {}
+            want_cpu[n["name"]] = want_cpu.get(n["name"], 0) + max(n["excl_ns"] - n["wait_ns"], 0)
+    rows, cpu = {}, {}
     total = None
     for line in p.stdout.splitlines():
         nums = re.findall(r"([\d,]+)(?: \([^)]*\))?", line.split("???:")[0]) if "???:" in line else []
         m = re.search(r"\?\?\?:(\w+) \[", line)
-        if m and len(nums) == 3:
+        if m and len(nums) == 4:    # Time_ns Calls Wait_ns Cpu_ns
             rows[m.group(1)] = int(nums[2].replace(",", ""))
+            cpu[m.group(1)] = int(nums[3].replace(",", ""))
         if "PROGRAM TOTALS" in line:
             total = int(re.findall(r"([\d,]+) \(", line)[2].replace(",", ""))
     assert total == sum(want.values()), (total, sum(want.values()))
     assert rows.get("join_wait") == want["join_wait"] >= 200 * MS, (rows, want["join_wait"])
     assert rows.get("poller") == want["poller"], rows
+    # Cpu_ns: the exclusive time less the wait, per context, added up
+    assert cpu.get("join_wait") == want_cpu["join_wait"], (cpu, want_cpu["join_wait"])
 
 
 def test_nowait_passes_through(tmp):

@@ -146,3 +146,11 @@ def test_pprof_threads_are_labelled(tmp):
     pb, doc = check_against_report(tmp, prof)
     tids = {int(l["tid"]) for l, _, _ in traces(tmp, pb)}
     assert tids == {t["tid"] for t in doc["threads"]}, tids
+    # no string label: pprof's graph would draw it as a tag box on every
+    # node (issue 30); the comments name the threads instead
+    assert all(set(l) == {"tid"} for l, _, _ in traces(tmp, pb))
+    dot = pprof(tmp, "-dot", pb)
+    assert "box3d" not in dot and "thread:" not in dot, dot[:2000]
+    comments = pprof(tmp, "-comments", pb)
+    for t in doc["threads"]:
+        assert f"thread {t['index']}: {t['name'] or '(no name)'}, tid {t['tid']}" in comments, comments

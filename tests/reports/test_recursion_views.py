@@ -14,7 +14,8 @@ SRC = os.path.join(HERE, "progs", "interp.c")
 LUA_SCRIPT = os.path.join(HERE, "progs", "interp.lua")
 HEAD = re.compile(r"(callers|callees) of (\w+): (\d+) calling contexts?, (\d+) calls, "
                   r"self (\d+)ns, total (\d+)ns")
-ROW = re.compile(r"\s*(\d+)\s+(\d+)ns\s+(\d+)ns  (.*)$")
+# CALLS INCL EXCL, then CPU WAIT when the profile has wait time
+ROW = re.compile(r"\s*(\d+)\s+(\d+)ns\s+(\d+)ns(?:\s+\d+ns\s+\d+ns)?  (.*)$")
 
 
 def profile(tmp):
@@ -33,7 +34,7 @@ def view(tmp, prof, *args):
         m = ROW.match(l)
         if m:
             rows[m.group(4)] = tuple(int(m.group(i)) for i in (1, 2, 3))
-    self_row = re.search(r"^\s+(\d+)ns  \[self[^\]]*\]$", out, re.M)
+    self_row = re.search(r"^\s+(\d+)ns(?:\s+\d+ns\s+\d+ns)?  \[self[^\]]*\]$", out, re.M)
     return head[0], rows, (int(self_row.group(1)) if self_row else None), out
 
 

@@ -41,7 +41,9 @@ def test_usage_errors_exit_2(tmp):
     usage_error(tmp, ["report", "--bogus", "x"], "hookit: report: unknown option '--bogus'")
     usage_error(tmp, ["report", "-z", "x"], "hookit: report: unknown option '-z'")
     usage_error(tmp, ["report", "x", "--thread"], "hookit: report: option '--thread' needs an argument")
-    usage_error(tmp, ["report", "--thread", "main", "x"], "--thread needs a thread id")
+    # (a name is a thread name since issue 30; an empty one is no thread)
+    usage_error(tmp, ["report", "--thread", "", "x"], "--thread needs a thread id")
+    usage_error(tmp, ["export", "--format=json", "--thread", "", "x"], "--thread needs a thread id")
     usage_error(tmp, ["export", "--format=json"], "hookit: export: no profile given")
     usage_error(tmp, ["export", "-f"], "hookit: export: option '-f' needs an argument")
 
@@ -81,13 +83,19 @@ def test_run_sets_the_environment(tmp):
     other = os.path.join(tmp, "empty_other.so")
     shutil.copy(lib, other)
     env = hk.test_env(LD_PRELOAD=other)
-    p = subprocess.run([binary, "run", "-o", "out", "-p", "libmine.so", "--", "env"],
-                       cwd=tmp, env=env, capture_output=True, text=True)
-    assert p.returncode == 0, p.stderr
-    e = env_of(p.stdout)
-    assert e["LD_PRELOAD"] == f"{lib}:{other}", e["LD_PRELOAD"]
-    assert e["HOOKIT_OUTPUT"] == os.path.join(tmp, "out")     # made absolute
-    assert e["HOOKIT_PROFILER"] == "libmine.so"
+    # -p: a plugin of the plugin directory by its file or short name, set
+    # as its path (an unknown one is refused: tests/tools/test_first_steps)
+    plugins = os.path.join(os.path.dirname(lib), "hookit")
+    os.makedirs(plugins)
+    shutil.copy(lib, os.path.join(plugins, "libmine.so"))
+    for name in ("libmine.so", "mine"):
+        p = subprocess.run([binary, "run", "-o", "out", "-p", name, "--", "env"],
+                           cwd=tmp, env=env, capture_output=True, text=True)
+        assert p.returncode == 0, p.stderr
+        e = env_of(p.stdout)
+        assert e["LD_PRELOAD"] == f"{lib}:{other}", e["LD_PRELOAD"]
+        assert e["HOOKIT_OUTPUT"] == os.path.join(tmp, "out")     # made absolute
+        assert e["HOOKIT_PROFILER"] == os.path.join(plugins, "libmine.so"), e["HOOKIT_PROFILER"]
     # without options, nothing but LD_PRELOAD is set
     p = subprocess.run([binary, "run", "--", "env"], cwd=tmp, env=hk.test_env(),
                        capture_output=True, text=True)

@@ -126,3 +126,28 @@ def test_bash_completion(tmp):
         open(os.path.join(tmp, name), "w").close()
     files = complete(tmp, "report", "hook")
     assert files == ["hookit.app.1.prof", "hookit.app.2.trace"], files
+
+
+def test_bash_completion_values_after_equals_and_ctl_commands(tmp):
+    """--format=<TAB> and --demangle=<TAB> (bash splits the word at '='),
+    the new sort and weight keys, and `ctl PID <TAB>`: the commands, not
+    more PIDs (issue 30)."""
+    assert complete(tmp, "export", "--format", "=", "pp") == ["pprof"]
+    assert "json" in complete(tmp, "export", "--format", "=")
+    assert complete(tmp, "report", "--demangle", "=", "s") == ["simple"]
+    assert complete(tmp, "report", "--demangle=f") == ["full"]
+    assert {"cpu", "wait"} <= set(complete(tmp, "report", "--sort", ""))
+    assert complete(tmp, "export", "--weight", "c") == ["calls", "cpu"]
+    assert complete(tmp, "diff", "--sort", "s") == ["self"]
+    assert complete(tmp, "ctl", "1234", "") == ["flush", "reset", "start", "stop", "zerobase"]
+    assert complete(tmp, "ctl", "--all", "f") == ["flush"]
+    assert complete(tmp, "run", "-p", "hk") == ["hktrace"]
+
+
+def test_man_page_synopsis_lists_every_command(tmp):
+    """The SYNOPSIS names every command `hookit --help` lists (it named 3)."""
+    cmds = re.findall(r"^  ([a-z]+)\s", hk.hookit(tmp, "--help").stdout.split("Commands:")[1], re.M)
+    assert len(cmds) >= 10, cmds
+    synopsis = man_text().split(".SH SYNOPSIS", 1)[1].split(".SH ", 1)[0]
+    missing = [c for c in cmds if not re.search(r"^\.B hookit " + c + r"$", synopsis, re.M)]
+    assert not missing, f"SYNOPSIS of docs/hookit.1 lacks {missing}"
