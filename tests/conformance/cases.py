@@ -168,6 +168,108 @@ def expected_exceptions(build):
     return [[tree(prog)]]
 
 
+def expected_cleanups(build):
+    """progs/cleanups.cc: every destructor in the frame that owned its
+    object, before the catch; std::terminate's handler on the frames the
+    unwinder stopped at (a noexcept frame, whose own cleanups clang runs
+    first and gcc does not), or on the throw (no handler)."""
+    def guarded(c, ident, body):
+        with c("Guard::Guard(int)"):
+            pass
+        try:
+            body()
+        finally:
+            with c("Guard::~Guard()"):
+                pass
+
+    def thrower(c, n):
+        with c("thrower(int)"):
+            def body():
+                if n == 0:
+                    raise Jump("err")
+                thrower(c, n - 1)
+            guarded(c, n, body)
+
+    def parent(c):
+        def caught(body):
+            try:
+                body()
+            except Jump:
+                with c("handled()"):
+                    pass
+
+        def noted(body):
+            try:
+                body()
+            except Jump:
+                with c("note()"):
+                    pass
+                raise
+        with c("main"):
+            for k in range(4):
+                with c("guarded_catch(int)"):
+                    caught(lambda: guarded(c, 10, lambda: thrower(c, k)))
+            for _ in range(2):
+                with c("outer()"):
+                    def rethrower():
+                        with c("rethrower()"):
+                            guarded(c, 20, lambda: noted(lambda: thrower(c, 2)))
+                    caught(rethrower)
+            for _ in range(2):
+                with c("make_holder()"):
+                    def holder():
+                        with c("Holder::Holder()"):
+                            noted(lambda: guarded(c, 30, lambda: guarded(c, 31, lambda: thrower(c, 1))))
+                    caught(holder)
+            for _ in range(2):
+                with c("ftb()"):
+                    caught(lambda: guarded(c, 40, lambda: thrower(c, 0)))
+            with c("through_function()"):
+                def through():
+                    with c("guarded_thrower(int)"):
+                        guarded(c, 51, lambda: thrower(c, 2))
+                caught(lambda: guarded(c, 50, through))
+            with c("sort_throw()"):
+                def sort():
+                    for i in range(7):
+                        with c("less_guarded(int, int)"):
+                            def one():
+                                if i == 6:
+                                    raise Jump("err")
+                            guarded(c, 61, one)
+                caught(lambda: guarded(c, 60, sort))
+            for _ in range(2):
+                with c("in_child(void (*)())"):
+                    pass
+
+    def child(c, which):
+        def terminate():
+            with c("on_terminate()"):
+                pass
+        with c("terminate_in_noexcept()" if which == 0 else "terminate_uncaught()"):
+            if which == 0:
+                with c("must_not_throw()"):
+                    with c("Guard::Guard(int)"):
+                        pass
+                    try:
+                        thrower(c, 2)
+                    except Jump:
+                        if build[0] == "clang":
+                            with c("Guard::~Guard()"):
+                                pass
+                        terminate()     # the unwinder stops at the noexcept frame
+            else:
+                with c("Guard::Guard(int)"):
+                    pass
+                with c("thrower(int)"):
+                    with c("Guard::Guard(int)"):
+                        pass
+                    terminate()         # no handler: no unwinding at all
+    children = [zero_prefix(tree(lambda c, w=w: child(c, w)), ("main", "in_child(void (*)())"))
+                for w in (0, 1)]
+    return [[tree(parent)]] + [[ch] for ch in children]
+
+
 def expected_daemon(build):
     parent = {("main",): 1, ("main", "prepare"): 1, ("main", "go_daemon"): 1}
     child = {("main", "run_daemon"): 1, ("main", "run_daemon", "work"): 3}
@@ -190,6 +292,8 @@ CASES = [
     Case("signals", ["signals.c"]),
     Case("exceptions", ["exceptions.cc"], lang="cxx", uninstrumented=["uninst_sort.cc"],
          reference=expected_exceptions),
+    Case("cleanups", ["cleanups.cc"], lang="cxx", uninstrumented=["uninst_call.cc"],
+         reference=expected_cleanups),
     Case("fmt_loop", ["fmt_loop.cc"], lang="cxx"),
     Case("coro-heap", ["coro.c"], flags=["-DSTACK=1"]),
     Case("coro-static", ["coro.c"], flags=["-DSTACK=2"]),
