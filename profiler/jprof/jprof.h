@@ -280,10 +280,20 @@ void jp_enter_synthetic(uint64_t key);
 void jp_exit_synthetic(uint64_t key);
 
 /* ---- control flow the hooks do not show (flow.c) --------------------------
- * libhookit's interposers of setjmp/longjmp, __cxa_begin_catch and the
- * ucontext functions report here (include/hookit/profiler.h). */
+ * libhookit's interposers of setjmp/longjmp, __cxa_begin_catch,
+ * __gxx_personality_v0 and the ucontext functions report here
+ * (include/hookit/profiler.h). */
 uint64_t jp_flow(const struct hookit_flow *flow);
 void jp_flow_fork_child(void);
+
+/* ---- where the tree may be wrong (unexact.c) --------------------------------
+ * tree.c's fallbacks count each unmatched exit on the context it concerns;
+ * build.c writes the per-node column "unmatched_exits". */
+void jp_unmatched_at(arena_ref node, uint64_t exits);
+struct profile;
+struct prof_thread;
+int jp_unmatched_thread(struct profile *p, struct prof_thread *th, const struct arena_copy_node *nodes,
+                        uint32_t n);
 
 /* ---- frames that are not machine code (synthetic.c) ----------------------
  * jp_synthetic_key("MPI:MPI_Send", "libmpi.so.40") gives a key (same name,

@@ -446,5 +446,8 @@ def test_a_jump_nobody_reports_is_repaired_and_said(tmp):
                                           ("main", "loop", "dive", "dive", "dive"): 1,
                                           ("main", "loop", "after"): 1})
     assert int(doc["process"]["meta"]["unmatched_exits"]) == 3, doc["process"]["meta"]
+    # Counted on the context repaired: the outermost frame the jump left.
+    assert hk.node(hk.thread_of(doc, 0), "main", "loop", "dive")["unmatched_exits"] == 3
     out = hk.hookit(tmp, "report", prof).stdout
     assert "!! not exact" in out and "3 unmatched exits" in out, out
+    assert "\n!!   3 at thread 0: main > loop > dive\n" in out, out
