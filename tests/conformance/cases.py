@@ -22,7 +22,7 @@ class Case:
     def __init__(self, name, sources=(), lang="c", args=(), quick_args=None, reference="refstack",
                  flags=(), uninstrumented=(), shlibs=(), libs=(), timeout=60, quick=True,
                  builds=None, witnesses=("refstack", "uftrace"), env=None, prepare=None,
-                 title=None, same_run=False, quick_builds=None):
+                 title=None, same_run=False, quick_builds=None, program=None):
         self.name, self.sources, self.lang = name, list(sources), lang
         self.args, self.quick_args = list(args), list(quick_args if quick_args is not None else args)
         self.reference, self.flags = reference, list(flags)
@@ -35,6 +35,7 @@ class Case:
         self.title = title or name
         self.same_run = same_run        # refstack and hookit chained in one run
         self.quick_builds = quick_builds
+        self.program = program or name  # the binary: cases running one program share its builds
 
 
 def tree(fn):
@@ -311,6 +312,8 @@ CASES = [
     Case("sqlite", prepare=thirdparty.prepare_sqlite, timeout=300, quick=False, same_run=True),
     Case("lua", prepare=thirdparty.prepare_lua, args=[os.path.join(C.PROGS, "work.lua")],
          timeout=120, quick_builds=[("gcc", "O2")], same_run=True),
+    Case("lua_errors", prepare=thirdparty.prepare_lua, args=[os.path.join(C.PROGS, "errors.lua")],
+         quick_args=[os.path.join(C.PROGS, "errors.lua"), "quick"], timeout=120, quick_builds=[("gcc", "O2")], same_run=True, program="lua"),
     Case("zstd", prepare=thirdparty.prepare_zstd, same_run=True, timeout=300, quick=False,
          args=["-q", "-f", "-T2", "-3", "-B1MiB", "{dir}/input.dat", "-o", "{dir}/out.zst"]),
 ]
@@ -326,7 +329,7 @@ def build(case, comp, opt, quick):
     """Build the case's program; returns (exe, args).  Raises
     C.Unavailable (a -flto that does not link here, a fetch that cannot be
     done) or RuntimeError (a compile error)."""
-    d = os.path.join(C.WORK, "bin", f"{case.name}-{comp}-{opt}")
+    d = os.path.join(C.WORK, "bin", f"{case.program}-{comp}-{opt}")
     os.makedirs(d, exist_ok=True)
     cc = compiler(case, comp)
     oflags = C.OPTS[opt]
@@ -334,7 +337,7 @@ def build(case, comp, opt, quick):
     srcdir = C.PROGS
     if case.prepare:
         srcdir, sources, extra_flags, inputs = case.prepare(d, comp, opt)
-        if case.name == "zstd":
+        if case.program == "zstd":
             thirdparty.zstd_input(d)
     paths = [s if os.path.isabs(s) else os.path.join(srcdir, s) for s in sources]
     libs = [f for f in extra_flags if f.startswith("-l")]
@@ -353,7 +356,7 @@ def build(case, comp, opt, quick):
         obj = os.path.join(d, os.path.basename(s) + ".o")
         C.cached(obj, [base + ["-c", "-o", obj, src]], [src])
         objs.append(obj)
-    exe = os.path.join(d, case.name.strip("_") or case.name)
+    exe = os.path.join(d, case.program.strip("_") or case.program)
     cmd = base + ["-finstrument-functions", "-o", exe] + paths + objs + link_extra + case.libs + libs
     try:
         C.cached(exe, [cmd], paths + objs + inputs)
