@@ -20,16 +20,16 @@
 #include "lifecycle/internal.h"
 
 struct kept_mark {
-    const void *buf;            /* NULL: empty; TOMB: forgotten */
+    const void *buf; /* NULL: empty; TOMB: forgotten */
     uint64_t mark;
 };
 
 #define TOMB ((const void *)1)
-#define FIRST_SLOTS 256u        /* one 4 KiB page */
+#define FIRST_SLOTS 256u /* one 4 KiB page */
 
 static __thread struct kept_mark *marks __attribute__((tls_model("initial-exec")));
-static __thread uint32_t marks_slots __attribute__((tls_model("initial-exec")));   /* a power of two */
-static __thread uint32_t marks_used __attribute__((tls_model("initial-exec")));    /* slots not empty */
+static __thread uint32_t marks_slots __attribute__((tls_model("initial-exec"))); /* a power of two */
+static __thread uint32_t marks_used __attribute__((tls_model("initial-exec")));  /* slots not empty */
 static __thread uint32_t inserting __attribute__((tls_model("initial-exec")));
 
 /* A mark says in which context (high half) and at which depth (low half)
@@ -84,7 +84,7 @@ HK_NOINSTR static int rebuild(uint64_t now)
 HK_NOINSTR static void keep(const void *buf, uint64_t mark)
 {
     if (2 * (marks_used + 1) > marks_slots && (inserting > 1 || !rebuild(mark))) {
-        return;                 /* a longjmp to buf goes untold: the fallback repairs */
+        return; /* a longjmp to buf goes untold: the fallback repairs */
     }
     uint32_t mask = marks_slots - 1, i = slot_of(buf, marks_slots);
     struct kept_mark *spare = NULL;

@@ -24,10 +24,11 @@ static _Unwind_Word (*get_cfa)(struct _Unwind_Context *);
 #define GET_CFA(ctx) _Unwind_GetCFA(ctx)
 #endif
 
-HK_EXPORT HK_NOINSTR _Unwind_Reason_Code HK_FLOW_NAME(__gxx_personality_v0)(int version, _Unwind_Action actions,
-                                                                             _Unwind_Exception_Class kind,
-                                                                             struct _Unwind_Exception *e,
-                                                                             struct _Unwind_Context *ctx)
+HK_EXPORT HK_NOINSTR _Unwind_Reason_Code HK_FLOW_NAME(__gxx_personality_v0)(int version,
+                                                                            _Unwind_Action actions,
+                                                                            _Unwind_Exception_Class kind,
+                                                                            struct _Unwind_Exception *e,
+                                                                            struct _Unwind_Context *ctx)
 {
     _Unwind_Reason_Code rc = HK_FLOW_REAL(__gxx_personality_v0)(version, actions, kind, e, ctx);
     if ((actions & _UA_CLEANUP_PHASE) && rc == _URC_INSTALL_CONTEXT && hk_plugin.info.flow) {

@@ -397,7 +397,7 @@ static void lost_events_line(FILE *out, const struct profile *p, const struct re
  * "unmatched_exits" (profiler/jprof/unexact.c): each with its count and
  * path, the first few in preorder. */
 #define UNMATCHED_SHOWN 8
-#define UNMATCHED_PATH 48           /* innermost frames of a path shown */
+#define UNMATCHED_PATH 48 /* innermost frames of a path shown */
 
 static void unmatched_path(FILE *out, const struct profile *p, const struct prof_thread *th, uint32_t i)
 {
@@ -436,7 +436,8 @@ static void unmatched_contexts(FILE *out, const struct profile *p, const struct 
         }
     }
     if (more)
-        fprintf(out, "%s!!   and %u more context%s%s\n", style_bold(o), more, more == 1 ? "" : "s", style_reset(o));
+        fprintf(out, "%s!!   and %u more context%s%s\n", style_bold(o), more, more == 1 ? "" : "s",
+                style_reset(o));
 }
 
 static int report_profile(FILE *out, const struct profile *p, const struct report_opts *o,

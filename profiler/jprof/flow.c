@@ -198,7 +198,8 @@ JP_NOINSTR static void catch_at(struct jp_thread *t, uintptr_t sp, uint64_t now)
  * holds it, lies below lim.  The search may cover a large frame, and reads the
  * program's frames on purpose (AddressSanitizer would take it for an
  * overflow of ours). */
-JP_NOINSTR __attribute__((no_sanitize_address)) static int returns_below(const struct arena_frame *f, uintptr_t lim)
+JP_NOINSTR __attribute__((no_sanitize_address)) static int returns_below(const struct arena_frame *f,
+                                                                         uintptr_t lim)
 {
     for (const uintptr_t *w = (const uintptr_t *)f->sp; f->site && (uintptr_t)w < lim; w++)
         if (*w == f->site)

@@ -26,7 +26,7 @@ struct node_ext {
     uint64_t allocs, alloc_bytes, frees, free_bytes;
     /* second slot: blocking calls that are not I/O (wait.c) */
     uint64_t wait_calls, wait_ticks;                                /* ticks: host->io_clock */
-    uint64_t unmatched_exits;       /* where the tree may be wrong (unexact.c) */
+    uint64_t unmatched_exits; /* where the tree may be wrong (unexact.c) */
     uint64_t spare[5];
 };
 #define NODE_EXT_SLOTS ARENA_EXT_SLOTS

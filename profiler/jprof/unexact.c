@@ -19,8 +19,8 @@ JP_NOINSTR void jp_unmatched_at(arena_ref node, uint64_t exits)
 }
 
 /* build.c: the column, for th whose node i came from nodes[i]. */
-JP_NOINSTR int jp_unmatched_thread(struct profile *p, struct prof_thread *th, const struct arena_copy_node *nodes,
-                                   uint32_t n)
+JP_NOINSTR int jp_unmatched_thread(struct profile *p, struct prof_thread *th,
+                                   const struct arena_copy_node *nodes, uint32_t n)
 {
     uint64_t *col = NULL;
     for (uint32_t i = 0; i < n; i++) {

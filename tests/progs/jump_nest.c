@@ -25,7 +25,10 @@ KEEP void thrower(int to)
     longjmp(*(jmp_buf *)bufs[to], 1);
 }
 
-KEEP void leaf(void) { sink++; }
+KEEP void leaf(void)
+{
+    sink++;
+}
 
 KEEP void level(int n)
 {

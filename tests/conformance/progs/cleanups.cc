@@ -30,7 +30,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-struct Err { int at; };
+struct Err {
+    int at;
+};
 static volatile long sink;
 static int nless;
 
@@ -40,8 +42,8 @@ struct Guard {
     ~Guard() { sink += id; }
 };
 
-void call_through(void (*fn)(int), int arg);             // uninst_call.cc
-void sort_with(int *b, int *e, bool (*less)(int, int));  // uninst_call.cc
+void call_through(void (*fn)(int), int arg);            // uninst_call.cc
+void sort_with(int *b, int *e, bool (*less)(int, int)); // uninst_call.cc
 
 /* Never inlined: clang runs no exit hook for an inlined callee the
  * exception leaves, and which inlined function a landing pad belongs to is
@@ -50,13 +52,19 @@ __attribute__((noinline)) static void thrower(int n)
 {
     Guard g(n);
     if (n == 0)
-        throw Err{n};
+        throw Err{ n };
     thrower(n - 1);
     sink++;
 }
 
-static void handled() { sink++; }
-static void note() { sink++; }
+static void handled()
+{
+    sink++;
+}
+static void note()
+{
+    sink++;
+}
 
 static void guarded_catch(int k)
 {
@@ -90,7 +98,8 @@ static void outer()
 
 struct Holder {
     Guard a, b;
-    Holder() try : a(30), b(31) {
+    Holder()
+    try : a(30), b(31) {
         thrower(1);
     } catch (...) {
         note();
@@ -107,7 +116,8 @@ static void make_holder()
     }
 }
 
-static void ftb() try {
+static void ftb()
+try {
     Guard g(40);
     thrower(0);
 } catch (Err &) {
@@ -134,11 +144,11 @@ static bool less_guarded(int a, int b)
 {
     Guard g(61);
     if (++nless == 7)
-        throw Err{7};
+        throw Err{ 7 };
     return a < b;
 }
 
-static int vals[16] = {9, 3, 14, 1, 7, 12, 5, 0, 11, 2, 15, 6, 10, 4, 13, 8};
+static int vals[16] = { 9, 3, 14, 1, 7, 12, 5, 0, 11, 2, 15, 6, 10, 4, 13, 8 };
 
 static void sort_throw()
 {
@@ -167,7 +177,10 @@ static void must_not_throw() noexcept
     thrower(2);
 }
 
-static void terminate_in_noexcept() { must_not_throw(); }
+static void terminate_in_noexcept()
+{
+    must_not_throw();
+}
 
 static void terminate_uncaught()
 {

@@ -8,4 +8,7 @@ void call_through(void (*fn)(int), int arg)
     std::function<void()> f = [=] { fn(arg); };
     f();
 }
-void sort_with(int *b, int *e, bool (*less)(int, int)) { std::sort(b, e, less); }
+void sort_with(int *b, int *e, bool (*less)(int, int))
+{
+    std::sort(b, e, less);
+}
