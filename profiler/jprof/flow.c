@@ -213,13 +213,18 @@ JP_NOINSTR __attribute__((no_sanitize_address)) static int returns_below(const s
  * stack pointer at the call, while the landing pad's frame keeps its own
  * at or above it.  Functions inlined into that frame share its return
  * address: which of them the landing pad belongs to, nothing at run time
- * says, so they stay open (docs/exactness.md). */
+ * says, so they stay open (docs/exactness.md).  The search reads from a
+ * frame up to sp: on the thread's own stack, or on one stack of unknown
+ * bounds (a coroutine's), never across a gap between two. */
+#define ONE_STACK (8u << 20) /* off the thread's stack, farther apart than this: two stacks */
+
 JP_NOINSTR static void unwind_to(struct jp_thread *t, uintptr_t sp, uint64_t now)
 {
     int here = jp_on_stack(t, sp);
     while (jp_depth(t) > t->floor) {
         const struct arena_frame *f = &t->stack[jp_depth(t)];
-        if (jp_on_stack(t, f->sp) != here || f->sp >= sp || !returns_below(f, sp))
+        if (jp_on_stack(t, f->sp) != here || f->sp >= sp || (!here && sp - f->sp > ONE_STACK)
+            || !returns_below(f, sp))
             break;
         jp_close_top(t, now);
     }
