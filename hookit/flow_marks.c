@@ -15,7 +15,9 @@
  * both write the same table (the handler's mark is lost at worst, and it
  * was dead by then: the handler has returned).  A rebuild frees the old
  * table, so it runs with signals blocked, and an insert from a handler
- * that interrupted another insert never starts one. */
+ * that interrupted another insert never starts one: the table then fills
+ * past half, and only a table with one empty slot left refuses a new
+ * buffer (its longjmp is left to the plugin's fallback). */
 #include "hookit/flow.h"
 #include "lifecycle/internal.h"
 
@@ -83,9 +85,13 @@ HK_NOINSTR static int rebuild(uint64_t now)
 
 HK_NOINSTR static void keep(const void *buf, uint64_t mark)
 {
-    if (2 * (marks_used + 1) > marks_slots && (inserting > 1 || !rebuild(mark))) {
-        return; /* a longjmp to buf goes untold: the fallback repairs */
-    }
+    /* Past half full: a larger table, unless this insert interrupted
+     * another (a signal handler's) or no memory is left; the table then
+     * fills further while it can. */
+    if (2 * (marks_used + 1) > marks_slots && inserting == 1)
+        rebuild(mark);
+    if (!marks)
+        return;
     uint32_t mask = marks_slots - 1, i = slot_of(buf, marks_slots);
     struct kept_mark *spare = NULL;
     for (; marks[i].buf; i = (i + 1) & mask) {
@@ -97,6 +103,8 @@ HK_NOINSTR static void keep(const void *buf, uint64_t mark)
             spare = &marks[i];
     }
     if (!spare) {
+        if (marks_used + 2 > marks_slots)
+            return; /* the last empty slot ends every probe: a longjmp to buf goes untold */
         spare = &marks[i];
         marks_used++;
     }
