@@ -10,6 +10,7 @@
 #include <setjmp.h>
 #include <stdarg.h>
 #include <ucontext.h>
+#include <unwind.h>
 
 /* Tell the plugin (struct hookit_flow); 0 without a plugin that listens. */
 uint64_t hk_flow_tell(uint32_t kind, uint64_t mark, uintptr_t sp, const void *from, const void *to);
@@ -44,6 +45,8 @@ typedef void (*hk_flow_longjmp_fn)(struct __jmp_buf_tag *, int);
 void *hk_flow_saving(const void *buf, long which);
 void __longjmp_chk(struct __jmp_buf_tag __env[1], int __val) __attribute__((noreturn));
 void *__cxa_begin_catch(void *);
+_Unwind_Reason_Code __gxx_personality_v0(int, _Unwind_Action, _Unwind_Exception_Class,
+                                         struct _Unwind_Exception *, struct _Unwind_Context *);
 
 #ifdef HOOKIT_STATIC
 #define HK_FLOW_NAME(name) __wrap_##name

@@ -7,7 +7,8 @@
  * wrapper is in the link even if only a library the driver appends calls
  * NAME, and libc's NAME is extracted to be __real_NAME.  A group "where
  * called" is wrapped only if the program refers to it (forcing MPI_Init in
- * would need an MPI library, __cxa_begin_catch a C++ one).
+ * would need an MPI library, __cxa_begin_catch and __gxx_personality_v0 a C++
+ * one).
  *
  * The dynamic variant (libhookit.so) defines the functions under their own
  * names instead; the I/O and control-flow groups are also the lists of real
@@ -114,6 +115,6 @@
 #define HK_FLOW_WRAPPED(X) \
     X(setjmp) X(_setjmp) X(__sigsetjmp) X(getcontext) \
     X(longjmp) X(_longjmp) X(siglongjmp) X(__longjmp_chk) \
-    X(__cxa_begin_catch) X(setcontext) X(swapcontext) X(makecontext)
+    X(__cxa_begin_catch) X(__gxx_personality_v0) X(setcontext) X(swapcontext) X(makecontext)
 
 #endif

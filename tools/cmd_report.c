@@ -406,8 +406,11 @@ static uint64_t meta_count(const struct profile *p, const char *key)
     return v ? strtoull(v, NULL, 10) : 0;
 }
 
+static void unmatched_contexts(FILE *out, const struct profile *p, const struct report_opts *o);
+
 /* A tree with events hookit could not place is not exact: one line says
- * so, above the trees, with the counts and what they mean. */
+ * so, above the trees, with the counts and what they mean; the contexts
+ * concerned follow, one a line. */
 static void lost_events_line(FILE *out, const struct profile *p, const struct report_opts *o)
 {
     uint64_t dropped = meta_count(p, "dropped_events"), unmatched = meta_count(p, "unmatched_exits");
@@ -420,6 +423,55 @@ static void lost_events_line(FILE *out, const struct profile *p, const struct re
             "told of)%s\n", style_bold(o), p->process.pid, (unsigned long long)dropped,
             dropped == 1 ? "" : "s", (unsigned long long)unmatched, unmatched == 1 ? "" : "s",
             style_reset(o));
+    if (unmatched)
+        unmatched_contexts(out, p, o);
+}
+
+/* The contexts the fallback repaired, from the per-node column
+ * "unmatched_exits" (profiler/jprof/unexact.c): each with its count and
+ * path, the first few in preorder. */
+#define UNMATCHED_SHOWN 8
+#define UNMATCHED_PATH 48 /* innermost frames of a path shown */
+
+static void unmatched_path(FILE *out, const struct profile *p, const struct prof_thread *th, uint32_t i)
+{
+    uint32_t path[UNMATCHED_PATH], n = 0;
+    for (uint32_t k = i; k != PROF_NONE && k < th->nnodes; k = th->nodes[k].parent) {
+        if (n == UNMATCHED_PATH) {
+            fputs("... > ", out);
+            break;
+        }
+        path[n++] = k;
+    }
+    while (n--)
+        fprintf(out, "%s%s", names_display(&p->funcs[th->nodes[path[n]].func]), n ? " > " : "");
+}
+
+static void unmatched_contexts(FILE *out, const struct profile *p, const struct report_opts *o)
+{
+    uint32_t shown = 0, more = 0;
+    for (uint32_t t = 0; t < p->nthreads; t++) {
+        const struct prof_thread *th = &p->threads[t];
+        const uint64_t *v = NULL;
+        for (uint32_t m = 0; m < th->nmetrics; m++)
+            if (strcmp(th->metrics[m].name, "unmatched_exits") == 0)
+                v = th->metrics[m].values;
+        for (uint32_t i = 0; v && i < th->nnodes; i++) {
+            if (!v[i])
+                continue;
+            if (shown++ == UNMATCHED_SHOWN) {
+                shown--;
+                more++;
+                continue;
+            }
+            fprintf(out, "%s!!   %llu at thread %u: ", style_bold(o), (unsigned long long)v[i], th->index);
+            unmatched_path(out, p, th, i);
+            fprintf(out, "%s\n", style_reset(o));
+        }
+    }
+    if (more)
+        fprintf(out, "%s!!   and %u more context%s%s\n", style_bold(o), more, more == 1 ? "" : "s",
+                style_reset(o));
 }
 
 static int report_profile(FILE *out, const struct profile *p, const struct report_opts *o,

@@ -334,6 +334,11 @@ typedef void (*hookit_fast_fn)(void *fn, void *call_site);
  *           opened since is gone.
  *   CATCH   __cxa_begin_catch: the frame whose stack pointer is `sp` caught
  *           an exception; open frames deeper on that stack are gone.
+ *   UNWIND  __gxx_personality_v0: the C++ unwinder is about to run a
+ *           landing pad (a cleanup or a catch clause) in the frame whose
+ *           stack pointer, at the call the exception came out of, is `sp`;
+ *           every open frame that keeps its return address below `sp` is
+ *           gone (the landing pad's frame keeps its own at or above it).
  *   SWITCH  swapcontext, setcontext: the running context is saved in `from`
  *           (NULL: it is abandoned) and the context `to` resumes.
  *   MADE    makecontext: `to` will start a function on a stack of its own.
@@ -351,13 +356,15 @@ enum hookit_flow_kind {
     HOOKIT_FLOW_SWITCH,
     HOOKIT_FLOW_MADE,
     HOOKIT_FLOW_ENDED,
+    HOOKIT_FLOW_UNWIND,
 };
 
 struct hookit_flow {
     uint32_t kind;              /* enum hookit_flow_kind */
     uint32_t reserved;
     uint64_t mark;              /* JUMP: what MARK returned */
-    uintptr_t sp;               /* CATCH: the catching frame's stack pointer */
+    uintptr_t sp;               /* CATCH: the catching frame's stack pointer;
+                                 * UNWIND: the landing pad's frame's stack pointer */
     const void *from, *to;      /* SWITCH, MADE, ENDED: ucontext_t addresses */
 };
 

@@ -22,7 +22,7 @@ class Case:
     def __init__(self, name, sources=(), lang="c", args=(), quick_args=None, reference="refstack",
                  flags=(), uninstrumented=(), shlibs=(), libs=(), timeout=60, quick=True,
                  builds=None, witnesses=("refstack", "uftrace"), env=None, prepare=None,
-                 title=None, same_run=False, quick_builds=None):
+                 title=None, same_run=False, quick_builds=None, program=None):
         self.name, self.sources, self.lang = name, list(sources), lang
         self.args, self.quick_args = list(args), list(quick_args if quick_args is not None else args)
         self.reference, self.flags = reference, list(flags)
@@ -35,6 +35,7 @@ class Case:
         self.title = title or name
         self.same_run = same_run        # refstack and hookit chained in one run
         self.quick_builds = quick_builds
+        self.program = program or name  # the binary: cases running one program share its builds
 
 
 def tree(fn):
@@ -168,6 +169,108 @@ def expected_exceptions(build):
     return [[tree(prog)]]
 
 
+def expected_cleanups(build):
+    """progs/cleanups.cc: every destructor in the frame that owned its
+    object, before the catch; std::terminate's handler on the frames the
+    unwinder stopped at (a noexcept frame, whose own cleanups clang runs
+    first and gcc does not), or on the throw (no handler)."""
+    def guarded(c, ident, body):
+        with c("Guard::Guard(int)"):
+            pass
+        try:
+            body()
+        finally:
+            with c("Guard::~Guard()"):
+                pass
+
+    def thrower(c, n):
+        with c("thrower(int)"):
+            def body():
+                if n == 0:
+                    raise Jump("err")
+                thrower(c, n - 1)
+            guarded(c, n, body)
+
+    def parent(c):
+        def caught(body):
+            try:
+                body()
+            except Jump:
+                with c("handled()"):
+                    pass
+
+        def noted(body):
+            try:
+                body()
+            except Jump:
+                with c("note()"):
+                    pass
+                raise
+        with c("main"):
+            for k in range(4):
+                with c("guarded_catch(int)"):
+                    caught(lambda: guarded(c, 10, lambda: thrower(c, k)))
+            for _ in range(2):
+                with c("outer()"):
+                    def rethrower():
+                        with c("rethrower()"):
+                            guarded(c, 20, lambda: noted(lambda: thrower(c, 2)))
+                    caught(rethrower)
+            for _ in range(2):
+                with c("make_holder()"):
+                    def holder():
+                        with c("Holder::Holder()"):
+                            noted(lambda: guarded(c, 30, lambda: guarded(c, 31, lambda: thrower(c, 1))))
+                    caught(holder)
+            for _ in range(2):
+                with c("ftb()"):
+                    caught(lambda: guarded(c, 40, lambda: thrower(c, 0)))
+            with c("through_function()"):
+                def through():
+                    with c("guarded_thrower(int)"):
+                        guarded(c, 51, lambda: thrower(c, 2))
+                caught(lambda: guarded(c, 50, through))
+            with c("sort_throw()"):
+                def sort():
+                    for i in range(7):
+                        with c("less_guarded(int, int)"):
+                            def one():
+                                if i == 6:
+                                    raise Jump("err")
+                            guarded(c, 61, one)
+                caught(lambda: guarded(c, 60, sort))
+            for _ in range(2):
+                with c("in_child(void (*)())"):
+                    pass
+
+    def child(c, which):
+        def terminate():
+            with c("on_terminate()"):
+                pass
+        with c("terminate_in_noexcept()" if which == 0 else "terminate_uncaught()"):
+            if which == 0:
+                with c("must_not_throw()"):
+                    with c("Guard::Guard(int)"):
+                        pass
+                    try:
+                        thrower(c, 2)
+                    except Jump:
+                        if build[0] == "clang":
+                            with c("Guard::~Guard()"):
+                                pass
+                        terminate()     # the unwinder stops at the noexcept frame
+            else:
+                with c("Guard::Guard(int)"):
+                    pass
+                with c("thrower(int)"):
+                    with c("Guard::Guard(int)"):
+                        pass
+                    terminate()         # no handler: no unwinding at all
+    children = [zero_prefix(tree(lambda c, w=w: child(c, w)), ("main", "in_child(void (*)())"))
+                for w in (0, 1)]
+    return [[tree(parent)]] + [[ch] for ch in children]
+
+
 def expected_daemon(build):
     parent = {("main",): 1, ("main", "prepare"): 1, ("main", "go_daemon"): 1}
     child = {("main", "run_daemon"): 1, ("main", "run_daemon", "work"): 3}
@@ -190,6 +293,8 @@ CASES = [
     Case("signals", ["signals.c"]),
     Case("exceptions", ["exceptions.cc"], lang="cxx", uninstrumented=["uninst_sort.cc"],
          reference=expected_exceptions),
+    Case("cleanups", ["cleanups.cc"], lang="cxx", uninstrumented=["uninst_call.cc"],
+         reference=expected_cleanups),
     Case("fmt_loop", ["fmt_loop.cc"], lang="cxx"),
     Case("coro-heap", ["coro.c"], flags=["-DSTACK=1"]),
     Case("coro-static", ["coro.c"], flags=["-DSTACK=2"]),
@@ -207,6 +312,8 @@ CASES = [
     Case("sqlite", prepare=thirdparty.prepare_sqlite, timeout=300, quick=False, same_run=True),
     Case("lua", prepare=thirdparty.prepare_lua, args=[os.path.join(C.PROGS, "work.lua")],
          timeout=120, quick_builds=[("gcc", "O2")], same_run=True),
+    Case("lua_errors", prepare=thirdparty.prepare_lua, args=[os.path.join(C.PROGS, "errors.lua")],
+         quick_args=[os.path.join(C.PROGS, "errors.lua"), "quick"], timeout=120, quick_builds=[("gcc", "O2")], same_run=True, program="lua"),
     Case("zstd", prepare=thirdparty.prepare_zstd, same_run=True, timeout=300, quick=False,
          args=["-q", "-f", "-T2", "-3", "-B1MiB", "{dir}/input.dat", "-o", "{dir}/out.zst"]),
 ]
@@ -222,7 +329,7 @@ def build(case, comp, opt, quick):
     """Build the case's program; returns (exe, args).  Raises
     C.Unavailable (a -flto that does not link here, a fetch that cannot be
     done) or RuntimeError (a compile error)."""
-    d = os.path.join(C.WORK, "bin", f"{case.name}-{comp}-{opt}")
+    d = os.path.join(C.WORK, "bin", f"{case.program}-{comp}-{opt}")
     os.makedirs(d, exist_ok=True)
     cc = compiler(case, comp)
     oflags = C.OPTS[opt]
@@ -230,7 +337,7 @@ def build(case, comp, opt, quick):
     srcdir = C.PROGS
     if case.prepare:
         srcdir, sources, extra_flags, inputs = case.prepare(d, comp, opt)
-        if case.name == "zstd":
+        if case.program == "zstd":
             thirdparty.zstd_input(d)
     paths = [s if os.path.isabs(s) else os.path.join(srcdir, s) for s in sources]
     libs = [f for f in extra_flags if f.startswith("-l")]
@@ -249,7 +356,7 @@ def build(case, comp, opt, quick):
         obj = os.path.join(d, os.path.basename(s) + ".o")
         C.cached(obj, [base + ["-c", "-o", obj, src]], [src])
         objs.append(obj)
-    exe = os.path.join(d, case.name.strip("_") or case.name)
+    exe = os.path.join(d, case.program.strip("_") or case.program)
     cmd = base + ["-finstrument-functions", "-o", exe] + paths + objs + link_extra + case.libs + libs
     try:
         C.cached(exe, [cmd], paths + objs + inputs)

@@ -49,7 +49,7 @@
 
 #define MAX_NODES   (8u << 20)       /* per thread, reserved (MAP_NORESERVE) */
 #define MAX_DEPTH   (1u << 20)
-#define MAX_JMPBUFS 256
+#define MAX_JMPBUFS 1024
 
 struct node {
     void *fn;
@@ -232,6 +232,14 @@ HIDDEN NI void refstack_note_setjmp(void *env)
     struct thr *t = me;
     if (!t)
         return;
+    /* A note taken deeper than here belongs to a frame that has returned:
+     * its buffer is dead, and goes (Lua keeps ~200 protected calls live
+     * at once, at ever new addresses). */
+    for (uint32_t k = 0; k < t->njmp;)
+        if (t->jmp[k].depth > t->depth)
+            t->jmp[k] = t->jmp[--t->njmp];
+        else
+            k++;
     uint32_t i;
     for (i = 0; i < t->njmp; i++)
         if (t->jmp[i].env == env)

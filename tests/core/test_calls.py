@@ -45,7 +45,8 @@ def check_calls_profile(tmp, doc, pid=None, leave_through_exit=False, exe="calls
     # Asleep, not on the CPU: the time still counts (sampled: as the
     # measured time of the blocking call, wait_ns).
     assert 19 * MS <= nap["excl_ns"] <= nap["incl_ns"] < 5000 * MS, nap
-    assert exact or nap["wait_ns"] == nap["excl_ns"], nap
+    period = doc["process"]["meta"].get("sample_period_ns", 0)
+    assert exact or nap["excl_ns"] - nap["wait_ns"] == nap["samples"] * period, nap
     main = hk.node(t, "main")
     assert main["incl_ns"] >= busy["incl_ns"] + nap["incl_ns"], (main, busy, nap)
     # A leaf's time is all its own.

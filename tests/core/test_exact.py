@@ -296,6 +296,50 @@ def test_preinit_array_and_constructors(tmp):
                                            ("ctor", "early"): 1, ("main",): 1, ("main", "early"): 1})
 
 
+def jump_nest_counts(levels):
+    """{(depth, name): calls} of jump_nest's chain (tests/progs/jump_nest.c)."""
+    want = {(0, "main"): 1}
+    for n in range(levels):
+        want[(n + 1, "level")] = 1
+        want[(n + 2, "leaf")] = 1
+        throws = (n > 0) + (n == levels - 1)
+        if throws:
+            want[(n + 2, "thrower")] = throws
+    return want
+
+
+def chain_counts(thread):
+    """{(depth, name): calls} of a tree that is one chain of `level` frames
+    with leaves: each (depth, name) names one path, checked to be one node
+    under the level above it (paths 10,000 deep are not spelled out)."""
+    nodes = {n["id"]: n for n in thread["nodes"]}
+    got = {}
+    for n in thread["nodes"]:
+        key = (n["depth"], n["name"].split("(")[0])
+        parent = nodes.get(n["parent"])
+        assert key not in got, ("two nodes for one path", key)
+        assert n["depth"] == 0 or parent["name"].split("(")[0] in ("main", "level"), (key, parent)
+        got[key] = n["calls"]
+    return got
+
+
+def test_setjmp_nesting_at_any_depth(tmp):
+    """10,000 nested levels, each with a live jmp_buf (sigjmp_buf with
+    `sig`), every one jumped to while the deeper ones are still kept: no
+    mark is ever evicted, so every jump closes exactly its frames."""
+    for compiler, opt in (("gcc", "-O2"), ("clang", "-O0")):
+        exe = hk.cc(tmp, ["jump_nest.c"], f"jump_nest_{compiler}{opt}", compiler=compiler, flags=[opt])
+        for args in (["10000"], ["10000", "sig"], ["300"]):
+            run_one(tmp, exe, args)
+            prof = hk.one_profile(tmp, f"jump_nest_{compiler}{opt}")
+            doc = hk.export_json(tmp, prof)
+            os.unlink(prof)
+            got, want = chain_counts(hk.thread_of(doc, 0)), jump_nest_counts(int(args[0]))
+            diff = sorted(set(got.items()) ^ set(want.items()))
+            assert not diff, (compiler, opt, args, len(diff), diff[:10])
+            no_lost_events(doc)
+
+
 def test_report_says_when_a_tree_is_not_exact(tmp):
     exe = hk.cc(tmp, ["jump_loop.c"], "jump_loop", flags=["-O2"])
     run_one(tmp, exe)
@@ -402,5 +446,8 @@ def test_a_jump_nobody_reports_is_repaired_and_said(tmp):
                                           ("main", "loop", "dive", "dive", "dive"): 1,
                                           ("main", "loop", "after"): 1})
     assert int(doc["process"]["meta"]["unmatched_exits"]) == 3, doc["process"]["meta"]
+    # Counted on the context repaired: the outermost frame the jump left.
+    assert hk.node(hk.thread_of(doc, 0), "main", "loop", "dive")["unmatched_exits"] == 3
     out = hk.hookit(tmp, "report", prof).stdout
     assert "!! not exact" in out and "3 unmatched exits" in out, out
+    assert "\n!!   3 at thread 0: main > loop > dive\n" in out, out

@@ -26,7 +26,8 @@ struct node_ext {
     uint64_t allocs, alloc_bytes, frees, free_bytes;
     /* second slot: blocking calls that are not I/O (wait.c) */
     uint64_t wait_calls, wait_ticks;                                /* ticks: host->io_clock */
-    uint64_t spare[6];
+    uint64_t unmatched_exits; /* where the tree may be wrong (unexact.c) */
+    uint64_t spare[5];
 };
 #define NODE_EXT_SLOTS ARENA_EXT_SLOTS
 _Static_assert(sizeof(struct node_ext) == NODE_EXT_SLOTS * ARENA_SLOT, "whole slots");
@@ -59,5 +60,12 @@ int jp_metrics_process(struct profile *p);
 /* A new zeroed metric column of n values appended to th's (metrics_output.c,
  * for build.c and wait.c); NULL when out of memory. */
 uint64_t *jp_new_column(struct profile *p, struct prof_thread *th, const char *name, uint32_t n);
+
+/* ---- where the tree may be wrong (unexact.c) --------------------------------
+ * tree.c's fallbacks count each unmatched exit on the context it concerns;
+ * build.c writes the per-node column "unmatched_exits". */
+void jp_unmatched_at(arena_ref node, uint64_t exits);
+int jp_unmatched_thread(struct profile *p, struct prof_thread *th, const struct arena_copy_node *nodes,
+                        uint32_t n);
 
 #endif

@@ -123,6 +123,8 @@ JP_NOINSTR static int fill_nodes(struct builder *b, const struct arena_thread *r
         rc = jp_metrics_thread(b->p, th, c->nodes, c->n);
     if (rc == 0)
         rc = jp_mpi_thread(b->p, th, c->nodes, c->n);
+    if (rc == 0)
+        rc = jp_unmatched_thread(b->p, th, c->nodes, c->n);
     if (rc == 0) /* a thread still blocked: its wait so far, to the copy's now (wait.c) */
         rc = jp_wait_thread(b->p, th, c->nodes, c->n,
                             c->depth ? (const struct jp_thread *)(uintptr_t)rec->priv : NULL, now);

@@ -5,9 +5,11 @@
  * of its open frames above the context's floor; a jump closes every frame
  * opened since (their time counted up to now, their calls already were).
  *
- * Catches.  A C++ catch: frames deeper than the catching frame on the same
+ * Catches and unwinding.  A C++ landing pad (a cleanup or a catch clause)
+ * about to run, and a C++ catch: frames deeper than its frame on the same
  * stack are gone.  GCC runs the exit hooks of the frames it unwinds, so
- * there is nothing left to close; clang does not, and this closes them.
+ * there is nothing left to close; clang does not, and this closes them
+ * before the landing pad's destructors run.
  *
  * Contexts (swapcontext).  The thread's own context keeps its frames at the
  * bottom of the shadow stack.  A coroutine runs on top of whoever resumed
@@ -194,6 +196,43 @@ JP_NOINSTR static void catch_at(struct jp_thread *t, uintptr_t sp, uint64_t now)
     }
 }
 
+/* Whether f's return address (the call site its hook was given) is kept
+ * on the stack between f's stack pointer and lim: then f's frame, which
+ * holds it, lies below lim.  The search may cover a large frame, and reads the
+ * program's frames on purpose (AddressSanitizer would take it for an
+ * overflow of ours). */
+JP_NOINSTR __attribute__((no_sanitize_address)) static int returns_below(const struct arena_frame *f,
+                                                                         uintptr_t lim)
+{
+    for (const uintptr_t *w = (const uintptr_t *)f->sp; f->site && (uintptr_t)w < lim; w++)
+        if (*w == f->site)
+            return 1;
+    return 0;
+}
+
+/* A landing pad is about to run in the frame whose stack pointer, at the
+ * call the exception came out of, is sp.  Open frames that keep their
+ * return address below sp were unwound: a callee's is below its caller's
+ * stack pointer at the call, while the landing pad's frame keeps its own
+ * at or above it.  Functions inlined into that frame share its return
+ * address: which of them the landing pad belongs to, nothing at run time
+ * says, so they stay open (docs/exactness.md).  The search reads from a
+ * frame up to sp: on the thread's own stack, or on one stack of unknown
+ * bounds (a coroutine's), never across a gap between two. */
+#define ONE_STACK (8u << 20) /* off the thread's stack, farther apart than this: two stacks */
+
+JP_NOINSTR static void unwind_to(struct jp_thread *t, uintptr_t sp, uint64_t now)
+{
+    int here = jp_on_stack(t, sp);
+    while (jp_depth(t) > t->floor) {
+        const struct arena_frame *f = &t->stack[jp_depth(t)];
+        if (jp_on_stack(t, f->sp) != here || f->sp >= sp || (!here && sp - f->sp > ONE_STACK)
+            || !returns_below(f, sp))
+            break;
+        jp_close_top(t, now);
+    }
+}
+
 /* ---- contexts ---------------------------------------------------------------- */
 
 /* Keep the running coroutine's frames under key and close them. */
@@ -314,6 +353,9 @@ JP_NOINSTR uint64_t jp_flow(const struct hookit_flow *f)
         break;
     case HOOKIT_FLOW_CATCH:
         catch_at(t, f->sp, now);
+        break;
+    case HOOKIT_FLOW_UNWIND:
+        unwind_to(t, f->sp, now);
         break;
     case HOOKIT_FLOW_SWITCH:
         switch_context(t, f->from, f->to, now);

@@ -29,6 +29,7 @@
  * caller's frame is needed. */
 #include "profiler/jprof/jprof.h"
 #include "profiler/jprof/live/attend.h"
+#include "profiler/jprof/metrics/metrics.h"
 #include "tree.h"
 
 #include <string.h>
@@ -89,6 +90,8 @@ JP_NOINSTR __attribute__((noinline)) static void cut_back(struct jp_thread *t, u
 {
     int here = jp_on_stack(t, sp);
     uintptr_t cfa = 0;
+    arena_ref outermost = 0;
+    uint64_t closed = 0;
     while (jp_depth(t) > t->floor) {
         const struct arena_frame *f = &t->stack[jp_depth(t)];
         int there = jp_on_stack(t, f->sp);
@@ -106,9 +109,13 @@ JP_NOINSTR __attribute__((noinline)) static void cut_back(struct jp_thread *t, u
         }
         if (!gone)
             break;
+        outermost = f->node;
         close_top(t, now);
         t->rec->unmatched++;    /* its exit never came: the tree was repaired (exit_unmatched) */
+        closed++;
     }
+    if (closed)
+        jp_unmatched_at(outermost, closed);
 }
 
 /* A parent with many children (an interpreter's dispatch loop calling
@@ -383,8 +390,11 @@ JP_NOINSTR __attribute__((noinline)) static void exit_unmatched(struct jp_thread
         d--;
     if (d == 0) {
         rec->unmatched++;
+        jp_unmatched_at(t->stack[rec->depth].node, 1);
     } else {
         rec->unmatched += rec->depth - d;
+        if (rec->depth > d)
+            jp_unmatched_at(t->stack[d + 1].node, rec->depth - d);
         while (rec->depth >= d)
             close_top(t, now);
     }

@@ -70,7 +70,9 @@ void jp_exit_synthetic(uint64_t key);
 
 /* ---- control flow the hooks do not show (flow.c) --------------------------
  * libhookit's interposers of setjmp/longjmp, __cxa_begin_catch and the
- * ucontext functions report here (include/hookit/profiler.h). */
+ * ucontext functions report here (include/hookit/profiler.h); the
+ * personality routine tells of the frame a landing pad is about to run in
+ * (HOOKIT_FLOW_UNWIND). */
 uint64_t jp_flow(const struct hookit_flow *flow);
 void jp_flow_fork_child(void);
 
