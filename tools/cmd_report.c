@@ -159,8 +159,7 @@ static tree_cmp_fn tree_order(const struct report_opts *o)
 
 /* w: the CPU and WAIT columns, or NULL for none. */
 static void print_tree_line(FILE *out, const struct tree *t, uint32_t node, uint64_t total,
-                            const struct waittime *w, const struct estimate *e,
-                            const struct report_opts *o)
+                            const struct waittime *w, const struct estimate *e, const struct report_opts *o)
 {
     const struct prof_node *n = &t->thread->nodes[node];
     char base[UNITS_BUF], cum[UNITS_BUF], cpu[UNITS_BUF], wait[UNITS_BUF];

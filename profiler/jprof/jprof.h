@@ -141,9 +141,9 @@ struct jp_thread {
      * are process totals summed over that list (metrics_thread.h). */
     struct jp_thread *all_next;
     struct metrics_thread metrics;
-    uint64_t own_samples;       /* CPU-time samples that landed in hookit's code (own_code.c) */
+    uint64_t own_samples;         /* CPU-time samples that landed in hookit's code (own_code.c) */
     struct jp_pc_table *pc_table; /* samples by program counter (pc_samples.c), or NULL */
-    uint64_t pc_unplaced;       /* samples that found no room in it */
+    uint64_t pc_unplaced;         /* samples that found no room in it */
 };
 #define JP_THREAD_RECYCLED_BYTES offsetof(struct jp_thread, all_next)
 

@@ -72,36 +72,46 @@ JP_NOINSTR static int set_nocontrol(const char *v) { (void)v; jp_opt.control_thr
 
 static const struct optlist_entry options[] = {
     { "clock=", "clock=tsc|monotonic  time source (default tsc when invariant)", set_clock },
-    { "timer=", "timer=sample|exact   exact counts with time from per-thread CPU-time samples, "
-                "hookit's own code left out (default), or every call timed with the clock", set_timer },
-    { "sample_us=", "sample_us=N          sampling period in CPU microseconds (default 250)",
-      set_sample_us },
-    { "sampler=", "sampler=perf|timer   what samples: a perf task-clock event per thread (default, where "
-                  "allowed) or a POSIX CPU-time timer (the kernel's tick)", set_sampler },
-    { "threads_kept=", "threads_kept=N       ended threads shown apart; older ones are merged into one "
-                       "\"(merged)\" thread (default 1000)", set_threads_kept },
+    { "timer=",
+      "timer=sample|exact   exact counts with time from per-thread CPU-time samples, "
+      "hookit's own code left out (default), or every call timed with the clock",
+      set_timer },
+    { "sample_us=", "sample_us=N          sampling period in CPU microseconds (default 250)", set_sample_us },
+    { "sampler=",
+      "sampler=perf|timer   what samples: a perf task-clock event per thread (default, where "
+      "allowed) or a POSIX CPU-time timer (the kernel's tick)",
+      set_sampler },
+    { "threads_kept=",
+      "threads_kept=N       ended threads shown apart; older ones are merged into one "
+      "\"(merged)\" thread (default 1000)",
+      set_threads_kept },
     { "compensate", "compensate           subtract the profiler's measured cost per call from times",
       set_compensate },
-    { "lines", "lines                resolve source file:line of functions (reads DWARF at exit: memory and time)", set_lines },
+    { "lines",
+      "lines                resolve source file:line of functions (reads DWARF at exit: memory and time)",
+      set_lines },
     { "nolines", "nolines              do not read debug line info at exit (default)", set_nolines },
-    { "nostart", "nostart              start with collection off (hookit_start() turns it on)",
-      set_nostart },
-    { "nocontrol", "nocontrol            no control thread: `hookit ctl` is then carried out only by "
-                   "the program's threads at their hooks (docs/live.md)", set_nocontrol },
-    { "io", "io                   I/O per calling context, per file, per interval (default)",
-      jp_opt_io },
-    { "noio", "noio                 no I/O metrics: the I/O wrappers only pass calls through",
-      jp_opt_noio },
+    { "nostart", "nostart              start with collection off (hookit_start() turns it on)", set_nostart },
+    { "nocontrol",
+      "nocontrol            no control thread: `hookit ctl` is then carried out only by "
+      "the program's threads at their hooks (docs/live.md)",
+      set_nocontrol },
+    { "io", "io                   I/O per calling context, per file, per interval (default)", jp_opt_io },
+    { "noio", "noio                 no I/O metrics: the I/O wrappers only pass calls through", jp_opt_noio },
     { "alloc", "alloc                malloc family per calling context, live heap, leaks at exit",
       jp_opt_alloc },
     { "wait", "wait                 time in blocking calls per calling context: wait_ns (default)",
       jp_opt_wait },
     { "nowait", "nowait               no wait time: the blocking-call wrappers only pass calls through",
       jp_opt_nowait },
-    { "cpu", "cpu                  also sample each thread's CPU time (sample_us) into cpu_ns, "
-      "keeping exact times", jp_opt_cpu },
-    { "io_interval=", "io_interval=T        time slice of the I/O and heap series: 500ms, 2s, ... "
-      "(default 1s)", jp_opt_io_interval },
+    { "cpu",
+      "cpu                  also sample each thread's CPU time (sample_us) into cpu_ns, "
+      "keeping exact times",
+      jp_opt_cpu },
+    { "io_interval=",
+      "io_interval=T        time slice of the I/O and heap series: 500ms, 2s, ... "
+      "(default 1s)",
+      jp_opt_io_interval },
 };
 
 JP_NOINSTR void jp_options_parse(const char *text, void (*log)(const char *, ...))

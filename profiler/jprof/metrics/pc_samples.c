@@ -85,7 +85,8 @@ JP_NOINSTR static uint32_t ref_hash(arena_ref ref, uint32_t mask)
     return (uint32_t)(((uint64_t)ref * 0x9e3779b97f4a7c15ull) >> 32) & mask;
 }
 
-JP_NOINSTR static uint32_t find_index(const struct by_ref *m, const struct arena_copy_node *nodes, arena_ref ref)
+JP_NOINSTR static uint32_t find_index(const struct by_ref *m, const struct arena_copy_node *nodes,
+                                      arena_ref ref)
 {
     for (uint32_t i = ref_hash(ref, m->mask); m->slot[i]; i = (i + 1) & m->mask)
         if (nodes[m->slot[i] - 1].ref == ref)

@@ -77,7 +77,8 @@ JP_NOINSTR static int copy_tree(const struct arena_thread *rec, struct arena_thr
  * and the program's own clock: elapsed, less only the time the kernel kept
  * the thread off a CPU it was ready for.  Each node's sample count goes
  * in the `samples` column, for the estimate's error (docs/performance.md). */
-JP_NOINSTR static int sampled_times(struct profile *p, struct prof_thread *th, const struct arena_copy_node *nodes)
+JP_NOINSTR static int sampled_times(struct profile *p, struct prof_thread *th,
+                                    const struct arena_copy_node *nodes)
 {
     uint64_t *samples = jp_new_column(p, th, "samples", th->nnodes);
     if (!samples)

@@ -316,7 +316,7 @@ JP_NOINSTR struct jp_thread *jp_thread_attach_numbered(int number)
         return NULL;
     }
     pthread_setspecific(end_key, t);    /* thread end without the lifecycle layer */
-    jp_pc_samples_clear(t); /* a recycled state's table held another tree's nodes */
+    jp_pc_samples_clear(t);             /* a recycled state's table held another tree's nodes */
     jp_self = t;
     jp_sampler_thread_start();
     errno = saved;
