@@ -39,8 +39,11 @@ def check_calls_profile(tmp, doc, pid=None, leave_through_exit=False, exe="calls
     # taken at the kernel's tick (4 ms here, 10 ms with HZ=100), and a
     # sample due as the function ends may go to its caller: two ticks short
     # at most.
+    # Under qemu-user (make check-arm64) a sampled signal lands only between
+    # translated blocks: the spin's samples are emulation's, not checked.
     exact = doc["process"]["meta"]["timer"] == "exact"
-    assert (45 if exact else 30) * MS <= busy["excl_ns"] <= busy["incl_ns"] < 5000 * MS, busy
+    least = 45 if exact else 0 if hk.TARGET else 30
+    assert least * MS <= busy["excl_ns"] <= busy["incl_ns"] < 5000 * MS, busy
     nap = hk.node(t, "main", "nap_ms")
     # Asleep, not on the CPU: the time still counts (sampled: as the
     # measured time of the blocking call, wait_ns).

@@ -19,8 +19,8 @@
  * node's first call.  Live readers, which read the arena's counts only, see
  * the samples where they were charged.
  *
- * The table is 1,024 entries of 16 bytes (16 KiB, mapped with the thread's
- * first sample); a sample that finds no room in 8 probes is left where it
+ * The table is 1,024 entries of 16 bytes (16 KiB, mapped when the thread
+ * starts); a sample that finds no room in 8 probes is left where it
  * was charged, and the profile counts such samples (pc_samples_unplaced).
  * A reset or zerobase clears the table with the tree. */
 #include "profiler/jprof/jprof.h"
@@ -48,10 +48,11 @@ JP_NOINSTR static uint32_t pc_slot(uint64_t pc, arena_ref node)
     return (uint32_t)(((pc ^ ((uint64_t)node << 20)) * 0x9e3779b97f4a7c15ull) >> (64 - PC_TABLE_BITS));
 }
 
-/* In the sampling signal handler: mmap is a system call, safe there. */
+/* In the sampling signal handler (the table was mapped when the thread
+ * started: no mmap here, which libhookit's wrappers would see). */
 JP_NOINSTR void jp_pc_sample(struct jp_thread *t, uint64_t pc, arena_ref node, uint64_t n)
 {
-    if (!t->pc_table && !(t->pc_table = hk_pages_map(sizeof *t->pc_table, 0))) {
+    if (!t->pc_table) {
         t->pc_unplaced += n;
         return;
     }
@@ -67,9 +68,13 @@ JP_NOINSTR void jp_pc_sample(struct jp_thread *t, uint64_t pc, arena_ref node, u
     t->pc_unplaced += n;
 }
 
+/* At a thread's start (the table mapped once per thread state, kept when
+ * the state is recycled) and at a reset or zerobase. */
 JP_NOINSTR void jp_pc_samples_clear(struct jp_thread *t)
 {
-    if (t->pc_table)
+    if (!t->pc_table && jp_opt.sample)
+        t->pc_table = hk_pages_map(sizeof *t->pc_table, 0);
+    else if (t->pc_table)
         memset(t->pc_table, 0, sizeof *t->pc_table);
     t->pc_unplaced = 0;
 }
