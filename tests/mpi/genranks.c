@@ -45,19 +45,7 @@ static struct profile *rank_profile(int rank, int size, int extra)
 
     int skipped = rank % 4 == 3;
     uint32_t n = 3 + (uint32_t)extra + (uint32_t)skipped;
-    p->threads = profile_alloc(p, sizeof *p->threads);
-    p->nthreads = 1;
-    struct prof_thread *th = &p->threads[0];
-    th->tid = 1000 + rank;
-    th->name = profile_intern(p, "main");
-    th->nodes = profile_alloc(p, n * sizeof *th->nodes);
-    th->nnodes = n;
-    th->metrics = profile_alloc(p, sizeof *th->metrics);
-    th->nmetrics = 1;
-    th->metrics[0].name = profile_intern(p, "mpi_bytes");
-    th->metrics[0].values = profile_alloc(p, n * sizeof(uint64_t));
-    if (!th->nodes || !th->metrics[0].values)
-        die("out of memory");
+    struct prof_thread *th = synth_thread(p, 1000 + rank, n);
 
     uint64_t solve = (uint64_t)(rank + 1) * 1000000, mpi = (uint64_t)(size - rank) * 100000;
     uint64_t leaves = (uint64_t)extra * 1000 + (skipped ? 5000 : 0);

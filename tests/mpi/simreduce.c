@@ -97,22 +97,12 @@ static struct profile *rank_profile(int rank, int size)
             (struct prof_func){ 0x400000 + f * 16ull, profile_intern(p, name),
                                 profile_intern(p, f >= nfuncs - 2 ? "libmpi.so.40" : "app"), NULL, 0 };
     }
-    p->threads = profile_alloc(p, sizeof *p->threads);
-    p->nthreads = 1;
-    struct prof_thread *th = &p->threads[0];
     uint32_t n = (uint32_t)contexts;
-    th->tid = p->process.pid;
-    th->name = profile_intern(p, "main");
-    th->nodes = profile_alloc(p, n * sizeof *th->nodes);
-    th->nnodes = n;
-    th->metrics = profile_alloc(p, sizeof *th->metrics);
-    th->nmetrics = 1;
-    th->metrics[0].name = profile_intern(p, "mpi_bytes");
-    th->metrics[0].values = profile_alloc(p, n * sizeof(uint64_t));
+    struct prof_thread *th = synth_thread(p, p->process.pid, n);
     /* Preorder is what a writer gives; a BFS-numbered 4-ary tree is not,
      * so nodes are laid out by a DFS over it. */
     uint32_t *stack = malloc(n * sizeof *stack), *pos = malloc(n * sizeof *pos), sp = 0, k = 0;
-    if (!stack || !pos || !th->nodes || !th->metrics[0].values)
+    if (!stack || !pos)
         die("out of memory");
     stack[sp++] = 0;
     while (sp) {

@@ -31,4 +31,30 @@ static struct profile *synth_rank(int rank, int size, int pid, uint64_t duration
     return p;
 }
 
+/* p's one thread ("main", tid) of n nodes with an mpi_bytes column, both
+ * left for the caller to fill.  Exits on no memory. */
+static struct prof_thread *synth_thread(struct profile *p, int tid, uint32_t n)
+{
+    p->threads = profile_alloc(p, sizeof *p->threads);
+    struct prof_thread *th = p->threads;
+    if (th) {
+        p->nthreads = 1;
+        th->tid = tid;
+        th->name = profile_intern(p, "main");
+        th->nodes = profile_alloc(p, n * sizeof *th->nodes);
+        th->nnodes = n;
+        th->metrics = profile_alloc(p, sizeof *th->metrics);
+    }
+    if (th && th->metrics) {
+        th->nmetrics = 1;
+        th->metrics[0].name = profile_intern(p, "mpi_bytes");
+        th->metrics[0].values = profile_alloc(p, n * sizeof(uint64_t));
+    }
+    if (!th || !th->nodes || !th->metrics || !th->metrics[0].values) {
+        fprintf(stderr, "out of memory\n");
+        exit(1);
+    }
+    return th;
+}
+
 #endif

@@ -31,6 +31,7 @@
  *                      communicator (writing the profile, not a frame). */
 #include "profiler/jprof/jprof.h"
 #include "frames.h"
+#include "profiler/jprof/metrics/metrics.h"
 #include "profiler/jprof/tree/tree.h"
 #include "profile/profile.h"
 
@@ -80,19 +81,10 @@ JP_NOINSTR int jp_mpi_thread(struct profile *p, struct prof_thread *th,
 {
     if (!seen)
         return 0;
-    struct prof_metric *old = th->metrics;
-    th->metrics = profile_alloc(p, (th->nmetrics + 1) * sizeof *th->metrics);
-    if (!th->metrics)
+    uint64_t *bytes = jp_new_column(p, th, "mpi_bytes", n);
+    if (!bytes)
         return -1;
-    if (old)
-        memcpy(th->metrics, old, th->nmetrics * sizeof *old);
-    struct prof_metric *col = &th->metrics[th->nmetrics];
-    col->name = profile_intern(p, "mpi_bytes");
-    col->values = profile_alloc(p, (size_t)n * sizeof *col->values + 1);
-    if (!col->name || !col->values)
-        return -1;
-    th->nmetrics++;
     for (uint32_t i = 0; i < n; i++)
-        col->values[i] = jp_is_synthetic(nodes[i].fn) ? jp_node(nodes[i].ref)->reserved : 0;
+        bytes[i] = jp_is_synthetic(nodes[i].fn) ? jp_node(nodes[i].ref)->reserved : 0;
     return 0;
 }
