@@ -68,8 +68,18 @@ JP_NOINSTR static int set_compensate(const char *v) { (void)v; jp_opt.compensate
 JP_NOINSTR static int set_lines(const char *v) { (void)v; jp_opt.lines = 1; return 0; }
 JP_NOINSTR static int set_nolines(const char *v) { (void)v; jp_opt.lines = 0; return 0; }
 JP_NOINSTR static int set_nostart(const char *v) { (void)v; jp_opt.start_on = 0; return 0; }
-JP_NOINSTR static int set_nocontrol(const char *v) { (void)v; jp_opt.control_thread = JP_CONTROL_NEVER; return 0; }
-JP_NOINSTR static int set_control(const char *v) { (void)v; jp_opt.control_thread = JP_CONTROL_ALWAYS; return 0; }
+JP_NOINSTR static int set_nocontrol(const char *v)
+{
+    (void)v;
+    jp_opt.control_thread = JP_CONTROL_NEVER;
+    return 0;
+}
+JP_NOINSTR static int set_control(const char *v)
+{
+    (void)v;
+    jp_opt.control_thread = JP_CONTROL_ALWAYS;
+    return 0;
+}
 
 static const struct optlist_entry options[] = {
     { "clock=", "clock=tsc|monotonic  time source (default tsc when invariant)", set_clock },
