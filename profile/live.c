@@ -5,6 +5,7 @@
  * Every reference read from the arena is checked against the mapping, so
  * a torn or damaged arena gives a retry or an error, never a crash. */
 #include "profile/live.h"
+#include "profile/live_waits.h"
 #include "common/clock.h"
 #include "profile/arena_walk.h"
 #include "profile/procinfo.h"
@@ -423,15 +424,11 @@ int live_leftover_ended(pid_t pid, char *path, size_t size)
 
 /* ---- time -------------------------------------------------------------------- */
 
-/* The process's clock now, and its rate, measured from the start pair it
- * stored (the CPU counter and CLOCK_MONOTONIC are machine-wide). */
-static uint64_t process_now(const struct live *l, double *ticks_per_ns)
+/* The CPU counter now, and its rate, measured from the start pair the
+ * process stored (the counter and CLOCK_MONOTONIC are machine-wide). */
+static uint64_t counter_now(const struct live *l, double *ticks_per_ns)
 {
     const struct arena_process *pr = process_block(l);
-    if (header(l)->clock != 0) {
-        *ticks_per_ns = 1.0;
-        return hk_mono_ns();
-    }
     uint64_t mono, tsc;
     do {
         hk_clock_pair(&mono, &tsc);
@@ -441,6 +438,19 @@ static uint64_t process_now(const struct live *l, double *ticks_per_ns)
     *ticks_per_ns = (double)(tsc - pr->start_tsc) / (double)(mono - pr->start_mono_ns);
     if (*ticks_per_ns <= 0)
         *ticks_per_ns = 1.0;
+    return tsc;
+}
+
+/* The process's clock now, and its rate; the counter's rate too (the
+ * clock of wait times may be the counter when the process's is not). */
+static uint64_t process_now(const struct live *l, double *ticks_per_ns, double *counter_per_ns)
+{
+    uint64_t tsc = counter_now(l, counter_per_ns);
+    if (header(l)->clock != 0) {
+        *ticks_per_ns = 1.0;
+        return hk_mono_ns();
+    }
+    *ticks_per_ns = *counter_per_ns;
     return tsc;
 }
 
@@ -475,6 +485,8 @@ static int copy_under_seq(struct live *l, const struct arena_thread *rec, struct
         return rc;
     if (c->pending)
         t->dropped = t->unmatched = 0;
+    t->pending = c->pending;
+    t->pending_at = c->pending_at;
     t->nnodes = c->n;
     t->depth = c->depth;
     return 1;
@@ -766,7 +778,7 @@ int live_snapshot(struct live *l, enum live_consistency c, struct live_snapshot 
         t_post = hk_mono_ns();
         gather(l, recs, n, s);
     }
-    s->now = process_now(l, &s->ticks_per_ns);
+    s->now = process_now(l, &s->ticks_per_ns, &s->counter_per_ns);
     int rc = 0;
     uint64_t t_copy = hk_mono_ns();
     if (paused) {
@@ -921,6 +933,7 @@ struct profile *live_profile(struct live *l, const struct live_snapshot *s, cons
     if (!p)
         return NULL;
     int rc = arena_funcs_init(&funcs);
+    const struct arena_waits *waits = at(l, ARENA_WAITS_REF, sizeof *waits);
     if (rc == 0)
         rc = fill_process(l, s, p, end);
     p->threads = rc == 0 ? profile_alloc(p, ((size_t)s->nthreads + 1) * sizeof *p->threads) : NULL;
@@ -936,10 +949,15 @@ struct profile *live_profile(struct live *l, const struct live_snapshot *s, cons
         struct arena_timing tm = {
             .ticks_per_ns = s->ticks_per_ns,
             .sample_period_ns = (uint64_t)process_block(l)->sample_us * 1000u,
-            .open_waits = 1,
+            /* sampled: the wait column gives a wait in progress, else the frame's start */
+            .open_waits = !waits || waits->clock == ARENA_WAITS_NONE,
         };
         rc = arena_copy_to_thread(p, &funcs, t->nodes, t->nnodes, t->stack, depth, t->now, &tm, th);
         p->nthreads = i + 1;
+        if (rc == 0)
+            rc = live_wait_columns(&l->view, waits, s, t, p, th) < 0 ? -1 : 0;
+        if (rc == 0 && tm.sample_period_ns) /* as libjprof's own profile: CPU samples plus waits */
+            rc = arena_sampled_times(p, th, t->nodes);
     }
     if (rc == 0)
         rc = arena_funcs_to_profile(&funcs, p);

@@ -47,6 +47,8 @@ struct live_thread {
     struct arena_frame *stack;      /* stack[0 .. depth] */
     uint32_t depth;
     uint64_t now;                   /* ticks: the moment the copy stands for */
+    uint32_t pending;               /* a reset or zerobase shown applied (ARENA_REQ_PENDING bits) */
+    uint64_t pending_at;            /* ... as of this moment (ticks) */
     int how;                        /* LIVE_COPY_* */
     uint32_t retries;               /* torn copies thrown away */
 };
@@ -56,6 +58,7 @@ struct live_snapshot {
     struct live_thread *threads;    /* by index */
     uint32_t nthreads;
     double ticks_per_ns;
+    double counter_per_ns;          /* the CPU counter's rate (wait times may be in its ticks) */
     uint64_t now;                   /* ticks, the snapshot's moment */
     uint64_t mono_ns;               /* CLOCK_MONOTONIC of the snapshot */
     enum live_consistency consistency;

@@ -252,14 +252,14 @@ def test_folded_by_cpu_in_speedscope(tmp):
 
 # ---- hookit top: the state of each thread, fitting the terminal, the end -------------
 
-def start_split(tmp, scale):
+def start_split(tmp, scale, *args, jprofopts=None):
     """split running with hookit, once its arena is registered."""
     import time
     exe = hk.cc(tmp, [os.path.join(HERE, "progs", "split.c")], "split", libs=["-lpthread"])
     rt = os.path.join(tmp, "rt")
     os.makedirs(rt, mode=0o700, exist_ok=True)
-    env = hk.test_env(HOOKIT_OUTPUT=tmp, HOOKIT_RUNTIME_DIR=rt)
-    p = subprocess.Popen([exe, str(scale)], cwd=tmp, env=env, stdout=subprocess.PIPE,
+    env = hk.test_env(HOOKIT_OUTPUT=tmp, HOOKIT_RUNTIME_DIR=rt, JPROFOPTS=jprofopts)
+    p = subprocess.Popen([exe, str(scale), *args], cwd=tmp, env=env, stdout=subprocess.PIPE,
                          stderr=subprocess.PIPE, text=True)
     deadline = time.monotonic() + 10
     while not os.path.exists(os.path.join(rt, f"{p.pid}.arena")):
@@ -293,6 +293,26 @@ def test_top_thread_state(tmp):
         assert re.search(r"tid \d+  R running, cpu \d+%", b) and "blocking" not in b.split("\n")[0], b
     # main joins: in a blocking call too
     assert re.search(r"\(main\) tid \d+  S sleeping, in a blocking call", out), out
+    # the functions' CPU and WAIT, from the live arena: waiting is wait
+    # (300 ms in at least), computing is CPU
+    for b in waiting:
+        excl, cpu, wait = top_func_row(b, "idle_wait")
+        assert wait >= 250 * MS and cpu < 20 * MS and excl >= wait, b
+    for b in working:
+        excl, cpu, wait = top_func_row(b, "crunch")
+        assert wait == 0 and cpu == excl > 0, b
+
+
+UNIT_NS = {"ns": 1, "us": 1e3, "ms": 1e6, "s": 1e9}
+
+
+def top_func_row(block, fn):
+    """(EXCL, CPU, WAIT) in ns of fn's row in top's functions table."""
+    assert re.search(r"SHARE\s+EXCL\s+CPU\s+WAIT\s+INCL\s+CALLS\s+NAME", block), block
+    m = re.search(rf"^\s+[\d.]+%\s+(\S+)\s+(\S+)\s+(\S+)\s+\S+\s+\d+\s+F:split\.{fn}\(\)$", block, re.M)
+    assert m, block
+    return [float(re.match(r"[\d.]+", v).group(0)) * UNIT_NS[re.sub(r"[\d.]+", "", v)]
+            for v in m.groups()]
 
 
 def test_top_fits_the_width_and_says_the_end(tmp):
@@ -336,3 +356,82 @@ def test_ctl_flush_names_its_file_and_report_reads_the_last(tmp):
     assert "fork family" not in r.stderr and r.stderr.count("\n") == 1, r.stderr
     last = re.search(r"reading (\S+), the newest profile", r.stderr).group(1)
     assert os.path.join(tmp, last) not in wrote, (last, wrote)
+
+
+# ---- snapshots: CPU and waiting apart too -----------------------------------------
+
+def snapshot_split(tmp, jprofopts):
+    """A snapshot of split (scale 10, the idlers waiting in 50 ms pieces)
+    about 1 s into its run, and the seconds from its start to the
+    snapshot's end (an upper bound of any thread's time)."""
+    import time
+    t0 = time.monotonic()
+    p, env = start_split(tmp, 10, "pieces", jprofopts=jprofopts)
+    try:
+        time.sleep(0.7)
+        snap = os.path.join(tmp, "now.prof")
+        hk.hookit(tmp, "snapshot", "-o", snap, str(p.pid), env=env)
+        elapsed = time.monotonic() - t0
+    finally:
+        p.kill()
+        p.communicate()
+    return snap, elapsed
+
+
+def check_snapshot_split(tmp, snap, elapsed):
+    """Each thread's waiting and CPU time in the snapshot: the idlers'
+    ended waits (the pieces) and main's join still in progress are wait,
+    the crunchers' time is CPU.  The threads ran at least 1 s (0.3 s after
+    the arena, then 0.7 s) less their start-up, at most `elapsed`."""
+    doc = hk.export_json(tmp, snap)
+    at_most = elapsed * 1e9
+    seen = {"idler": 0, "cruncher": 0}
+    for t in doc["threads"]:
+        nodes = {n["name"]: n for n in t["nodes"]}
+        # (a live thread keeps the name it started with: told by its root)
+        kind = next((n["name"] for n in t["nodes"] if n["parent"] is None), "?")
+        if kind == "idler":
+            n = nodes["idle_wait"]
+            # ended waits: many pieces, counted in full (not only the one in progress)
+            assert n["calls"] >= 5 and n["wait_calls"] >= n["calls"], n
+            assert 700 * MS <= n["wait_ns"] <= at_most and n["excl_ns"] >= n["wait_ns"], n
+            assert n["excl_ns"] - n["wait_ns"] < 50 * MS, n   # next to no CPU
+            assert n["incl_ns"] >= n["wait_ns"], n
+        elif kind == "cruncher":
+            n = nodes["crunch"]
+            assert n["wait_ns"] == 0 and n["excl_ns"] >= 50 * MS, n
+        elif kind == "main":
+            # main joins the threads: one wait, still in progress
+            n = nodes["main"]
+            assert n["wait_calls"] >= 1 and 700 * MS <= n["wait_ns"] <= at_most, n
+            assert n["excl_ns"] - n["wait_ns"] < 50 * MS, n
+        seen[kind] = seen.get(kind, 0) + 1
+    assert seen == {"idler": 2, "cruncher": 2, "main": 1}, seen
+    # report and its sort keys read them: by wait the waiting first, by CPU the computing
+    by_wait = flat(tmp, snap, "--merge-threads", "--sort", "wait")
+    by_cpu = flat(tmp, snap, "--merge-threads", "--sort", "cpu")
+    assert by_wait[0][0] in ("idle_wait", "main") and by_cpu[0][0] == "crunch", (by_wait, by_cpu)
+
+
+def test_snapshot_keeps_cpu_and_wait_sampled(tmp):
+    snap, elapsed = snapshot_split(tmp, None)
+    check_snapshot_split(tmp, snap, elapsed)
+    # sampled (the default): a node's time is its samples plus its waits,
+    # as in the profile the process writes; the samples have their column
+    doc = hk.export_json(tmp, snap)
+    assert all("samples" in n for t in doc["threads"] for n in t["nodes"]), doc["threads"][0]
+
+
+def test_snapshot_keeps_cpu_and_wait_exact(tmp):
+    snap, elapsed = snapshot_split(tmp, "timer=exact")
+    check_snapshot_split(tmp, snap, elapsed)
+
+
+def test_snapshot_cpu_sampled_under_exact_timing(tmp):
+    """JPROFOPTS=cpu: the snapshot has cpu_ns, as the process's profile does."""
+    snap, _ = snapshot_split(tmp, "timer=exact,cpu")
+    doc = hk.export_json(tmp, snap)
+    crunch = [n for t in doc["threads"] for n in t["nodes"] if n["name"] == "crunch"]
+    idle = [n for t in doc["threads"] for n in t["nodes"] if n["name"] == "idle_wait"]
+    assert len(crunch) == 2 and all(n["cpu_ns"] >= 50 * MS for n in crunch), crunch
+    assert all(n["cpu_ns"] < 20 * MS for n in idle), idle

@@ -38,7 +38,7 @@ JP_NOINSTR static arena_ref merged_child(arena_ref parent, uint64_t fn)
     return c;
 }
 
-/* Extension blocks are additive counters (struct node_ext, metrics.h). */
+/* Extension blocks are additive counters (struct node_ext, profile/arena.h). */
 JP_NOINSTR static void add_ext(struct arena_node *dst, const struct arena_node *src)
 {
     if (!src->ext)
@@ -52,7 +52,7 @@ JP_NOINSTR static void add_ext(struct arena_node *dst, const struct arena_node *
     }
     uint64_t *d = jp_at(dst->ext);
     const uint64_t *s = jp_at(src->ext);
-    for (unsigned i = 0; i < sizeof(struct node_ext) / sizeof *d; i++)
+    for (unsigned i = 0; i < NODE_EXT_COUNTERS; i++) /* not wait_since: state */
         d[i] += s[i];
 }
 

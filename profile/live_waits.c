@@ -1,0 +1,61 @@
+/* Waiting and CPU time in a live reader's profile (live_waits.h). */
+#include "profile/live_waits.h"
+
+/* node's extension block, or NULL when it has none or it is outside v. */
+static const struct node_ext *ext_of(const struct arena_view *v, arena_ref node)
+{
+    const struct arena_node *n = arena_view_node(v, node);
+    arena_ref e = n ? __atomic_load_n(&n->ext, __ATOMIC_ACQUIRE) : 0;
+    uint64_t off = (uint64_t)e * ARENA_SLOT;
+    if (!e || off + sizeof(struct node_ext) > v->size)
+        return NULL;
+    return (const struct node_ext *)(v->base + off);
+}
+
+static uint64_t ns_of(uint64_t ticks, double ticks_per_ns)
+{
+    return (uint64_t)((double)ticks / ticks_per_ns + 0.5);
+}
+
+int live_wait_columns(const struct arena_view *v, const struct arena_waits *w, const struct live_snapshot *s,
+                      const struct live_thread *t, struct profile *p, struct prof_thread *th)
+{
+    uint32_t n = th->nnodes;
+    if (w && w->cpu_us) {
+        uint64_t *cpu = profile_new_column(p, th, "cpu_ns", n);
+        if (!cpu)
+            return -1;
+        for (uint32_t i = 0; i < n; i++)
+            cpu[i] = t->nodes[i].samples * (uint64_t)w->cpu_us * 1000u;
+    }
+    if (!w || (w->clock != ARENA_WAITS_COUNTER && w->clock != ARENA_WAITS_MONOTONIC))
+        return 0;
+    uint64_t *wait_ns = profile_new_column(p, th, "wait_ns", n);
+    uint64_t *calls = profile_new_column(p, th, "wait_calls", n);
+    if (!wait_ns || !calls)
+        return -1;
+    double io_rate = w->clock == ARENA_WAITS_COUNTER ? s->counter_per_ns : 1.0;
+    /* A pending command: the counters were before it (a blocked thread
+     * counts nothing until it applies it), and the call in progress counts
+     * from its moment. */
+    uint64_t from = t->pending ? t->pending_at : 0;
+    for (uint32_t i = 0; i < n; i++) {
+        const struct node_ext *x = ext_of(v, t->nodes[i].ref);
+        if (!x)
+            continue;
+        if (!t->pending) {
+            uint64_t ticks = __atomic_load_n(&x->io_ticks, __ATOMIC_RELAXED)
+                             + __atomic_load_n(&x->wait_ticks, __ATOMIC_RELAXED);
+            wait_ns[i] = ns_of(ticks, io_rate);
+            calls[i] = __atomic_load_n(&x->wait_calls, __ATOMIC_RELAXED);
+        }
+        uint64_t since = __atomic_load_n(&x->wait_since, __ATOMIC_ACQUIRE);
+        if (since && since < from)
+            since = from;
+        if (since && t->now > since) {
+            wait_ns[i] += ns_of(t->now - since, s->ticks_per_ns);
+            calls[i]++;
+        }
+    }
+    return 1;
+}

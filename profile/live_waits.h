@@ -1,0 +1,26 @@
+/*
+ * Time waiting, and CPU time sampled, in a live reader's profile (`hookit
+ * snapshot`, `top`, `recover`; docs/live.md, "Waiting and CPU time"): the
+ * columns libjprof's own profiles have (wait_ns, wait_calls, cpu_ns; see
+ * profiler/jprof/metrics/wait.c), read from the arena's extension blocks.
+ */
+#ifndef HOOKIT_LIVE_WAITS_H
+#define HOOKIT_LIVE_WAITS_H
+
+#include "profile/arena_walk.h"
+#include "profile/live.h"
+
+/*
+ * th's wait_ns and wait_calls columns from the nodes t copied (view v; w:
+ * the arena's slot 3), and cpu_ns under JPROFOPTS=cpu: closed blocking
+ * calls from each node's counters, and a call still blocking counted up to
+ * the copy's moment (node_ext.wait_since), as libjprof counts a thread
+ * still blocked when it writes a profile.  A reset or zerobase pending for
+ * the thread (shown applied) leaves only the call in progress, from the
+ * command's moment.  Nothing when the arena records no wait times.
+ * Returns 1 when th got wait columns, 0 when not, -1 when out of memory.
+ */
+int live_wait_columns(const struct arena_view *v, const struct arena_waits *w, const struct live_snapshot *s,
+                      const struct live_thread *t, struct profile *p, struct prof_thread *th);
+
+#endif
