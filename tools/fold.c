@@ -14,6 +14,7 @@
  * leaves its callees as roots; its own time, a few ns, leaves the view.
  */
 #include "tools/fold.h"
+#include "tools/find_fn.h"
 #include "tools/names.h"
 
 #include <fnmatch.h>
@@ -55,17 +56,23 @@ void fold_frames_off(void)
     npatterns = 0;
 }
 
-static int folded_name(const char *name)
+static int default_folded(const char *name)
 {
     char *simple = names_simple(name);
     const char *s = simple ? simple : name;
     int hit = 0;
     for (size_t i = 0; !defaults_off && !hit && i < sizeof default_patterns / sizeof *default_patterns; i++)
         hit = !fnmatch(default_patterns[i], s, 0);
-    for (size_t i = 0; !hit && i < npatterns; i++)
-        hit = !fnmatch(patterns[i], s, 0) || !fnmatch(patterns[i], name, 0);
     free(simple);
     return hit;
+}
+
+int fold_frames_check(const struct profile *const *ps, size_t n, const char *where)
+{
+    for (size_t i = 0; i < npatterns; i++)
+        if (find_fn_check(ps, n, patterns[i], "--fold-frames: ", where) != 0)
+            return -1;
+    return 0;
 }
 
 struct slot {
@@ -168,9 +175,16 @@ int fold_frames(struct profile *p)
     uint8_t *hide = calloc(p->nfuncs + 1, 1);
     if (!hide)
         return -1;
+    uint8_t *named = calloc(p->nfuncs + 1, 1);
     int any = 0;
-    for (uint32_t f = 0; f < p->nfuncs; f++)
-        any |= hide[f] = (uint8_t)folded_name(p->funcs[f].name ? p->funcs[f].name : "");
+    for (uint32_t f = 0; named && f < p->nfuncs; f++)
+        any |= hide[f] = (uint8_t)default_folded(p->funcs[f].name ? p->funcs[f].name : "");
+    /* the user's: found as --callers finds a function (a name, a glob, a suffix) */
+    for (size_t i = 0; named && i < npatterns; i++)
+        if (find_fn(p, patterns[i], named) != FIND_NONE)
+            for (uint32_t f = 0; f < p->nfuncs; f++)
+                any |= hide[f] |= named[f];
+    free(named);
     int rc = 0;
     for (uint32_t t = 0; any && rc == 0 && t < p->nthreads; t++)
         rc = fold_thread(p, &p->threads[t], hide, 0);
