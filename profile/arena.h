@@ -203,6 +203,11 @@ struct arena_chunk {
  * blocking call, and its hook exits meanwhile are callbacks whose time is
  * not the wait's (profiler/jprof/metrics/wait.c).  Readers leave it alone. */
 #define ARENA_REQ_WAIT    0x20u
+/* Set by the thread that carries out `ctl start` after a stop, in every
+ * running thread; cleared by the thread at the start of its next hook,
+ * which closes the frames that returned while collection was off
+ * (libjprof's unexact.c).  Readers leave it alone. */
+#define ARENA_REQ_RESYNC  0x40u
 
 /*
  * Process metadata: slot 1 (reference ARENA_PROCESS_REF), right after the

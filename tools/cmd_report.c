@@ -426,6 +426,20 @@ static void lost_events_line(FILE *out, const struct profile *p, const struct re
         unmatched_contexts(out, p, o);
 }
 
+/* Frames a `ctl stop` left open that returned while collection was off,
+ * and exits of calls that began then (libjprof's unexact.c): the stop's
+ * doing, counted apart from the unmatched exits, and said so. */
+static void stopped_line(FILE *out, const struct profile *p, const struct report_opts *o)
+{
+    uint64_t n = meta_count(p, "unmatched_after_start");
+    if (!n)
+        return;
+    fprintf(out, "%s# collection was stopped and started again (hookit ctl stop, start): %llu frame%s "
+            "returned or began while it was off (closed as of the stop, or an exit that paired with "
+            "nothing); not unmatched exits: the tree lacks only what ran while collection was off%s\n",
+            style_dim(o), (unsigned long long)n, n == 1 ? "" : "s", style_reset(o));
+}
+
 /* The contexts the fallback repaired, from the per-node column
  * "unmatched_exits" (profiler/jprof/unexact.c): each with its count and
  * path, the first few in preorder. */
@@ -478,6 +492,7 @@ static int report_profile(FILE *out, const struct profile *p, const struct repor
 {
     names_use_profile(p);
     lost_events_line(out, p, o);
+    stopped_line(out, p, o);
     estimate_line(out, p);
     for (uint32_t i = 0; i < p->nthreads; i++) {
         const struct prof_thread *th = &p->threads[i];
