@@ -405,6 +405,15 @@ int live_alive(const struct live *l)
 }
 
 pid_t live_pid(const struct live *l) { return l->pid; }
+
+uint64_t live_start_wall_ns(const struct live *l) { return process_block(l)->start_wall_ns; }
+
+uint64_t live_snapshot_wall_ns(const struct live *l, const struct live_snapshot *s)
+{
+    const struct arena_process *pr = process_block(l);
+    uint64_t start = header(l)->clock ? pr->start_mono_ns : pr->start_tsc;
+    return pr->start_wall_ns + (s->now > start ? arena_ticks_to_ns(s->now - start, s->ticks_per_ns) : 0);
+}
 const char *live_exe(const struct live *l) { return l->exe; }
 const char *live_arena_path(const struct live *l) { return l->path; }
 

@@ -26,6 +26,8 @@ void live_detach(struct live *l);
 /* Whether the attached process still runs. */
 int live_alive(const struct live *l);
 pid_t live_pid(const struct live *l);
+/* The process's start, wall clock (ns since the epoch). */
+uint64_t live_start_wall_ns(const struct live *l);
 const char *live_exe(const struct live *l);
 /* The arena file's path (recover removes it and its .maps). */
 const char *live_arena_path(const struct live *l);
@@ -81,6 +83,9 @@ struct live_snapshot {
 int live_snapshot(struct live *l, enum live_consistency c, struct live_snapshot *s,
                   char *err, size_t errlen);
 void live_snapshot_free(struct live_snapshot *s);
+/* The moment s stands for, wall clock (ns since the epoch): for a dead
+ * process, the last moment its arena vouches it was alive. */
+uint64_t live_snapshot_wall_ns(const struct live *l, const struct live_snapshot *s);
 
 /* A normal profile of a snapshot, function names not filled in yet (the
  * caller resolves p->funcs[i].addr, e.g. through A2N).  end is the
