@@ -8,8 +8,8 @@
  *
  * Slot 0 holds struct arena_header; reference 0 means "none"; slot 1
  * holds struct arena_process; slot 2 (version 2 on) struct
- * arena_control_log, slot 3 struct arena_waits (zero in an arena of a
- * libjprof before it: no wait times for readers).
+ * arena_control_log (and from its byte 32 struct arena_waits), slot 3
+ * is spare (allocations are slot pairs).
  *
  * Writers and readers (see docs/live.md):
  *  - Only a thread writes its own nodes and thread record.
@@ -257,13 +257,13 @@ struct arena_control_log {
 };
 
 /*
- * How to read the wait fields of the extension blocks: slot 3
- * (ARENA_WAITS_REF), written once at start by libjprof (a fork child keeps
- * its parent's, an exec'ed image writes its own).  All zero in an arena
- * of an older libjprof, or with JPROFOPTS=nowait: readers then have no
- * wait times.
+ * How to read the wait fields of the extension blocks: the second half of
+ * slot 2 (byte ARENA_WAITS_OFFSET of the arena, version 2 on), written
+ * once at start by libjprof (a fork child keeps its parent's, an exec'ed
+ * image writes its own).  All zero in an arena of an older libjprof, or
+ * with JPROFOPTS=nowait: readers then have no wait times.
  */
-#define ARENA_WAITS_REF 3u
+#define ARENA_WAITS_OFFSET (ARENA_CONTROL_LOG_REF * ARENA_SLOT + 32u)
 enum { ARENA_WAITS_NONE = 0, ARENA_WAITS_COUNTER = 1, ARENA_WAITS_MONOTONIC = 2 };
 
 struct arena_waits {
@@ -294,7 +294,8 @@ _Static_assert(sizeof(struct arena_node) == ARENA_SLOT, "a node is one slot");
 _Static_assert(sizeof(struct arena_thread) <= ARENA_THREAD_SLOTS * ARENA_SLOT, "thread record");
 _Static_assert(sizeof(struct arena_process) == ARENA_SLOT, "process block is one slot");
 _Static_assert(sizeof(struct arena_control_log) <= ARENA_SLOT, "control log is one slot");
-_Static_assert(sizeof(struct arena_waits) <= ARENA_SLOT, "wait clock is one slot");
+_Static_assert(sizeof(struct arena_control_log) <= 32, "the control log is slot 2's first half");
+_Static_assert(sizeof(struct arena_waits) <= 32, "the wait clock is slot 2's second half");
 _Static_assert(sizeof(struct node_ext) == ARENA_EXT_SLOTS * ARENA_SLOT, "whole slots");
 
 #endif

@@ -405,15 +405,6 @@ int live_alive(const struct live *l)
 }
 
 pid_t live_pid(const struct live *l) { return l->pid; }
-
-uint64_t live_start_wall_ns(const struct live *l) { return process_block(l)->start_wall_ns; }
-
-uint64_t live_snapshot_wall_ns(const struct live *l, const struct live_snapshot *s)
-{
-    const struct arena_process *pr = process_block(l);
-    uint64_t start = header(l)->clock ? pr->start_mono_ns : pr->start_tsc;
-    return pr->start_wall_ns + (s->now > start ? arena_ticks_to_ns(s->now - start, s->ticks_per_ns) : 0);
-}
 const char *live_exe(const struct live *l) { return l->exe; }
 const char *live_arena_path(const struct live *l) { return l->path; }
 
@@ -433,11 +424,15 @@ int live_leftover_ended(pid_t pid, char *path, size_t size)
 
 /* ---- time -------------------------------------------------------------------- */
 
-/* The CPU counter now, and its rate, measured from the start pair the
- * process stored (the counter and CLOCK_MONOTONIC are machine-wide). */
-static uint64_t counter_now(const struct live *l, double *ticks_per_ns)
+/* The process's clock now, and its rate, measured from the start pair it
+ * stored (the CPU counter and CLOCK_MONOTONIC are machine-wide). */
+static uint64_t process_now(const struct live *l, double *ticks_per_ns)
 {
     const struct arena_process *pr = process_block(l);
+    if (header(l)->clock != 0) {
+        *ticks_per_ns = 1.0;
+        return hk_mono_ns();
+    }
     uint64_t mono, tsc;
     do {
         hk_clock_pair(&mono, &tsc);
@@ -447,19 +442,6 @@ static uint64_t counter_now(const struct live *l, double *ticks_per_ns)
     *ticks_per_ns = (double)(tsc - pr->start_tsc) / (double)(mono - pr->start_mono_ns);
     if (*ticks_per_ns <= 0)
         *ticks_per_ns = 1.0;
-    return tsc;
-}
-
-/* The process's clock now, and its rate; the counter's rate too (the
- * clock of wait times may be the counter when the process's is not). */
-static uint64_t process_now(const struct live *l, double *ticks_per_ns, double *counter_per_ns)
-{
-    uint64_t tsc = counter_now(l, counter_per_ns);
-    if (header(l)->clock != 0) {
-        *ticks_per_ns = 1.0;
-        return hk_mono_ns();
-    }
-    *ticks_per_ns = *counter_per_ns;
     return tsc;
 }
 
@@ -787,7 +769,7 @@ int live_snapshot(struct live *l, enum live_consistency c, struct live_snapshot 
         t_post = hk_mono_ns();
         gather(l, recs, n, s);
     }
-    s->now = process_now(l, &s->ticks_per_ns, &s->counter_per_ns);
+    s->now = process_now(l, &s->ticks_per_ns);
     int rc = 0;
     uint64_t t_copy = hk_mono_ns();
     if (paused) {
@@ -942,7 +924,12 @@ struct profile *live_profile(struct live *l, const struct live_snapshot *s, cons
     if (!p)
         return NULL;
     int rc = arena_funcs_init(&funcs);
-    const struct arena_waits *waits = at(l, ARENA_WAITS_REF, sizeof *waits);
+    /* wait times: their clock, in slot 2 (live_waits.h) */
+    const char *slot2 = header(l)->version >= 2 ? at(l, ARENA_CONTROL_LOG_REF, ARENA_SLOT) : NULL;
+    const struct arena_waits *waits =
+        slot2 ? (const struct arena_waits *)(slot2 + (ARENA_WAITS_OFFSET - ARENA_CONTROL_LOG_REF * ARENA_SLOT))
+              : NULL;
+    double wait_rate = live_wait_rate(waits, process_block(l), header(l)->clock == 0, s->ticks_per_ns);
     if (rc == 0)
         rc = fill_process(l, s, p, end);
     p->threads = rc == 0 ? profile_alloc(p, ((size_t)s->nthreads + 1) * sizeof *p->threads) : NULL;
@@ -958,13 +945,13 @@ struct profile *live_profile(struct live *l, const struct live_snapshot *s, cons
         struct arena_timing tm = {
             .ticks_per_ns = s->ticks_per_ns,
             .sample_period_ns = (uint64_t)process_block(l)->sample_us * 1000u,
-            /* sampled: the wait column gives a wait in progress, else the frame's start */
-            .open_waits = !waits || waits->clock == ARENA_WAITS_NONE,
+            /* sampled: the wait column has a call in progress, else the frame's start */
+            .open_waits = wait_rate == 0,
         };
         rc = arena_copy_to_thread(p, &funcs, t->nodes, t->nnodes, t->stack, depth, t->now, &tm, th);
         p->nthreads = i + 1;
         if (rc == 0)
-            rc = live_wait_columns(&l->view, waits, s, t, p, th) < 0 ? -1 : 0;
+            rc = live_wait_columns(&l->view, waits, wait_rate, s, t, p, th) < 0 ? -1 : 0;
         if (rc == 0 && tm.sample_period_ns) /* as libjprof's own profile: CPU samples plus waits */
             rc = arena_sampled_times(p, th, t->nodes);
     }

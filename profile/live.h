@@ -26,8 +26,6 @@ void live_detach(struct live *l);
 /* Whether the attached process still runs. */
 int live_alive(const struct live *l);
 pid_t live_pid(const struct live *l);
-/* The process's start, wall clock (ns since the epoch). */
-uint64_t live_start_wall_ns(const struct live *l);
 const char *live_exe(const struct live *l);
 /* The arena file's path (recover removes it and its .maps). */
 const char *live_arena_path(const struct live *l);
@@ -60,7 +58,6 @@ struct live_snapshot {
     struct live_thread *threads;    /* by index */
     uint32_t nthreads;
     double ticks_per_ns;
-    double counter_per_ns;          /* the CPU counter's rate (wait times may be in its ticks) */
     uint64_t now;                   /* ticks, the snapshot's moment */
     uint64_t mono_ns;               /* CLOCK_MONOTONIC of the snapshot */
     enum live_consistency consistency;
@@ -83,9 +80,6 @@ struct live_snapshot {
 int live_snapshot(struct live *l, enum live_consistency c, struct live_snapshot *s,
                   char *err, size_t errlen);
 void live_snapshot_free(struct live_snapshot *s);
-/* The moment s stands for, wall clock (ns since the epoch): for a dead
- * process, the last moment its arena vouches it was alive. */
-uint64_t live_snapshot_wall_ns(const struct live *l, const struct live_snapshot *s);
 
 /* A normal profile of a snapshot, function names not filled in yet (the
  * caller resolves p->funcs[i].addr, e.g. through A2N).  end is the

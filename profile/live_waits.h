@@ -17,10 +17,19 @@
  * the copy's moment (node_ext.wait_since), as libjprof counts a thread
  * still blocked when it writes a profile.  A reset or zerobase pending for
  * the thread (shown applied) leaves only the call in progress, from the
- * command's moment.  Nothing when the arena records no wait times.
+ * command's moment.  wait_rate: live_wait_rate's; 0 (no wait times):
+ * no wait columns.
  * Returns 1 when th got wait columns, 0 when not, -1 when out of memory.
  */
-int live_wait_columns(const struct arena_view *v, const struct arena_waits *w, const struct live_snapshot *s,
-                      const struct live_thread *t, struct profile *p, struct prof_thread *th);
+int live_wait_columns(const struct arena_view *v, const struct arena_waits *w, double wait_rate,
+                      const struct live_snapshot *s, const struct live_thread *t, struct profile *p,
+                      struct prof_thread *th);
+/* The ticks per ns of the wait counters (w: the arena's struct
+ * arena_waits, or NULL), 0 when the arena records no wait times: 1 for
+ * CLOCK_MONOTONIC; the CPU counter's, which is the process's own rate
+ * (ticks_per_ns) when its clock is the counter too, else measured from the
+ * start pair in pr (the counter and CLOCK_MONOTONIC are machine-wide). */
+double live_wait_rate(const struct arena_waits *w, const struct arena_process *pr, int process_counter,
+                      double ticks_per_ns);
 
 #endif

@@ -134,18 +134,22 @@ static const char *wall_time(uint64_t ns, const char *format, char *buf, size_t 
  * (1 h 3 min ago), 2 threads": a dead process's leftover, for the list. */
 static void describe_dead(struct live *l)
 {
-    char start[64], last[64], since[64];
-    printf("killed, %s, started %s", live_exe(l),
-           wall_time(live_start_wall_ns(l), "%Y-%m-%d %H:%M:%S", start, sizeof start));
+    char start[64], last[64], since[64], why[1024];
     struct live_snapshot snap;
-    char why[1024];
+    printf("killed, %s", live_exe(l));
     if (live_snapshot(l, LIVE_THREAD, &snap, why, sizeof why) != 0) {
         printf(" (%s)", why);
         return;
     }
-    uint64_t seen = live_snapshot_wall_ns(l, &snap);
-    printf(", last alive %s (%s ago), %u thread%s", wall_time(seen, "%H:%M:%S", last, sizeof last),
-           ago(seen, since, sizeof since), snap.nthreads, snap.nthreads == 1 ? "" : "s");
+    struct profile *p = live_profile(l, &snap, "killed"); /* its start, and how long it ran */
+    if (p) {
+        uint64_t seen = p->process.start_ns + p->process.duration_ns;
+        printf(", started %s, last alive %s (%s ago)",
+               wall_time(p->process.start_ns, "%Y-%m-%d %H:%M:%S", start, sizeof start),
+               wall_time(seen, "%H:%M:%S", last, sizeof last), ago(seen, since, sizeof since));
+        profile_free(p);
+    }
+    printf(", %u thread%s", snap.nthreads, snap.nthreads == 1 ? "" : "s");
     live_snapshot_free(&snap);
 }
 
@@ -170,10 +174,8 @@ static int list_one(pid_t pid, int *found, int *running)
         printf(": %s would be recovered\n", live_arena_path(l));
         (*found)++;
     } else {
-        char start[64];
-        printf("process %d: running, %s, started %s: not a leftover (hookit snapshot %d reads it)\n",
-               (int)pid, live_exe(l), wall_time(live_start_wall_ns(l), "%Y-%m-%d %H:%M:%S", start, sizeof start),
-               (int)pid);
+        printf("process %d: running, %s: not a leftover (hookit snapshot %d reads it)\n", (int)pid,
+               live_exe(l), (int)pid);
         (*running)++;
     }
     live_detach(l);

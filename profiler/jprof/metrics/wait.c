@@ -60,10 +60,10 @@ JP_NOINSTR int jp_opt_nowait(const char *v) { (void)v; wait_on = 0; return 0; }
 JP_NOINSTR int jp_opt_cpu(const char *v) { (void)v; jp_opt.cpu = 1; return 0; }
 
 /* What live readers need to read the wait fields and the samples
- * (struct arena_waits, slot 3 of the arena). */
+ * (struct arena_waits, in slot 2 of the arena). */
 JP_NOINSTR static void describe_for_readers(int waits)
 {
-    struct arena_waits *w = jp_at(ARENA_WAITS_REF);
+    struct arena_waits *w = (struct arena_waits *)(jp_arena_base + ARENA_WAITS_OFFSET);
     w->clock = !waits ? ARENA_WAITS_NONE : host->io_clock == 0 ? ARENA_WAITS_COUNTER : ARENA_WAITS_MONOTONIC;
     w->cpu_us = jp_opt.cpu && !jp_opt.sample && jp_sampler_running() ? (uint32_t)(jp_sample_period_ns() / 1000) : 0;
 }
