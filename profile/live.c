@@ -951,7 +951,7 @@ struct profile *live_profile(struct live *l, const struct live_snapshot *s, cons
         rc = arena_copy_to_thread(p, &funcs, t->nodes, t->nnodes, t->stack, depth, t->now, &tm, th);
         p->nthreads = i + 1;
         if (rc == 0)
-            rc = live_wait_columns(&l->view, waits, wait_rate, s, t, p, th) < 0 ? -1 : 0;
+            rc = live_wait_columns(&l->view, waits, wait_rate, tm.sample_period_ns != 0, s, t, p, th) < 0 ? -1 : 0;
         if (rc == 0 && tm.sample_period_ns) /* as libjprof's own profile: CPU samples plus waits */
             rc = arena_sampled_times(p, th, t->nodes);
     }

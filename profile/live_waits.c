@@ -34,7 +34,7 @@ double live_wait_rate(const struct arena_waits *w, const struct arena_process *p
     return (double)(tsc - pr->start_tsc) / (double)(mono - pr->start_mono_ns);
 }
 
-int live_wait_columns(const struct arena_view *v, const struct arena_waits *w, double wait_rate,
+int live_wait_columns(const struct arena_view *v, const struct arena_waits *w, double wait_rate, int sampled,
                       const struct live_snapshot *s, const struct live_thread *t, struct profile *p,
                       struct prof_thread *th)
 {
@@ -73,6 +73,11 @@ int live_wait_columns(const struct arena_view *v, const struct arena_waits *w, d
             wait_ns[i] += ns_of(t->now - since, s->ticks_per_ns);
             calls[i]++;
         }
+        /* The counters are read after the tree was copied: a call that
+         * ended in between is in them, its time after the copy in no
+         * node.  Timed exactly, a context's wait is within its own time. */
+        if (!sampled && wait_ns[i] > th->nodes[i].excl_ns)
+            wait_ns[i] = th->nodes[i].excl_ns;
     }
     return 1;
 }

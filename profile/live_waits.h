@@ -18,10 +18,13 @@
  * still blocked when it writes a profile.  A reset or zerobase pending for
  * the thread (shown applied) leaves only the call in progress, from the
  * command's moment.  wait_rate: live_wait_rate's; 0 (no wait times):
- * no wait columns.
+ * no wait columns.  The counters are read after the tree's copy (a call
+ * that ended in between is in them): timed exactly (!sampled), a node's
+ * wait is capped at its exclusive time (call it after
+ * arena_copy_to_thread).
  * Returns 1 when th got wait columns, 0 when not, -1 when out of memory.
  */
-int live_wait_columns(const struct arena_view *v, const struct arena_waits *w, double wait_rate,
+int live_wait_columns(const struct arena_view *v, const struct arena_waits *w, double wait_rate, int sampled,
                       const struct live_snapshot *s, const struct live_thread *t, struct profile *p,
                       struct prof_thread *th);
 /* The ticks per ns of the wait counters (w: the arena's struct
