@@ -108,8 +108,15 @@ struct arena_node {
     arena_ref last_child;           /* writer's lookup cache; readers ignore it */
     arena_ref child_index;          /* writer's hash index of many children; readers ignore it */
     uint64_t samples;               /* timer=sample: CPU-time samples taken here */
-    uint64_t reserved;              /* MPI frames: bytes moved (profiler/jprof/frames/mpi.c) */
+    uint64_t reserved;              /* MPI frames: bytes moved (profiler/jprof/frames/mpi.c);
+                                     * other frames: ARENA_NODE_INLINED */
 };
+
+/* In arena_node.reserved of a machine frame's node: a call made there was
+ * an inlined copy (GCC and Clang instrument them; the copy's hook has its
+ * host's call site, the one of the frame below), as seen on the calls
+ * that left the writer's fast path (a context's first).  Set only. */
+#define ARENA_NODE_INLINED (1ull << 63)
 
 /* An extension block's size (arena_node.ext).  Was 1 before wait time
  * (issue 19). */

@@ -57,6 +57,8 @@ static const char *const diff_usage =
     "      --fold-frames PATTERN, --no-fold-frames  as in hookit report: wrapper\n"
     "                    frames folded into their callers (by default the standard\n"
     "                    library's thread and invoke wrappers)\n"
+    "      --as-compiled inlined copies folded into the functions they were\n"
+    "                    inlined into, as in hookit report\n"
     "      --demangle=MODE  C++ names: simple (the default: no return type, template\n"
     "                    arguments or parameters, unless needed to tell two\n"
     "                    functions apart), full (as demangled), or no (as stored)\n"
@@ -196,6 +198,7 @@ struct fn_ctx {
     const struct agg *agg;
     struct row *rows;           /* per function */
     uint32_t *active;
+    uint8_t *seen;              /* in some context (folded frames are in none) */
 };
 
 static void fn_enter(const struct tree *t, uint32_t node, void *vctx)
@@ -204,6 +207,7 @@ static void fn_enter(const struct tree *t, uint32_t node, void *vctx)
     uint32_t f = t->thread->nodes[node].func;
     struct row *r = &c->rows[f];
     int outermost = c->active[f]++ == 0;
+    c->seen[f] = 1;
     for (uint32_t in = 0; in < 2; in++) {
         struct agg_values v = agg_value(c->agg, 0, node, in);
         r->calls[in] += v.calls;
@@ -362,21 +366,26 @@ static int compare(const struct profile *m, const struct agg *agg, const char *a
     int rc = 0;
     if (which & 1) {
         struct fn_ctx c = { agg, calloc(m->nfuncs + 1, sizeof *c.rows),
-                            calloc(m->nfuncs + 1, sizeof *c.active) };
+                            calloc(m->nfuncs + 1, sizeof *c.active), calloc(m->nfuncs + 1, 1) };
         struct tree t;
-        if (!c.rows || !c.active || tree_build(&t, m, th) != 0) {
+        if (!c.rows || !c.active || !c.seen || tree_build(&t, m, th) != 0) {
             rc = -1;
         } else {
             rc = tree_walk(&t, fn_enter, fn_leave, &c);
             tree_free(&t);
+            uint32_t n = 0;
             for (uint32_t f = 0; f < m->nfuncs; f++)
-                c.rows[f].key = f;
+                if (c.seen[f]) { /* not a function folded away (--fold-frames, --as-compiled) */
+                    c.rows[n] = c.rows[f];
+                    c.rows[n++].key = f;
+                }
             printf("\n== functions (self = exclusive time, summed over calling contexts)\n");
             print_header("SELF", "FUNCTION");
-            print_table(c.rows, keep_rows(c.rows, m->nfuncs, func_itself, NULL), limit, all, name_fn, &nc);
+            print_table(c.rows, keep_rows(c.rows, n, func_itself, NULL), limit, all, name_fn, &nc);
         }
         free(c.rows);
         free(c.active);
+        free(c.seen);
     }
     if (rc == 0 && (which & 2)) {
         struct row *rows = calloc(th->nnodes + 1, sizeof *rows);
@@ -408,7 +417,8 @@ int cmd_diff(int argc, char **argv)
         { "paths", no_argument, NULL, 'P' },          { "all", no_argument, NULL, 'a' },
         { "sort", required_argument, NULL, 's' },     { "fold-frames", required_argument, NULL, 'R' },
         { "no-fold-frames", no_argument, NULL, 'r' }, { "demangle", required_argument, NULL, 'D' },
-        { "function", required_argument, NULL, 'f' }, { "help", no_argument, NULL, 'h' },
+        { "function", required_argument, NULL, 'f' }, { "as-compiled", no_argument, NULL, 'C' },
+        { "help", no_argument, NULL, 'h' },
         { 0, 0, 0, 0 },
     };
     long limit = 20;
@@ -419,6 +429,9 @@ int cmd_diff(int argc, char **argv)
         switch (c) {
         case 'f':
             only = optarg;
+            break;
+        case 'C':
+            fold_frames_as_compiled();
             break;
         case 'n': {
             char *end;

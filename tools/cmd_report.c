@@ -95,6 +95,11 @@ static const char *const report_usage =
     "                       the default list: std::thread's and std::__invoke's\n"
     "                       wrappers, std::function's handler (repeatable)\n"
     "      --no-fold-frames none folded, not even the default list\n"
+    "      --as-compiled    the program as compiled: each inlined copy of a function\n"
+    "                       (GCC and Clang call the hooks around them too) folded\n"
+    "                       into the function it was inlined into, as perf and a\n"
+    "                       debugger see the optimized binary; by default the view\n"
+    "                       is the source's, every function a call\n"
     "      --lines          each function's source file and line, \"(file:line)\"\n"
     "                       after its name, read from the program's binary when\n"
     "                       it is still the one that ran (or from a profile made\n"
@@ -685,7 +690,8 @@ enum {
     OPT_NO_COLLAPSE,
     OPT_LINES,
     OPT_FOLD_FRAMES,
-    OPT_NO_FOLD_FRAMES
+    OPT_NO_FOLD_FRAMES,
+    OPT_AS_COMPILED
 };
 
 int cmd_report(int argc, char **argv)
@@ -717,6 +723,7 @@ int cmd_report(int argc, char **argv)
         { "lines", no_argument, NULL, OPT_LINES },
         { "fold-frames", required_argument, NULL, OPT_FOLD_FRAMES },
         { "no-fold-frames", no_argument, NULL, OPT_NO_FOLD_FRAMES },
+        { "as-compiled", no_argument, NULL, OPT_AS_COMPILED },
         { "help", no_argument, NULL, 'h' },
         { 0, 0, 0, 0 },
     };
@@ -815,6 +822,9 @@ int cmd_report(int argc, char **argv)
             break;
         case OPT_NO_FOLD_FRAMES:
             fold_frames_off();
+            break;
+        case OPT_AS_COMPILED:
+            fold_frames_as_compiled();
             break;
         case OPT_DEMANGLE:
             if (names_parse_demangle(optarg) != 0)

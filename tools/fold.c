@@ -89,8 +89,10 @@ static uint64_t mix(uint64_t x)
 }
 
 /* hide: per function, fold its frames into their callers (NULL: none);
- * recursion: fold direct recursion too. */
-static int fold_thread(struct profile *p, struct prof_thread *th, const uint8_t *hide, int recursion)
+ * hide_node: the same per node, when non-zero (NULL: none); recursion:
+ * fold direct recursion too. */
+static int fold_thread(struct profile *p, struct prof_thread *th, const uint8_t *hide, const uint64_t *hide_node,
+                       int recursion)
 {
     uint32_t n = th->nnodes;
     if (n == 0)
@@ -111,7 +113,7 @@ static int fold_thread(struct profile *p, struct prof_thread *th, const uint8_t 
         const struct prof_node *src = &th->nodes[i];
         uint32_t parent = src->parent == PROF_NONE || src->parent >= i ? PROF_NONE : map[src->parent];
         uint32_t to;
-        if (hide && hide[src->func]) {
+        if ((hide && hide[src->func]) || (hide_node && hide_node[i])) {
             map[i] = parent; /* its callees are its caller's (or roots) */
             if (parent == PROF_NONE)
                 continue;
@@ -163,13 +165,22 @@ static int fold_thread(struct profile *p, struct prof_thread *th, const uint8_t 
 int fold_recursion(struct profile *p)
 {
     for (uint32_t t = 0; t < p->nthreads; t++)
-        if (fold_thread(p, &p->threads[t], NULL, 1) != 0)
+        if (fold_thread(p, &p->threads[t], NULL, NULL, 1) != 0)
             return -1;
     return 0;
 }
 
+static int as_compiled;
+
+void fold_frames_as_compiled(void)
+{
+    as_compiled = 1;
+}
+
 int fold_frames(struct profile *p)
 {
+    if (as_compiled && fold_inlined(p) == UINT32_MAX)
+        return -1;
     if (defaults_off && !npatterns)
         return 0;
     uint8_t *hide = calloc(p->nfuncs + 1, 1);
@@ -187,7 +198,28 @@ int fold_frames(struct profile *p)
     free(named);
     int rc = 0;
     for (uint32_t t = 0; any && rc == 0 && t < p->nthreads; t++)
-        rc = fold_thread(p, &p->threads[t], hide, 0);
+        rc = fold_thread(p, &p->threads[t], hide, NULL, 0);
     free(hide);
     return rc;
+}
+
+uint32_t fold_inlined(struct profile *p)
+{
+    uint32_t folded = 0;
+    for (uint32_t t = 0; t < p->nthreads; t++) {
+        struct prof_thread *th = &p->threads[t];
+        const struct prof_metric *m = profile_find_metric(th, "inlined");
+        if (!m)
+            continue;
+        uint32_t n = th->nnodes;
+        for (uint32_t i = 0; i < n; i++)
+            folded += m->values[i] != 0 && th->nodes[i].parent != PROF_NONE;
+        /* (the column is copied by the fold: read it before) */
+        if (fold_thread(p, th, NULL, m->values, 0) != 0)
+            return UINT32_MAX;
+        /* the copies are gone: their hosts, which took their 1s, are not copies */
+        m = profile_find_metric(th, "inlined");
+        memset(m->values, 0, (size_t)th->nnodes * sizeof *m->values);
+    }
+    return folded;
 }

@@ -4,6 +4,7 @@
 #define HOOKIT_TOOLS_FOLD_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "profile/profile.h"
 
@@ -25,6 +26,14 @@ void fold_frames_off(void);
  * 0, or -1 with a line on stderr (it names no function: the closest
  * names; an ambiguous suffix: the candidates). */
 int fold_frames_check(const struct profile *const *ps, size_t n, const char *where);
+/* --as-compiled: the contexts of inlined copies (the profile's "inlined"
+ * column, libjprof's ARENA_NODE_INLINED) folded into their hosts, as the
+ * machine code has them: their time and metrics are the host's own, their
+ * calls are gone.  How many contexts were folded, UINT32_MAX when out of
+ * memory. */
+uint32_t fold_inlined(struct profile *p);
+/* --as-compiled: fold_frames folds the inlined copies first. */
+void fold_frames_as_compiled(void);
 /* Fold p's threads in place as set above.  0, or -1 when out of memory. */
 int fold_frames(struct profile *p);
 

@@ -78,7 +78,9 @@ JP_NOINSTR static int merge_tree(arena_ref src_root)
         dn->calls += s->calls;
         dn->incl += s->incl;
         dn->samples += s->samples;
-        dn->reserved += s->reserved;    /* MPI frames' bytes */
+        /* MPI frames' bytes, and a machine frame's ARENA_NODE_INLINED */
+        dn->reserved = ((dn->reserved + s->reserved) & ~ARENA_NODE_INLINED)
+                       | ((dn->reserved | s->reserved) & ARENA_NODE_INLINED);
         add_ext(dn, s);
         if (s->first_child) {
             if (++depth == cap) {

@@ -1,0 +1,43 @@
+/* Known inlining for the view as compiled (tests/reports/test_as_compiled.py):
+ * built with gcc -O2 -finstrument-functions, sq() is inlined into work()
+ * (always_inline; GCC still calls the hooks around the copy, with work's
+ * call site), twice() is a real call (noinline).  main calls work() N
+ * times; work calls sq() and twice() M times each.  The source's view has
+ * main > work > sq and main > work > twice; as compiled, sq is part of
+ * work, as perf and a debugger see the binary. */
+#include <stdio.h>
+
+#define N 50
+#define M 2000
+
+static volatile long sink;
+
+static inline __attribute__((always_inline)) long sq(long x)
+{
+    return x * x;
+}
+
+__attribute__((noinline)) long twice(long x);
+__attribute__((noinline)) long twice(long x)
+{
+    sink += x;
+    return 2 * x;
+}
+
+__attribute__((noinline)) long work(long k);
+__attribute__((noinline)) long work(long k)
+{
+    long s = 0;
+    for (long i = 0; i < M; i++)
+        s += sq(i + k) + twice(i);
+    return s;
+}
+
+int main(void)
+{
+    long s = 0;
+    for (long k = 0; k < N; k++)
+        s += work(k);
+    printf("%ld\n", s);
+    return 0;
+}
