@@ -130,11 +130,11 @@ struct arena_node {
  * wait_since are additive counters (retire.c sums them when trees are
  * merged, zerobase zeroes them: NODE_EXT_COUNTERS words). */
 struct node_ext {
-    uint64_t io_calls, io_bytes_read, io_bytes_written, io_ticks;   /* ticks: arena_waits.clock */
+    uint64_t io_calls, io_bytes_read, io_bytes_written, io_ticks; /* ticks: arena_waits.clock */
     uint64_t allocs, alloc_bytes, frees, free_bytes;
     /* second slot: blocking calls that are not I/O (wait.c) */
-    uint64_t wait_calls, wait_ticks;                                /* ticks: arena_waits.clock */
-    uint64_t unmatched_exits; /* where the tree may be wrong (unexact.c) */
+    uint64_t wait_calls, wait_ticks; /* ticks: arena_waits.clock */
+    uint64_t unmatched_exits;        /* where the tree may be wrong (unexact.c) */
     uint64_t spare[4];
     /* The start of the blocking call this node is in now (libjprof's
      * clock, arena_header.clock), 0 when none: stored when the call
@@ -214,7 +214,7 @@ struct arena_chunk {
  * running thread; cleared by the thread at the start of its next hook,
  * which closes the frames that returned while collection was off
  * (libjprof's unexact.c).  Readers leave it alone. */
-#define ARENA_REQ_RESYNC  0x40u
+#define ARENA_REQ_RESYNC 0x40u
 
 /*
  * Process metadata: slot 1 (reference ARENA_PROCESS_REF), right after the

@@ -926,9 +926,9 @@ struct profile *live_profile(struct live *l, const struct live_snapshot *s, cons
     int rc = arena_funcs_init(&funcs);
     /* wait times: their clock, in slot 2 (live_waits.h) */
     const char *slot2 = header(l)->version >= 2 ? at(l, ARENA_CONTROL_LOG_REF, ARENA_SLOT) : NULL;
-    const struct arena_waits *waits =
-        slot2 ? (const struct arena_waits *)(slot2 + (ARENA_WAITS_OFFSET - ARENA_CONTROL_LOG_REF * ARENA_SLOT))
-              : NULL;
+    const struct arena_waits *waits = slot2
+        ? (const struct arena_waits *)(slot2 + (ARENA_WAITS_OFFSET - ARENA_CONTROL_LOG_REF * ARENA_SLOT))
+        : NULL;
     double wait_rate = live_wait_rate(waits, process_block(l), header(l)->clock == 0, s->ticks_per_ns);
     if (rc == 0)
         rc = fill_process(l, s, p, end);
@@ -951,7 +951,8 @@ struct profile *live_profile(struct live *l, const struct live_snapshot *s, cons
         rc = arena_copy_to_thread(p, &funcs, t->nodes, t->nnodes, t->stack, depth, t->now, &tm, th);
         p->nthreads = i + 1;
         if (rc == 0)
-            rc = live_wait_columns(&l->view, waits, wait_rate, tm.sample_period_ns != 0, s, t, p, th) < 0 ? -1 : 0;
+            rc = live_wait_columns(&l->view, waits, wait_rate, tm.sample_period_ns != 0, s, t, p, th);
+        rc = rc < 0 ? -1 : 0;
         if (rc == 0 && tm.sample_period_ns) /* as libjprof's own profile: CPU samples plus waits */
             rc = arena_sampled_times(p, th, t->nodes);
     }

@@ -62,7 +62,7 @@ int live_wait_columns(const struct arena_view *v, const struct arena_waits *w, d
             continue;
         if (!t->pending) {
             uint64_t ticks = __atomic_load_n(&x->io_ticks, __ATOMIC_RELAXED)
-                             + __atomic_load_n(&x->wait_ticks, __ATOMIC_RELAXED);
+                + __atomic_load_n(&x->wait_ticks, __ATOMIC_RELAXED);
             wait_ns[i] = ns_of(ticks, wait_rate);
             calls[i] = __atomic_load_n(&x->wait_calls, __ATOMIC_RELAXED);
         }

@@ -27,7 +27,8 @@ NOINSTR static void help_and_end(const struct optlist *spec, void (*log)(const c
     for (size_t i = 0; i < spec->n; i++)
         log("%s:   %s", spec->plugin, spec->entries[i].help);
     log("%s: %s=help lists the options and ends the program before it runs (exit status 0); "
-        "leave help out to profile it", spec->plugin, spec->variable);
+        "leave help out to profile it",
+        spec->plugin, spec->variable);
     _exit(0);
 }
 

@@ -198,7 +198,7 @@ struct fn_ctx {
     const struct agg *agg;
     struct row *rows;           /* per function */
     uint32_t *active;
-    uint8_t *seen;              /* in some context (folded frames are in none) */
+    uint8_t *seen; /* in some context (folded frames are in none) */
 };
 
 static void fn_enter(const struct tree *t, uint32_t node, void *vctx)
@@ -418,8 +418,7 @@ int cmd_diff(int argc, char **argv)
         { "sort", required_argument, NULL, 's' },     { "fold-frames", required_argument, NULL, 'R' },
         { "no-fold-frames", no_argument, NULL, 'r' }, { "demangle", required_argument, NULL, 'D' },
         { "function", required_argument, NULL, 'f' }, { "as-compiled", no_argument, NULL, 'C' },
-        { "help", no_argument, NULL, 'h' },
-        { 0, 0, 0, 0 },
+        { "help", no_argument, NULL, 'h' },           { 0, 0, 0, 0 },
     };
     long limit = 20;
     int which = 0, all = 0, c;

@@ -195,8 +195,7 @@ static int remove_one(pid_t pid, int all)
         return all ? EXIT_OK : cli_fail("%s", err); /* --all: a running process of another kind */
     if (live_alive(l)) {
         live_detach(l);
-        return all ? EXIT_OK
-                   : cli_fail("process %d is running: not a leftover, nothing removed", (int)pid);
+        return all ? EXIT_OK : cli_fail("process %d is running: not a leftover, nothing removed", (int)pid);
     }
     char path[8192];
     snprintf(path, sizeof path, "%s", live_arena_path(l));
@@ -307,7 +306,8 @@ int cmd_recover(int argc, char **argv)
         else
             printf("%d leftover(s) of processes that are gone: hookit recover PID recovers one, "
                    "--all all of them; hookit recover --remove PID (or --remove --all) removes "
-                   "without a profile\n", found);
+                   "without a profile\n",
+                   found);
         return EXIT_OK;
     }
     for (int i = 0; i < n; i++) {

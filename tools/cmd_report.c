@@ -439,7 +439,8 @@ static void stopped_line(FILE *out, const struct profile *p, const struct report
     uint64_t n = meta_count(p, "unmatched_after_start");
     if (!n)
         return;
-    fprintf(out, "%s# collection was stopped and started again (hookit ctl stop, start): %llu frame%s "
+    fprintf(out,
+            "%s# collection was stopped and started again (hookit ctl stop, start): %llu frame%s "
             "returned or began while it was off (closed as of the stop, or an exit that paired with "
             "nothing); not unmatched exits: the tree lacks only what ran while collection was off%s\n",
             style_dim(o), (unsigned long long)n, n == 1 ? "" : "s", style_reset(o));

@@ -91,8 +91,8 @@ static uint64_t mix(uint64_t x)
 /* hide: per function, fold its frames into their callers (NULL: none);
  * hide_node: the same per node, when non-zero (NULL: none); recursion:
  * fold direct recursion too. */
-static int fold_thread(struct profile *p, struct prof_thread *th, const uint8_t *hide, const uint64_t *hide_node,
-                       int recursion)
+static int fold_thread(struct profile *p, struct prof_thread *th, const uint8_t *hide,
+                       const uint64_t *hide_node, int recursion)
 {
     uint32_t n = th->nnodes;
     if (n == 0)

@@ -146,7 +146,7 @@ static int of_pid(const char *name, pid_t pid)
     snprintf(mid, sizeof mid, ".%d.", (int)pid);
     const char *dot = strrchr(name, '.');
     return !strncmp(name, "hookit.", 7) && strstr(name, mid) && dot
-           && (!strcmp(dot, ".prof") || !strcmp(dot, ".trace"));
+        && (!strcmp(dot, ".prof") || !strcmp(dot, ".trace"));
 }
 
 /* The newest; 1 found, 0 not. */

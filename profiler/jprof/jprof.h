@@ -124,9 +124,9 @@ struct jp_wait {
  * stands still (collection off), read by the thread. */
 #define JP_RESTART_NODES 16
 struct jp_restart {
-    uint32_t depth;                     /* frames open then; 0: no restart, or none open */
-    uint32_t since;                     /* 1 once collection started again */
-    uint64_t stopped_at;                /* jp_now() at the stop: when those that returned had */
+    uint32_t depth;                       /* frames open then; 0: no restart, or none open */
+    uint32_t since;                       /* 1 once collection started again */
+    uint64_t stopped_at;                  /* jp_now() at the stop: when those that returned had */
     arena_ref node[JP_RESTART_NODES + 1]; /* stack[1 .. JP_RESTART_NODES]'s nodes then */
 };
 

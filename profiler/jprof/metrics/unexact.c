@@ -66,7 +66,7 @@ JP_NOINSTR void jp_unmatched_resync(struct jp_thread *t)
     uint32_t depth = jp_depth(t), gone = depth + 1;
     for (uint32_t i = 1; i <= depth && i <= r->depth && gone > depth; i++)
         if (returned(t, &t->stack[i], here))
-            gone = i;           /* and every frame above it */
+            gone = i; /* and every frame above it */
     uint64_t closed = 0;
     while (jp_depth(t) >= gone) {
         const struct arena_frame *f = &t->stack[jp_depth(t)];

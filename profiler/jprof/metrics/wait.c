@@ -65,7 +65,8 @@ JP_NOINSTR static void describe_for_readers(int waits)
 {
     struct arena_waits *w = (struct arena_waits *)(jp_arena_base + ARENA_WAITS_OFFSET);
     w->clock = !waits ? ARENA_WAITS_NONE : host->io_clock == 0 ? ARENA_WAITS_COUNTER : ARENA_WAITS_MONOTONIC;
-    w->cpu_us = jp_opt.cpu && !jp_opt.sample && jp_sampler_running() ? (uint32_t)(jp_sample_period_ns() / 1000) : 0;
+    w->cpu_us =
+        jp_opt.cpu && !jp_opt.sample && jp_sampler_running() ? (uint32_t)(jp_sample_period_ns() / 1000) : 0;
 }
 
 JP_NOINSTR uint32_t jp_wait_start(const struct hookit_host *h)

@@ -80,7 +80,7 @@ JP_NOINSTR static int merge_tree(arena_ref src_root)
         dn->samples += s->samples;
         /* MPI frames' bytes, and a machine frame's ARENA_NODE_INLINED */
         dn->reserved = ((dn->reserved + s->reserved) & ~ARENA_NODE_INLINED)
-                       | ((dn->reserved | s->reserved) & ARENA_NODE_INLINED);
+            | ((dn->reserved | s->reserved) & ARENA_NODE_INLINED);
         add_ext(dn, s);
         if (s->first_child) {
             if (++depth == cap) {
