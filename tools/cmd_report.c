@@ -440,7 +440,7 @@ static void stopped_line(FILE *out, const struct profile *p, const struct report
     if (!n)
         return;
     fprintf(out,
-            "%s# collection was stopped and started again (hookit ctl stop, start): %llu frame%s "
+            "%s# collection was off, then started (hookit ctl stop, start; JPROFOPTS=nostart): %llu frame%s "
             "returned or began while it was off (closed as of the stop, or an exit that paired with "
             "nothing); not unmatched exits: the tree lacks only what ran while collection was off%s\n",
             style_dim(o), (unsigned long long)n, n == 1 ? "" : "s", style_reset(o));

@@ -17,6 +17,7 @@
 static uint64_t restart_exits;
 
 static uint64_t stopped_at; /* jp_now() at the last `ctl stop` */
+static int restarted;       /* a `ctl start` found collection off */
 
 JP_NOINSTR void jp_unmatched_stop(void)
 {
@@ -30,6 +31,7 @@ JP_NOINSTR void jp_unmatched_stop(void)
 JP_NOINSTR void jp_unmatched_restart(void)
 {
     uint64_t stop = __atomic_load_n(&stopped_at, __ATOMIC_RELAXED);
+    __atomic_store_n(&restarted, 1, __ATOMIC_RELAXED);
     for (arena_ref r = jp_arena_header()->first_thread; r; r = ((struct arena_thread *)jp_at(r))->next) {
         struct arena_thread *rec = jp_at(r);
         struct jp_thread *t = (struct jp_thread *)(uintptr_t)rec->priv;
@@ -93,8 +95,11 @@ JP_NOINSTR uint64_t jp_unmatched_restart_exits(void)
 JP_NOINSTR static int open_since_stop(struct jp_thread *t, arena_ref node)
 {
     struct jp_restart *r = &t->restart;
+    /* A thread that ran no hook until after the start (the program was
+     * started with collection off, JPROFOPTS=nostart): an exit with no
+     * frame open is of a function it entered before. */
     if (!__atomic_load_n(&r->since, __ATOMIC_ACQUIRE))
-        return 0;
+        return __atomic_load_n(&restarted, __ATOMIC_RELAXED) && node == t->stack[0].node;
     uint32_t open = t->rec->depth, k = r->depth, i;
     for (i = 1; i <= k && i <= open + 1 && i <= JP_RESTART_NODES; i++)
         if (t->stack[i].node != r->node[i]) {
