@@ -110,6 +110,7 @@ struct jp_wait {
     arena_ref node;      /* the waiting context */
     uint32_t depth;      /* open frames when it began */
     uint32_t active;
+    struct node_ext *shown; /* the block whose wait_since shows it to readers, or NULL */
     /* jp_now() of the last reset or zerobase applied to the thread's tree:
      * a blocking call that spanned it counts only its time after it
      * (jp_wait_cut, jp_blocking_ticks). */

@@ -46,6 +46,7 @@
 #include "profiler/jprof/jprof.h"
 #include "wait.h"
 #include "metrics.h"
+#include "metrics_internal.h"
 #include "sampler.h"
 #include "profile/profile.h"
 
@@ -91,16 +92,17 @@ JP_NOINSTR static void wait_mark_frame(struct jp_thread *t, uint64_t t0)
 
 /* The wait in progress as live readers see it: its start in its node's
  * extension block (node_ext.wait_since, profile/arena.h), 0 when over.
- * Clearing makes no block. */
+ * The block comes through the I/O metrics' cache of the thread's last
+ * context (the call's own I/O event then finds it there), and is kept
+ * for the clearing; a reset during the wait moves it to the new node. */
 JP_NOINSTR static void wait_publish(struct jp_thread *t, uint64_t since)
 {
-    struct node_ext *x = NULL;
-    if (since)
-        x = jp_node_ext(t->wait.node);
-    else if (t->wait.node && jp_node(t->wait.node)->ext)
-        x = jp_at(jp_node(t->wait.node)->ext);
+    struct node_ext *x = since ? metrics_context_ext(&t->metrics, t->wait.node) : NULL;
+    if (t->wait.shown && t->wait.shown != x)
+        __atomic_store_n(&t->wait.shown->wait_since, 0, __ATOMIC_RELEASE);
     if (x)
         __atomic_store_n(&x->wait_since, since, __ATOMIC_RELEASE);
+    t->wait.shown = x;
 }
 
 JP_NOINSTR static void wait_clear(struct jp_thread *t)
