@@ -18,7 +18,10 @@ SRC = os.path.join(hk.ROOT, "tests", "live", "stopstart.c")
 def run_stopped(tmp, jprofopts=None, commands=(("inner", "stop"), ("other", "start"))):
     exe = hk.cc(tmp, [SRC], "stopstart")
     rt = os.path.join(tmp, "rt")
-    env = hk.test_env(HOOKIT_OUTPUT=tmp, HOOKIT_RUNTIME_DIR=rt, JPROFOPTS=jprofopts)
+    # control: the program has one thread and blocks; the commands reach it
+    # through the control thread, which otherwise starts with a second thread
+    env = hk.test_env(HOOKIT_OUTPUT=tmp, HOOKIT_RUNTIME_DIR=rt,
+                      JPROFOPTS=",".join(filter(None, ["control", jprofopts])))
     p = subprocess.Popen([exe], cwd=tmp, env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                          stderr=subprocess.PIPE, text=True)
     ctl = {"HOOKIT_RUNTIME_DIR": rt}
