@@ -348,6 +348,24 @@ int arena_copy_to_thread(struct profile *p, struct arena_funcs *funcs,
     return rc;
 }
 
+/* ---- contexts of inlined copies ----------------------------------------------- */
+
+int arena_inlined_column(struct profile *p, struct prof_thread *th, const struct arena_view *v,
+                         const struct arena_copy_node *nodes, uint32_t n)
+{
+    uint64_t *col = NULL;
+    for (uint32_t i = 0; i < n; i++) {
+        const struct arena_node *a = arena_view_node(v, nodes[i].ref);
+        /* (an MPI frame's bytes never reach the top bit) */
+        if (!a || !(__atomic_load_n(&a->reserved, __ATOMIC_RELAXED) & ARENA_NODE_INLINED))
+            continue;
+        if (!col && !(col = profile_new_column(p, th, "inlined", n)))
+            return -1;
+        col[i] = 1;
+    }
+    return 0;
+}
+
 /* ---- sampled times ---------------------------------------------------------------- */
 
 /* timer=sample: a node's time is its on-CPU samples plus its measured

@@ -148,6 +148,15 @@ int arena_copy_to_thread(struct profile *p, struct arena_funcs *funcs,
                          const struct arena_timing *tm, struct prof_thread *th);
 
 /*
+ * The contexts whose calls were inlined copies (ARENA_NODE_INLINED in the
+ * nodes of view v that the copy's refs name): th's column "inlined" of 1s,
+ * made only when some node has it (hookit report --as-compiled folds
+ * them).  libjprof's own profiles and live readers' both.  0 or -1.
+ */
+int arena_inlined_column(struct profile *p, struct prof_thread *th, const struct arena_view *v,
+                         const struct arena_copy_node *nodes, uint32_t n);
+
+/*
  * timer=sample, after arena_copy_to_thread and th's wait_ns column (if
  * any): each node's time gets its blocking calls, exclusive its own and
  * inclusive its subtree's, so that a sampled time means what an exact one

@@ -955,6 +955,8 @@ struct profile *live_profile(struct live *l, const struct live_snapshot *s, cons
         rc = rc < 0 ? -1 : 0;
         if (rc == 0 && tm.sample_period_ns) /* as libjprof's own profile: CPU samples plus waits */
             rc = arena_sampled_times(p, th, t->nodes);
+        if (rc == 0)
+            rc = arena_inlined_column(p, th, &l->view, t->nodes, t->nnodes);
     }
     if (rc == 0)
         rc = arena_funcs_to_profile(&funcs, p);

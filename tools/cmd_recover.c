@@ -304,10 +304,11 @@ int cmd_recover(int argc, char **argv)
         if (!found)
             printf("nothing to recover%s\n", running ? " (the processes above are running)" : "");
         else
-            printf("%d leftover(s) of processes that are gone: hookit recover PID recovers one, "
-                   "--all all of them; hookit recover --remove PID (or --remove --all) removes "
-                   "without a profile\n",
-                   found);
+            printf(
+                "%d leftover(s) of processes that are gone: hookit recover PID recovers one, "
+                "hookit recover --all all of them; hookit recover --remove PID (or --remove --all) removes "
+                "without a profile\n",
+                found);
         return EXIT_OK;
     }
     for (int i = 0; i < n; i++) {

@@ -6,7 +6,7 @@ every function a call.  libjprof knows which calls were inlined copies
 into the function they were inlined into, as perf and a debugger see the
 optimized binary.  On tests/reports/progs/inlining.c built with gcc -O2:
 sq() always inlined into work(), twice() a real call."""
-import os, re, sys
+import os, re, subprocess, sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "lib"))
@@ -53,3 +53,23 @@ def test_inlined_copies_fold_into_their_host(tmp):
     assert "inlining:twice" in diff and "sq" not in diff, diff
     folded = hk.hookit(tmp, "export", "--format=folded", "--as-compiled", prof).stdout
     assert folded and "sq" not in folded and "main;work;twice " in folded, folded
+
+
+def test_live_snapshot_has_the_inlined_column(tmp):
+    """A snapshot of the running program carries the marks too."""
+    exe = hk.cc(tmp, [os.path.join(HERE, "progs", "inlining.c")], "inlining", flags=["-O2"])
+    rt = os.path.join(tmp, "rt")
+    env = hk.test_env(HOOKIT_OUTPUT=tmp, HOOKIT_RUNTIME_DIR=rt)
+    p = subprocess.Popen([exe, "forever"], cwd=tmp, env=env, stdout=subprocess.PIPE, text=True)
+    try:
+        assert p.stdout.readline() == "ready\n"
+        snap = os.path.join(tmp, "now.prof")
+        hk.hookit(tmp, "snapshot", "-o", snap, str(p.pid), env={"HOOKIT_RUNTIME_DIR": rt})
+    finally:
+        p.kill()
+        p.communicate()
+    src = nodes(hk.export_json(tmp, snap))
+    assert src[("main", "work", "sq")].get("inlined") == 1, src
+    assert not src[("main", "work", "twice")].get("inlined"), src
+    comp = nodes(hk.export_json(tmp, snap, "--as-compiled"))
+    assert ("main", "work", "sq") not in comp and ("main", "work", "twice") in comp, sorted(comp)

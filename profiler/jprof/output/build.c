@@ -72,23 +72,6 @@ JP_NOINSTR static int copy_tree(const struct arena_thread *rec, struct arena_thr
     return 0;
 }
 
-/* The contexts whose calls were inlined copies (ARENA_NODE_INLINED): a
- * column "inlined" of 1s, only when some node has it, for the views as
- * compiled (hookit report --as-compiled, tools/fold.c). */
-JP_NOINSTR static int inlined_column(struct profile *p, struct prof_thread *th,
-                                     const struct arena_copy_node *nodes, uint32_t n)
-{
-    uint64_t *col = NULL;
-    for (uint32_t i = 0; i < n; i++) {
-        if (jp_is_synthetic(nodes[i].fn) || !(jp_node(nodes[i].ref)->reserved & ARENA_NODE_INLINED))
-            continue;
-        if (!col && !(col = jp_new_column(p, th, "inlined", n)))
-            return -1;
-        col[i] = 1;
-    }
-    return 0;
-}
-
 /* The thread's tree in preorder into th->nodes (profile/arena_walk.c, the
  * walk live readers use too), open frames counted up to its copy's now. */
 JP_NOINSTR static int fill_nodes(struct builder *b, const struct arena_thread *rec, struct prof_thread *th)
@@ -111,8 +94,10 @@ JP_NOINSTR static int fill_nodes(struct builder *b, const struct arena_thread *r
         rc = jp_mpi_thread(b->p, th, c->nodes, c->n);
     if (rc == 0)
         rc = jp_unmatched_thread(b->p, th, c->nodes, c->n);
-    if (rc == 0)
-        rc = inlined_column(b->p, th, c->nodes, c->n);
+    if (rc == 0) { /* for the views as compiled (tools/fold.c) */
+        struct arena_view v = { jp_arena_base, jp_arena_header()->used };
+        rc = arena_inlined_column(b->p, th, &v, c->nodes, c->n);
+    }
     if (rc == 0) /* a thread still blocked: its wait so far, to the copy's now (wait.c) */
         rc = jp_wait_thread(b->p, th, c->nodes, c->n,
                             c->depth ? (const struct jp_thread *)(uintptr_t)rec->priv : NULL, now);

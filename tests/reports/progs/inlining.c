@@ -4,7 +4,9 @@
  * call site), twice() is a real call (noinline).  main calls work() N
  * times; work calls sq() and twice() M times each.  The source's view has
  * main > work > sq and main > work > twice; as compiled, sq is part of
- * work, as perf and a debugger see the binary. */
+ * work, as perf and a debugger see the binary.  With an argument, main
+ * prints "ready" after the first work() and goes on calling it until
+ * killed (a live snapshot's test). */
 #include <stdio.h>
 
 #define N 50
@@ -33,11 +35,17 @@ __attribute__((noinline)) long work(long k)
     return s;
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
     long s = 0;
-    for (long k = 0; k < N; k++)
+    (void)argv;
+    for (long k = 0; k < N || argc > 1; k++) {
         s += work(k);
+        if (argc > 1 && k == 0) {
+            printf("ready\n");
+            fflush(stdout);
+        }
+    }
     printf("%ld\n", s);
     return 0;
 }
