@@ -8,7 +8,8 @@
  *
  * Slot 0 holds struct arena_header; reference 0 means "none"; slot 1
  * holds struct arena_process; slot 2 (version 2 on) struct
- * arena_control_log, slot 3 is spare (allocations are slot pairs).
+ * arena_control_log (and from its byte 32 struct arena_waits), slot 3
+ * is spare (allocations are slot pairs).
  *
  * Writers and readers (see docs/live.md):
  *  - Only a thread writes its own nodes and thread record.
@@ -44,6 +45,7 @@
 #ifndef HOOKIT_ARENA_H
 #define HOOKIT_ARENA_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #define ARENA_MAGIC "HKARENA1"
@@ -97,21 +99,50 @@ struct arena_node {
     arena_ref parent;
     arena_ref first_child;
     arena_ref next_sibling;
-    /* Extension block or 0: additive u64 counters (I/O, memory, wait time),
-     * summed when trees are merged; ARENA_EXT_SLOTS slots, laid out by the
-     * writer (struct node_ext, profiler/jprof/metrics/metrics.h). */
+    /* Extension block or 0: struct node_ext (below), ARENA_EXT_SLOTS
+     * slots: counters summed when trees are merged (I/O, memory, wait
+     * time), and a wait in progress. */
     arena_ref ext;
     uint64_t calls;
     uint64_t incl;                  /* inclusive ticks of closed activations */
     arena_ref last_child;           /* writer's lookup cache; readers ignore it */
     arena_ref child_index;          /* writer's hash index of many children; readers ignore it */
     uint64_t samples;               /* timer=sample: CPU-time samples taken here */
-    uint64_t reserved;              /* MPI frames: bytes moved (profiler/jprof/frames/mpi.c) */
+    uint64_t reserved;              /* MPI frames: bytes moved (profiler/jprof/frames/mpi.c);
+                                     * other frames: ARENA_NODE_INLINED */
 };
 
+/* In arena_node.reserved of a machine frame's node: a call made there was
+ * an inlined copy (GCC and Clang instrument them; the copy's hook has its
+ * host's call site, the one of the frame below), as seen on the calls
+ * that left the writer's fast path (a context's first).  Set only. */
+#define ARENA_NODE_INLINED (1ull << 63)
+
 /* An extension block's size (arena_node.ext).  Was 1 before wait time
- * (issue 19); readers of the mapping do not read the counters. */
+ * (issue 19). */
 #define ARENA_EXT_SLOTS 2u
+
+/* A node's extension block (arena_node.ext): made by the node's own
+ * thread the first time the node does I/O, allocates or waits, and
+ * written by that thread only (libjprof's metrics*.c and wait.c); live
+ * readers (`hookit snapshot`, `top`, `recover`) read the wait fields,
+ * each an aligned 64-bit word loaded whole.  The fields before
+ * wait_since are additive counters (retire.c sums them when trees are
+ * merged, zerobase zeroes them: NODE_EXT_COUNTERS words). */
+struct node_ext {
+    uint64_t io_calls, io_bytes_read, io_bytes_written, io_ticks; /* ticks: arena_waits.clock */
+    uint64_t allocs, alloc_bytes, frees, free_bytes;
+    /* second slot: blocking calls that are not I/O (wait.c) */
+    uint64_t wait_calls, wait_ticks; /* ticks: arena_waits.clock */
+    uint64_t unmatched_exits;        /* where the tree may be wrong (unexact.c) */
+    uint64_t spare[4];
+    /* The start of the blocking call this node is in now (libjprof's
+     * clock, arena_header.clock), 0 when none: stored when the call
+     * begins, cleared when it ends, moved to a reset's or zerobase's
+     * moment when one is applied during it.  Not a counter. */
+    volatile uint64_t wait_since;
+};
+#define NODE_EXT_COUNTERS (offsetof(struct node_ext, wait_since) / sizeof(uint64_t))
 
 struct arena_frame {
     uint64_t t0;                    /* clock reading at entry */
@@ -179,6 +210,11 @@ struct arena_chunk {
  * blocking call, and its hook exits meanwhile are callbacks whose time is
  * not the wait's (profiler/jprof/metrics/wait.c).  Readers leave it alone. */
 #define ARENA_REQ_WAIT    0x20u
+/* Set by the thread that carries out `ctl start` after a stop, in every
+ * running thread; cleared by the thread at the start of its next hook,
+ * which closes the frames that returned while collection was off
+ * (libjprof's unexact.c).  Readers leave it alone. */
+#define ARENA_REQ_RESYNC 0x40u
 
 /*
  * Process metadata: slot 1 (reference ARENA_PROCESS_REF), right after the
@@ -227,6 +263,28 @@ struct arena_control_log {
     uint64_t mono_ns; /* CLOCK_MONOTONIC at the last one (arena_process.start_mono_ns's clock) */
 };
 
+/*
+ * How to read the wait fields of the extension blocks: the second half of
+ * slot 2 (byte ARENA_WAITS_OFFSET of the arena, version 2 on), written
+ * once at start by libjprof (a fork child keeps its parent's, an exec'ed
+ * image writes its own).  All zero in an arena of an older libjprof, or
+ * with JPROFOPTS=nowait: readers then have no wait times.
+ */
+#define ARENA_WAITS_OFFSET (ARENA_CONTROL_LOG_REF * ARENA_SLOT + 32u)
+enum { ARENA_WAITS_NONE = 0, ARENA_WAITS_COUNTER = 1, ARENA_WAITS_MONOTONIC = 2 };
+
+struct arena_waits {
+    /* The clock of io_ticks and wait_ticks (libhookit's I/O clock, not
+     * always libjprof's): ARENA_WAITS_COUNTER, the CPU counter (a reader
+     * measures its rate as for arena_process's start pair); _MONOTONIC,
+     * CLOCK_MONOTONIC ns; _NONE: no wait times recorded. */
+    uint32_t clock;
+    /* JPROFOPTS=cpu under timer=exact: arena_node.samples are CPU-time
+     * samples of this period (µs); 0 otherwise (under timer=sample,
+     * arena_process.sample_us says it). */
+    uint32_t cpu_us;
+};
+
 /* A node of a thread's own copy (ARENA_REQ_COPY) and of a reader's copy:
  * the tree in preorder, parent given as an index into the copy. */
 struct arena_copy_node {
@@ -243,5 +301,8 @@ _Static_assert(sizeof(struct arena_node) == ARENA_SLOT, "a node is one slot");
 _Static_assert(sizeof(struct arena_thread) <= ARENA_THREAD_SLOTS * ARENA_SLOT, "thread record");
 _Static_assert(sizeof(struct arena_process) == ARENA_SLOT, "process block is one slot");
 _Static_assert(sizeof(struct arena_control_log) <= ARENA_SLOT, "control log is one slot");
+_Static_assert(sizeof(struct arena_control_log) <= 32, "the control log is slot 2's first half");
+_Static_assert(sizeof(struct arena_waits) <= 32, "the wait clock is slot 2's second half");
+_Static_assert(sizeof(struct node_ext) == ARENA_EXT_SLOTS * ARENA_SLOT, "whole slots");
 
 #endif

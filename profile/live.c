@@ -5,6 +5,7 @@
  * Every reference read from the arena is checked against the mapping, so
  * a torn or damaged arena gives a retry or an error, never a crash. */
 #include "profile/live.h"
+#include "profile/live_waits.h"
 #include "common/clock.h"
 #include "profile/arena_walk.h"
 #include "profile/procinfo.h"
@@ -475,6 +476,8 @@ static int copy_under_seq(struct live *l, const struct arena_thread *rec, struct
         return rc;
     if (c->pending)
         t->dropped = t->unmatched = 0;
+    t->pending = c->pending;
+    t->pending_at = c->pending_at;
     t->nnodes = c->n;
     t->depth = c->depth;
     return 1;
@@ -921,6 +924,12 @@ struct profile *live_profile(struct live *l, const struct live_snapshot *s, cons
     if (!p)
         return NULL;
     int rc = arena_funcs_init(&funcs);
+    /* wait times: their clock, in slot 2 (live_waits.h) */
+    const char *slot2 = header(l)->version >= 2 ? at(l, ARENA_CONTROL_LOG_REF, ARENA_SLOT) : NULL;
+    const struct arena_waits *waits = slot2
+        ? (const struct arena_waits *)(slot2 + (ARENA_WAITS_OFFSET - ARENA_CONTROL_LOG_REF * ARENA_SLOT))
+        : NULL;
+    double wait_rate = live_wait_rate(waits, process_block(l), header(l)->clock == 0, s->ticks_per_ns);
     if (rc == 0)
         rc = fill_process(l, s, p, end);
     p->threads = rc == 0 ? profile_alloc(p, ((size_t)s->nthreads + 1) * sizeof *p->threads) : NULL;
@@ -936,10 +945,18 @@ struct profile *live_profile(struct live *l, const struct live_snapshot *s, cons
         struct arena_timing tm = {
             .ticks_per_ns = s->ticks_per_ns,
             .sample_period_ns = (uint64_t)process_block(l)->sample_us * 1000u,
-            .open_waits = 1,
+            /* sampled: the wait column has a call in progress, else the frame's start */
+            .open_waits = wait_rate == 0,
         };
         rc = arena_copy_to_thread(p, &funcs, t->nodes, t->nnodes, t->stack, depth, t->now, &tm, th);
         p->nthreads = i + 1;
+        if (rc == 0)
+            rc = live_wait_columns(&l->view, waits, wait_rate, tm.sample_period_ns != 0, s, t, p, th);
+        rc = rc < 0 ? -1 : 0;
+        if (rc == 0 && tm.sample_period_ns) /* as libjprof's own profile: CPU samples plus waits */
+            rc = arena_sampled_times(p, th, t->nodes);
+        if (rc == 0)
+            rc = arena_inlined_column(p, th, &l->view, t->nodes, t->nnodes);
     }
     if (rc == 0)
         rc = arena_funcs_to_profile(&funcs, p);

@@ -47,6 +47,8 @@ struct live_thread {
     struct arena_frame *stack;      /* stack[0 .. depth] */
     uint32_t depth;
     uint64_t now;                   /* ticks: the moment the copy stands for */
+    uint32_t pending;               /* a reset or zerobase shown applied (ARENA_REQ_PENDING bits) */
+    uint64_t pending_at;            /* ... as of this moment (ticks) */
     int how;                        /* LIVE_COPY_* */
     uint32_t retries;               /* torn copies thrown away */
 };

@@ -18,6 +18,7 @@
 #include "tools/thread_state.h"
 #include "tools/tree.h"
 #include "tools/units.h"
+#include "profile/waittime.h"
 #include <hookit/a2n.h>
 
 #include <getopt.h>
@@ -144,18 +145,34 @@ static int by_self_desc(const void *a, const void *b)
     return (*(const uint32_t *)a > *(const uint32_t *)b) - (*(const uint32_t *)a < *(const uint32_t *)b);
 }
 
+/* Per function, its contexts' on-CPU and waiting time (both exclusive,
+ * so they sum over contexts like the exclusive time). */
+static void func_cpu_wait(const struct prof_thread *th, uint64_t *cpu, uint64_t *wait)
+{
+    struct waittime w;
+    waittime_of(th, &w);
+    for (uint32_t i = 0; i < th->nnodes; i++) {
+        cpu[th->nodes[i].func] += waittime_cpu(&w, th, i);
+        wait[th->nodes[i].func] += waittime_wait(&w, i);
+    }
+}
+
 static void print_funcs(FILE *out, const struct profile *p, const struct prof_thread *th, int rows)
 {
     struct tree t;
     struct func_total *tot = calloc(p->nfuncs + 1, sizeof *tot);
     uint32_t *order = malloc((p->nfuncs + 1) * sizeof *order);
-    if (!tot || !order || tree_build(&t, p, th) < 0) {
+    uint64_t *cpu = calloc(p->nfuncs + 1, sizeof *cpu), *wait = calloc(p->nfuncs + 1, sizeof *wait);
+    if (!tot || !order || !cpu || !wait || tree_build(&t, p, th) < 0) {
         free(tot);
         free(order);
+        free(cpu);
+        free(wait);
         return;
     }
     tree_func_totals(&t, tot);
     tree_free(&t);
+    func_cpu_wait(th, cpu, wait);
     uint32_t n = 0;
     uint64_t total = 0;
     for (uint32_t f = 0; f < p->nfuncs; f++)
@@ -165,18 +182,28 @@ static void print_funcs(FILE *out, const struct profile *p, const struct prof_th
         }
     sort_totals = tot;
     qsort(order, n, sizeof *order, by_self_desc);
-    fprintf(out, "  top functions by exclusive time:\n    %6s %10s %10s %12s  %s\n", "SHARE", "EXCL",
-            "INCL", "CALLS", "NAME");
+    /* CPU and WAIT split EXCL (docs/io.md, "Wait time"), when the process records waits */
+    struct waittime has;
+    int split = waittime_of(th, &has);
+    fprintf(out, "  top functions by exclusive time:\n    %6s %10s ", "SHARE", "EXCL");
+    if (split)
+        fprintf(out, "%10s %10s ", "CPU", "WAIT");
+    fprintf(out, "%10s %12s  %s\n", "INCL", "CALLS", "NAME");
     for (uint32_t i = 0; i < n && i < (uint32_t)rows; i++) {
         const struct func_total *ft = &tot[order[i]];
         char a[UNITS_BUF], b[UNITS_BUF];
-        fprintf(out, "    %5.1f%% %10s %10s %12llu  ", total ? 100.0 * (double)ft->self_ns / (double)total : 0.0,
-                units_ns(ft->self_ns, a), units_ns(ft->incl_ns, b), (unsigned long long)ft->calls);
+        fprintf(out, "    %5.1f%% %10s ", total ? 100.0 * (double)ft->self_ns / (double)total : 0.0,
+                units_ns(ft->self_ns, a));
+        if (split)
+            fprintf(out, "%10s %10s ", units_ns(cpu[order[i]], a), units_ns(wait[order[i]], b));
+        fprintf(out, "%10s %12llu  ", units_ns(ft->incl_ns, b), (unsigned long long)ft->calls);
         print_func(out, p, order[i]);
         fputc('\n', out);
     }
     free(tot);
     free(order);
+    free(cpu);
+    free(wait);
 }
 
 static const struct prof_thread *sort_thread;

@@ -138,20 +138,26 @@ void live_cli_outdir(pid_t pid, char *dir, size_t size)
         snprintf(dir, size, "%s", cwd);
 }
 
-/* A profile or trace of pid in dir (hookit.EXE[.rRANK].PID[.N].prof or
- * .trace), the newest; 1 found, 0 not. */
-int live_cli_written(const char *dir, pid_t pid, char *name, size_t size)
+/* Whether name is a profile or trace of pid (hookit.EXE[.rRANK].PID[.N]
+ * .prof or .trace). */
+static int of_pid(const char *name, pid_t pid)
 {
     char mid[32];
     snprintf(mid, sizeof mid, ".%d.", (int)pid);
+    const char *dot = strrchr(name, '.');
+    return !strncmp(name, "hookit.", 7) && strstr(name, mid) && dot
+        && (!strcmp(dot, ".prof") || !strcmp(dot, ".trace"));
+}
+
+/* The newest; 1 found, 0 not. */
+int live_cli_written(const char *dir, pid_t pid, char *name, size_t size)
+{
     DIR *d = *dir ? opendir(dir) : NULL;
     struct dirent *e;
     int found = 0;
     struct timespec newest = { 0, 0 };
     while (d && (e = readdir(d))) {
-        const char *dot = strrchr(e->d_name, '.');
-        if (strncmp(e->d_name, "hookit.", 7) || !strstr(e->d_name, mid) || !dot
-            || (strcmp(dot, ".prof") && strcmp(dot, ".trace")))
+        if (!of_pid(e->d_name, pid))
             continue;
         char path[PATH_MAX + NAME_MAX + 2];
         struct stat st;
@@ -165,6 +171,45 @@ int live_cli_written(const char *dir, pid_t pid, char *name, size_t size)
         }
         found = 1;
     }
+    if (d)
+        closedir(d);
+    return found;
+}
+
+/* The order a process names its profiles in: the first free of
+ * hookit.E.P.prof, hookit.E.P.1.prof, .2, ... (a shorter name first). */
+static int name_order(const char *a, const char *b)
+{
+    size_t la = strlen(a), lb = strlen(b);
+    return la != lb ? (la < lb ? -1 : 1) : strcmp(a, b);
+}
+
+int live_cli_last_name(const char *dir, pid_t pid, char *name, size_t size)
+{
+    DIR *d = *dir ? opendir(dir) : NULL;
+    struct dirent *e;
+    int found = 0;
+    while (d && (e = readdir(d)))
+        if (of_pid(e->d_name, pid) && (!found || name_order(e->d_name, name) > 0)) {
+            snprintf(name, size, "%s", e->d_name);
+            found = 1;
+        }
+    if (d)
+        closedir(d);
+    return found;
+}
+
+int live_cli_next_name(const char *dir, pid_t pid, const char *after, char *name, size_t size)
+{
+    DIR *d = *dir ? opendir(dir) : NULL;
+    struct dirent *e;
+    int found = 0;
+    while (d && (e = readdir(d)))
+        if (of_pid(e->d_name, pid) && (!*after || name_order(e->d_name, after) > 0)
+            && (!found || name_order(e->d_name, name) < 0)) {
+            snprintf(name, size, "%s", e->d_name);
+            found = 1;
+        }
     if (d)
         closedir(d);
     return found;

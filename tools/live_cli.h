@@ -27,5 +27,12 @@ void live_cli_outdir(pid_t pid, char *dir, size_t size);
 /* The newest profile or trace of pid in dir (hookit.EXE[.rRANK].PID[.N]
  * .prof or .trace, the last written) into name; 1 found, 0 not. */
 int live_cli_written(const char *dir, pid_t pid, char *name, size_t size);
+/* A process names each profile it writes the first of hookit.E.P.prof,
+ * hookit.E.P.1.prof, .2 ... that is free.  The last of its names in dir
+ * in that order (1 found, 0 none), and the first after `after` ("" for
+ * any): what a flush wrote, read before and after it, even when the
+ * process's exit wrote the next one meanwhile. */
+int live_cli_last_name(const char *dir, pid_t pid, char *name, size_t size);
+int live_cli_next_name(const char *dir, pid_t pid, const char *after, char *name, size_t size);
 
 #endif
