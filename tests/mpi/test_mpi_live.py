@@ -1,0 +1,93 @@
+"""A live view of an MPI job (issue 32, docs/live.md "Several processes"):
+each rank marks its job in its arena at MPI_Init, from Open MPI's or
+MPICH's (Hydra) launcher; `hookit snapshot --job ID` and `hookit top --job
+ID` find every rank of it on this host, the MPI frames named, the slowest
+rank named; the job still ends as it would and writes its job profile."""
+import os
+import re
+import subprocess
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+import hk  # noqa: E402
+import test_mpi as base  # noqa: E402
+import test_mpi_job as job  # noqa: E402
+
+NP = 3
+
+
+def start_job(tmp, mpi, rt):
+    """livejob on NP ranks under mpi's launcher, once rank 0 said ready."""
+    base.build(tmp, mpi.cc, "livejob.c", "livejob")
+    env = dict(mpi.env)
+    # every call timed: the ranks' times are compared
+    env.update(HOOKIT_RUNTIME_DIR=rt, HOOKIT_OUTPUT=tmp, JPROFOPTS="timer=exact")
+    p = subprocess.Popen(mpi.launch + [mpi.np_flag, str(NP), "./livejob", "120"], cwd=tmp,
+                         env=hk.test_env(**env), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    line = p.stdout.readline()
+    assert line == "ready\n", (line, p.poll())
+    time.sleep(1)                       # rounds enough for the ranks' times to differ
+    return p
+
+
+def end_job(tmp, p):
+    open(os.path.join(tmp, "stop"), "w").close()
+    out, err = p.communicate(timeout=120)
+    return p.returncode, err
+
+
+def job_id(tmp, rt):
+    """The id the registry's ranks carry, from the message of a wrong one."""
+    r = hk.hookit(tmp, "snapshot", "--job", "no-such-job", check=False, env={"HOOKIT_RUNTIME_DIR": rt})
+    assert r.returncode == 1, r
+    m = re.search(r"the jobs there: (\S+) \((\d+) ranks here, of (\d+)\)", r.stderr)
+    assert m and m.group(2) == m.group(3) == str(NP), r.stderr
+    return m.group(1)
+
+
+def _live_job(tmp, mpi):
+    mpi.need()
+    rt = os.path.join(tmp, "rt")
+    p = start_job(tmp, mpi, rt)
+    try:
+        jid = job_id(tmp, rt)
+        if mpi.name == "mpich":
+            launcher = [x for x in os.listdir("/proc") if x.isdigit()
+                        and open(f"/proc/{x}/comm").read().startswith("mpiexec")]
+            assert jid.startswith("hydra-") and jid[6:] in launcher, (jid, launcher)
+        out = os.path.join(tmp, "job.prof")
+        r = hk.hookit(tmp, "snapshot", "--job", jid, "--consistency=job", "-o", out,
+                      env={"HOOKIT_RUNTIME_DIR": rt})
+        assert f"{NP} processes" in r.stdout and "consistency job" in r.stdout, r.stdout
+        doc = hk.export_json(tmp, out)
+        meta = doc["process"]["meta"]
+        assert meta["merged_ranks"] == NP and meta["live_consistency"] == "job", meta
+        assert sorted(row["rank"] for row in doc["ranks"]) == list(range(NP)), doc["ranks"]
+        t = hk.thread_of(doc, 0)
+        barrier = hk.node(t, "main", "MPI:MPI_Barrier")     # named from the arena
+        assert barrier["module"] == mpi.module and barrier["calls"] >= NP, barrier
+        unit = hk.node(t, "main", "work", "unit")
+        assert unit["max_incl_rank"] == NP - 1 and unit["min_incl_rank"] == 0, unit
+
+        r = hk.hookit(tmp, "top", "--once", "-i", "0.5", "--job", jid, env={"HOOKIT_RUNTIME_DIR": rt})
+        assert re.search(rf"slowest rank r{NP - 1} \(pid \d+\)", r.stdout), r.stdout
+        rows = [line.split() for line in r.stdout.splitlines() if re.match(r"\s+r\d+\s+\d+", line)]
+        assert sorted(row[0] for row in rows) == [f"r{k}" for k in range(NP)], r.stdout
+        fn = [line for line in r.stdout.splitlines() if line.endswith(" F:livejob.unit()") and ">" not in line]
+        assert len(fn) == 1 and fn[0].split()[3] == "r0" and fn[0].split()[5] == f"r{NP - 1}", r.stdout
+        assert p.poll() is None
+    finally:
+        rc, err = end_job(tmp, p)
+    # the job went on as it would: its exit status, its job profile
+    assert rc == 0, err
+    assert len(job.job_files(tmp, "livejob")) == 1, os.listdir(tmp)
+
+
+def test_live_job_openmpi(tmp):
+    _live_job(tmp, job.OPENMPI)
+
+
+def test_live_job_mpich(tmp):
+    _live_job(tmp, job.MPICH)
