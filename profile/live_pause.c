@@ -239,6 +239,7 @@ static void hold_for_tests(void)
     long ms = v && *v ? strtol(v, NULL, 10) : 0;
     if (ms > 0 && ms < 60000) {
         struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
+        fprintf(stderr, "hookit: holding the pause %ld ms (HOOKIT_LIVE_HOLD_MS)\n", ms);
         nanosleep(&ts, NULL);
     }
 }

@@ -216,3 +216,108 @@ def test_sixteen_processes_job_pause_is_the_copy(tmp):
         stop(*ps)
     print("16 processes, job pause / copy / pause without the reader's CPU waits (ms):",
           [tuple(round(x / 1e6, 3) for x in f) for f in figures])
+
+
+# ---- several readers, a dead reader, another user ------------------------------------------
+
+def test_readers_at_once_never_corrupt_or_stall(tmp):
+    """Two `top`s and a snapshot, all at the job level, on the same four
+    processes at once, three times: every one ends, in time, with whole
+    trees; the programs keep running."""
+    exe = hk.cc(tmp, [BUSY], "busy", libs=["-lpthread"])
+    rt = os.path.join(tmp, "rt")
+    ps = [start(tmp, exe, 1, 120, rt=rt, wait=False) for _ in range(4)]
+    try:
+        wait_arenas(rt, 4)
+        time.sleep(0.3)
+        env = rt_env(rt)
+        for round in range(3):
+            t0 = time.monotonic()
+            out = os.path.join(tmp, f"s{round}.prof")
+            readers = [subprocess.Popen([hk.BIN, "top", "--once", "-i", "0.2", "--all", "--consistency=job"],
+                                        cwd=tmp, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                       for _ in range(2)]
+            readers.append(subprocess.Popen([hk.BIN, "snapshot", "--all", "--consistency=job", "-o", out],
+                                            cwd=tmp, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                            text=True))
+            for q in readers:
+                o, e = q.communicate(timeout=60)
+                assert q.returncode == 0, e
+            assert time.monotonic() - t0 < 30
+            doc = hk.export_json(tmp, out)
+            assert meta(doc)["live_set_processes"] == 4
+            for t in doc["threads"]:
+                hk.check_tree_consistent(t)
+            assert all(p.poll() is None for p in ps)
+    finally:
+        stop(*ps)
+
+
+def progress(tmp, rt, pids):
+    """Calls of outer() in all of pids, from a thread-level snapshot (which
+    never pauses anyone)."""
+    doc, _ = snap(tmp, rt, "progress.prof", "--pids", ",".join(map(str, pids)))
+    return calls(doc).get("outer", 0)
+
+
+def test_reader_killed_holding_a_job_pause(tmp):
+    """A reader SIGKILLed while it holds every thread of three processes
+    paused: each thread goes on by itself within the bound (0.5 s), and the
+    next reader breaks the dead reader's hold at once."""
+    exe = hk.cc(tmp, [BUSY], "busy", libs=["-lpthread"])
+    rt = os.path.join(tmp, "rt")
+    ps = [start(tmp, exe, 1, 120, rt=rt, wait=False) for _ in range(3)]
+    pids = [p.pid for p in ps]
+    try:
+        wait_arenas(rt, 3)
+        time.sleep(0.3)
+        reader = subprocess.Popen([hk.BIN, "snapshot", "--all", "--consistency=job", "-o",
+                                   os.path.join(tmp, "never.prof")], cwd=tmp,
+                                  env=rt_env(rt, HOOKIT_LIVE_HOLD_MS=20000),
+                                  stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        line = reader.stderr.readline()
+        assert "holding the pause" in line, line
+        reader.kill()
+        reader.wait()
+        time.sleep(0.6)                 # past the bound
+        a = progress(tmp, rt, pids)
+        time.sleep(0.3)
+        b = progress(tmp, rt, pids)
+        assert b > a, (a, b)            # running again
+        t0 = time.monotonic()
+        doc, _ = snap(tmp, rt, "after.prof", "--all", "--consistency=job")
+        assert time.monotonic() - t0 < 5 and meta(doc)["live_set_processes"] == 3
+        assert all(p.poll() is None for p in ps)
+        print(f"calls of outer() 0.6 s and 0.9 s after the kill: {a} -> {b}")
+    finally:
+        stop(*ps)
+
+
+def test_another_user_cannot_read_or_pause_a_set(tmp):
+    """Only the processes' user (or root) reads or pauses them, as a set
+    too: another user is refused by pid, and finds nothing of theirs in a
+    registry that is not its own."""
+    if os.geteuid() != 0 or not hk.have("setpriv"):
+        hk.skip("needs root and setpriv to act as a second user")
+    exe = hk.cc(tmp, [BUSY], "busy", libs=["-lpthread"])
+    rt = os.path.join(tmp, "rt")
+    ps = [start(tmp, exe, 1, 60, rt=rt) for _ in range(2)]
+    pids = ",".join(str(p.pid) for p in ps)
+    try:
+        nobody = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", hk.BIN]
+        for args in (["snapshot", "--consistency=job", "--pids", pids, "-o", "/tmp/x.prof"],
+                     ["snapshot", "--consistency=job", "--family", str(ps[0].pid), "-o", "/tmp/x.prof"],
+                     ["top", "--once", "--consistency=job", "--pids", pids]):
+            r = subprocess.run(nobody + args, cwd="/", env=rt_env(rt), capture_output=True, text=True)
+            assert r.returncode == 1, (args, r)
+            assert f"process {ps[0].pid} belongs to user" in r.stderr and "refused" in r.stderr, r.stderr
+        for args in (["snapshot", "--all", "-o", "/tmp/x.prof"], ["snapshot", "--job", "x", "-o", "/tmp/x.prof"]):
+            r = subprocess.run(nobody + args, cwd="/", env=rt_env(rt), capture_output=True, text=True)
+            assert r.returncode == 1 and ("Permission denied" in r.stderr or "refused" in r.stderr), (args, r)
+            assert str(ps[0].pid) not in r.stdout
+        assert not os.path.exists("/tmp/x.prof")
+        # the owner (root) reads them
+        doc, _ = snap(tmp, rt, "root.prof", "--pids", pids, "--consistency=job")
+        assert meta(doc)["live_set_processes"] == 2
+    finally:
+        stop(*ps)
