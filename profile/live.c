@@ -617,7 +617,7 @@ static int thread_by_thread(struct live *l, const struct arena_thread **recs, ui
 /* The processes ls[0 .. n) paused at once (live_pause.c), each snapshot
  * consistency c (LIVE_PROCESS for one, LIVE_JOB for a set). */
 static int paused(struct live **ls, uint32_t n, enum live_consistency c, struct live_snapshot *snaps,
-                  char *err, size_t errlen)
+                  const struct live_sync *sync, char *err, size_t errlen)
 {
     const struct arena_thread ***recs = calloc(n + 1, sizeof *recs);
     uint32_t *nrecs = calloc(n + 1, sizeof *nrecs), ready = 0;
@@ -627,7 +627,7 @@ static int paused(struct live **ls, uint32_t n, enum live_consistency c, struct 
     for (; ready < n && rc == 0; ready++)
         rc = prepare(ls[ready], c, &snaps[ready], &recs[ready], &nrecs[ready], err, errlen);
     if (rc == 0)
-        rc = live_pause_snapshots(ls, recs, nrecs, n, snaps, err, errlen);
+        rc = live_pause_snapshots(ls, recs, nrecs, n, snaps, sync, err, errlen);
     for (uint32_t i = 0; i < n; i++) {
         if (rc == 0)
             finish(ls[i], &snaps[i]);
@@ -645,7 +645,7 @@ int live_snapshot(struct live *l, enum live_consistency c, struct live_snapshot 
                   char *err, size_t errlen)
 {
     if (c != LIVE_THREAD && !l->dead)
-        return paused(&l, 1, c, s, err, errlen);
+        return paused(&l, 1, c, s, NULL, err, errlen);
     const struct arena_thread **recs;
     uint32_t n;
     if (prepare(l, c, s, &recs, &n, err, errlen) != 0)
@@ -660,15 +660,15 @@ int live_snapshot(struct live *l, enum live_consistency c, struct live_snapshot 
     return 0;
 }
 
-int live_snapshot_set(struct live **ls, uint32_t n, enum live_consistency c, struct live_snapshot *snaps,
-                      struct live_set_pause *sp, char *err, size_t errlen)
+static int snapshot_set(struct live **ls, uint32_t n, enum live_consistency c, struct live_snapshot *snaps,
+                        struct live_set_pause *sp, const struct live_sync *sync, char *err, size_t errlen)
 {
     memset(sp, 0, sizeof *sp);
     uint64_t t0 = hk_mono_ns();
     int rc = 0;
     uint32_t done = 0;
     if (c == LIVE_JOB) {
-        rc = paused(ls, n, c, snaps, err, errlen);
+        rc = paused(ls, n, c, snaps, sync, err, errlen);
         done = rc == 0 ? n : 0;
     } else {
         /* thread, or process: each process consistent on its own, one
@@ -969,6 +969,18 @@ int live_list(uid_t uid, pid_t **pids, char *err, size_t errlen)
         registry_moved_each(dir, pid_list_add, &l);
     *pids = l.pids;
     return l.n;
+}
+
+int live_snapshot_set(struct live **ls, uint32_t n, enum live_consistency c, struct live_snapshot *snaps,
+                      struct live_set_pause *sp, char *err, size_t errlen)
+{
+    return snapshot_set(ls, n, c, snaps, sp, NULL, err, errlen);
+}
+
+int live_snapshot_set_sync(struct live **ls, uint32_t n, struct live_snapshot *snaps, struct live_set_pause *sp,
+                           const struct live_sync *sync, char *err, size_t errlen)
+{
+    return snapshot_set(ls, n, LIVE_JOB, snaps, sp, sync, err, errlen);
 }
 
 int live_job_of(const struct live *l, struct live_job *j)

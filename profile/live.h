@@ -101,6 +101,19 @@ struct live_set_pause {
 };
 int live_snapshot_set(struct live **ls, uint32_t n, enum live_consistency c, struct live_snapshot *snaps,
                       struct live_set_pause *sp, char *err, size_t errlen);
+/* The job level with other readers (a job on several hosts: docs/live.md
+ * "Several hosts"): sync->at(ctx, step) is called once every process is
+ * paused (LIVE_SYNC_PAUSED) and once every thread is copied
+ * (LIVE_SYNC_COPIED), before the release, so that the readers wait for
+ * each other there (a barrier); non-zero gives up (everything released,
+ * -1 with err).  Called also with no process at all (n = 0). */
+enum { LIVE_SYNC_PAUSED = 1, LIVE_SYNC_COPIED = 2 };
+struct live_sync {
+    int (*at)(void *ctx, int step, char *err, size_t errlen);
+    void *ctx;
+};
+int live_snapshot_set_sync(struct live **ls, uint32_t n, struct live_snapshot *snaps, struct live_set_pause *sp,
+                           const struct live_sync *sync, char *err, size_t errlen);
 
 /* The MPI job the process is a rank of (profile/arena.h, struct
  * arena_job): 1 with *j filled, 0 when it is no rank (or not yet). */

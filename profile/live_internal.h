@@ -76,8 +76,10 @@ int live_copy_thread(struct live *l, const struct arena_thread *rec, struct live
 
 /* live_pause.c: the paused snapshot of n processes at once (n = 1: the
  * process level), each snaps[i] prepared by live_snapshot's first steps
- * (threads allocated for recs[i]'s n[i] records).  0, or -1 with err. */
+ * (threads allocated for recs[i]'s n[i] records), with other readers when
+ * sync is not NULL (live.h).  0, or -1 with err. */
 int live_pause_snapshots(struct live **ls, const struct arena_thread ***recs, const uint32_t *nrecs,
-                         uint32_t n, struct live_snapshot *snaps, char *err, size_t errlen);
+                         uint32_t n, struct live_snapshot *snaps, const struct live_sync *sync, char *err,
+                         size_t errlen);
 
 #endif

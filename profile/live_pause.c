@@ -261,7 +261,8 @@ static void release_all(struct member *ms, uint32_t n)
 }
 
 int live_pause_snapshots(struct live **ls, const struct arena_thread ***recs, const uint32_t *nrecs,
-                         uint32_t n, struct live_snapshot *snaps, char *err, size_t errlen)
+                         uint32_t n, struct live_snapshot *snaps, const struct live_sync *sync, char *err,
+                         size_t errlen)
 {
     struct member *ms = calloc(n + 1, sizeof *ms);
     if (!ms) {
@@ -294,12 +295,19 @@ int live_pause_snapshots(struct live **ls, const struct arena_thread ***recs, co
             else
                 ms[k].t_post = hk_mono_ns();
         gather(ms, n);
-        for (uint32_t k = 0; k < n; k++)
+        /* every reader's processes paused before any copies */
+        if (sync && sync->at(sync->ctx, LIVE_SYNC_PAUSED, err, errlen) != 0)
+            rc = -1;
+        for (uint32_t k = 0; k < n && rc == 0; k++)
             ms[k].s->now = live_process_now(ms[k].l, &ms[k].s->ticks_per_ns);
         t_copy = hk_mono_ns();
-        rc = copy_all(ms, n, err, errlen);
+        if (rc == 0)
+            rc = copy_all(ms, n, err, errlen);
         if (rc == 0)
             hold_for_tests();
+        /* every reader's copies taken before any release */
+        if (rc == 0 && sync && sync->at(sync->ctx, LIVE_SYNC_COPIED, err, errlen) != 0)
+            rc = -1;
     }
     release_all(ms, n);
     uint64_t t_last = hk_mono_ns();

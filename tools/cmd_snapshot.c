@@ -5,6 +5,7 @@
 #include "tools/cli.h"
 #include "tools/live_cli.h"
 #include "tools/live_set.h"
+#include "tools/live_readers.h"
 #include "profile/procinfo.h"
 #include <hookit/a2n.h>
 
@@ -17,6 +18,7 @@ static const char *const snapshot_usage =
     "usage: hookit snapshot [--consistency=thread|process|job] [-o FILE] PID\n"
     "       hookit snapshot [--consistency=...] [-o FILE] --pids P1,P2... | --family PID |\n"
     "                       --job ID | --all\n"
+    "       mpirun --map-by ppr:1:node hookit snapshot --readers [--consistency=...] --job ID\n"
     "\n"
     "Write a profile of the running process PID (profiled by libjprof) from\n"
     "its live call trees; open frames count their time up to the snapshot.\n"
@@ -35,6 +37,10 @@ static const char *const snapshot_usage =
     "  -o, --output FILE          where to write (default hookit.EXE.PID.snapshot.prof,\n"
     "                             of several hookit.EXE.SET.snapshot.prof)\n"
     LIVE_SET_USAGE
+    "      --readers        one of several readers started by an MPI launcher, one\n"
+    "                       per host: each reads the set's processes on its host\n"
+    "                       (readers on one host split them), synchronised over\n"
+    "                       MPI; reader 0 writes the one snapshot (docs/live.md)\n"
     "  -h, --help                 this help\n";
 
 static void default_name(char *out, size_t size, struct live *l)
@@ -61,7 +67,7 @@ static int snapshot_set(const struct live_set_sel *sel, enum live_consistency c,
 {
     struct live **ls;
     uint32_t n;
-    int rc = live_set_open(sel, "snapshot", &ls, &n);
+    int rc = live_set_open(sel, "snapshot", 0, &ls, &n);
     if (rc != EXIT_OK)
         return rc;
     struct live_set_pause sp;
@@ -88,6 +94,17 @@ static int snapshot_set(const struct live_set_sel *sel, enum live_consistency c,
     return rc;
 }
 
+static int snapshot_readers(const struct live_set_sel *sel, enum live_consistency c, const char *out)
+{
+    char name[512], set[160];
+    if (!out) {
+        live_set_name(sel, set, sizeof set);
+        snprintf(name, sizeof name, "hookit.%s.snapshot.prof", set);
+        out = name;
+    }
+    return live_readers_snapshot(sel, c, out);
+}
+
 int cmd_snapshot(int argc, char **argv)
 {
     static const struct option opts[] = {
@@ -95,14 +112,15 @@ int cmd_snapshot(int argc, char **argv)
         { "output", required_argument, NULL, 'o' },
         { "help", no_argument, NULL, 'h' },
         LIVE_SET_OPTIONS,
+        { "readers", no_argument, NULL, 'R' },
         { 0, 0, 0, 0 },
     };
     enum live_consistency c = LIVE_THREAD;
     struct live_set_sel sel = { SET_NONE, NULL };
     const char *out = NULL;
-    int opt;
+    int opt, readers = 0;
     cli_reset_getopt();
-    while ((opt = getopt_long(argc, argv, ":c:o:hP:F:J:A", opts, NULL)) != -1) {
+    while ((opt = getopt_long(argc, argv, ":c:o:hP:F:J:AR", opts, NULL)) != -1) {
         switch (opt) {
         case 'c':
             if (!strcmp(optarg, "thread"))
@@ -121,6 +139,9 @@ int cmd_snapshot(int argc, char **argv)
         case 'h':
             fputs(snapshot_usage, stdout);
             return EXIT_OK;
+        case 'R':
+            readers = 1;
+            break;
         default: {
             int taken = live_set_option(&sel, opt, optarg ? optarg : "", "snapshot");
             if (taken < 0)
@@ -133,8 +154,10 @@ int cmd_snapshot(int argc, char **argv)
     if (sel.kind != SET_NONE) {
         if (optind != argc)
             return cli_usage_error("snapshot", "a PID or a set of processes, not both");
-        return snapshot_set(&sel, c, out);
+        return readers ? snapshot_readers(&sel, c, out) : snapshot_set(&sel, c, out);
     }
+    if (readers)
+        return cli_usage_error("snapshot", "--readers reads a set: --job, --all, --pids or --family");
     if (c == LIVE_JOB)
         c = LIVE_PROCESS; /* one process: every thread at once is the process level */
     if (optind != argc - 1)

@@ -176,7 +176,7 @@ static void say_jobs(struct live **seen, uint32_t n, const char *id)
     free(text);
 }
 
-static int open_registered(const struct live_set_sel *sel, struct attached *a)
+static int open_registered(const struct live_set_sel *sel, int flags, struct attached *a)
 {
     pid_t *pids = NULL;
     char err[1024];
@@ -198,7 +198,7 @@ static int open_registered(const struct live_set_sel *sel, struct attached *a)
             rc = cli_fail("out of memory");
         }
     }
-    if (rc == EXIT_OK && a->n == 0) {
+    if (rc == EXIT_OK && a->n == 0 && !(flags & LIVE_SET_MAY_BE_EMPTY)) {
         if (sel->kind == SET_JOB)
             say_jobs(seen.v, seen.n, sel->arg);
         else
@@ -210,7 +210,17 @@ static int open_registered(const struct live_set_sel *sel, struct attached *a)
     return rc;
 }
 
-int live_set_open(const struct live_set_sel *sel, const char *cmd, struct live ***ls, uint32_t *n)
+/* A job's ranks in rank order, then processes without a rank by pid. */
+static int by_rank(const void *x, const void *y)
+{
+    struct live *const *a = x, *const *b = y;
+    struct live_job ja, jb;
+    int64_t ka = live_job_of(*a, &ja) ? ja.rank : (int64_t)1 << 40 | live_pid(*a);
+    int64_t kb = live_job_of(*b, &jb) ? jb.rank : (int64_t)1 << 40 | live_pid(*b);
+    return (ka > kb) - (ka < kb);
+}
+
+int live_set_open(const struct live_set_sel *sel, const char *cmd, int flags, struct live ***ls, uint32_t *n)
 {
     struct attached a = { 0 };
     struct pids pids = { 0 };
@@ -218,7 +228,7 @@ int live_set_open(const struct live_set_sel *sel, const char *cmd, struct live *
     *ls = NULL;
     *n = 0;
     if (sel->kind == SET_JOB || sel->kind == SET_ALL) {
-        rc = open_registered(sel, &a);
+        rc = open_registered(sel, flags, &a);
     } else if (sel->kind == SET_PIDS) {
         rc = parse_pids(sel->arg, cmd, &pids);
         for (uint32_t i = 0; i < pids.n && rc == EXIT_OK; i++) {
@@ -252,6 +262,7 @@ int live_set_open(const struct live_set_sel *sel, const char *cmd, struct live *
         live_set_close(a.v, a.n);
         return rc;
     }
+    qsort(a.v, a.n, sizeof *a.v, by_rank);
     *ls = a.v;
     *n = a.n;
     return EXIT_OK;
@@ -290,11 +301,18 @@ static void drop_first_inputs_pause(struct profile *p)
     p->process.nmeta = k;
 }
 
-/* The set's pauses in the merged profile: the whole and, one line per
- * process, "pid rank pause_ns gather_ns copy_ns threads" (live_pauses; the
- * times 0 at the thread level, where nothing is paused). */
-static int pause_meta(struct profile *p, struct live **ls, const struct live_snapshot *snaps, uint32_t n,
-                      enum live_consistency c, const struct live_set_pause *sp)
+void live_set_rows(FILE *f, struct live **ls, const struct live_snapshot *snaps, uint32_t n)
+{
+    for (uint32_t i = 0; i < n; i++) {
+        struct live_job j;
+        fprintf(f, "\n%d\t%d\t%" PRIu64 "\t%" PRIu64 "\t%" PRIu64 "\t%u", (int)live_pid(ls[i]),
+                live_job_of(ls[i], &j) ? (int)j.rank : -1, snaps[i].pause_ns, snaps[i].gather_ns,
+                snaps[i].copy_ns, snaps[i].nthreads);
+    }
+}
+
+int live_set_meta(struct profile *p, enum live_consistency c, const struct live_set_pause *sp, uint32_t n,
+                  const char *rows, uint64_t runnable_ns)
 {
     static const char *const level[] = { "thread", "process", "job" };
     drop_first_inputs_pause(p);
@@ -302,32 +320,42 @@ static int pause_meta(struct profile *p, struct live **ls, const struct live_sna
     rc |= procinfo_set_meta_u64(p, "live_set_processes", n);
     rc |= procinfo_set_meta_u64(p, "live_set_threads", sp->threads);
     rc |= procinfo_set_meta_u64(p, "live_set_wall_ns", sp->wall_ns);
-    if (c != LIVE_THREAD)
-        rc |= procinfo_set_meta_u64(p, "live_set_pause_ns", sp->pause_ns);
     if (c != LIVE_THREAD) {
+        rc |= procinfo_set_meta_u64(p, "live_set_pause_ns", sp->pause_ns);
         rc |= procinfo_set_meta_u64(p, "live_set_pause_sum_ns", sp->pause_sum_ns);
         rc |= procinfo_set_meta_u64(p, "live_set_pause_max_ns", sp->pause_max_ns);
         rc |= procinfo_set_meta_u64(p, "live_set_pause_max_pid", (uint64_t)sp->pause_max_pid);
         rc |= procinfo_set_meta_u64(p, "live_set_copy_ns", sp->copy_ns);
     }
-    if (n && snaps[0].runnable_ns != UINT64_MAX && c == LIVE_JOB)
-        rc |= procinfo_set_meta_u64(p, "live_set_pause_runnable_ns", snaps[0].runnable_ns);
+    if (runnable_ns != UINT64_MAX && c == LIVE_JOB)
+        rc |= procinfo_set_meta_u64(p, "live_set_pause_runnable_ns", runnable_ns);
     char *text = NULL;
-    size_t len = 0;
-    FILE *f = open_memstream(&text, &len);
-    if (!f)
+    if (asprintf(&text, "pid\trank\tpause_ns\tgather_ns\tcopy_ns\tthreads%s", rows) < 0)
         return -1;
-    fprintf(f, "pid\trank\tpause_ns\tgather_ns\tcopy_ns\tthreads");
-    for (uint32_t i = 0; i < n; i++) {
-        struct live_job j;
-        fprintf(f, "\n%d\t%d\t%" PRIu64 "\t%" PRIu64 "\t%" PRIu64 "\t%u", (int)live_pid(ls[i]),
-                live_job_of(ls[i], &j) ? (int)j.rank : -1, snaps[i].pause_ns, snaps[i].gather_ns,
-                snaps[i].copy_ns, snaps[i].nthreads);
-    }
-    fclose(f);
     rc |= profile_set_meta(p, "live_pauses", text);
     free(text);
     return rc ? -1 : 0;
+}
+
+int live_set_fold(struct merge *m, struct live **ls, const struct live_snapshot *snaps, uint32_t n,
+                  struct profile **each)
+{
+    /* Names after the pause: resolving costs the reader, not the program. */
+    for (uint32_t i = 0; i < n; i++) {
+        struct a2n *a2n = a2n_open(live_pid(ls[i]));
+        struct profile *p = live_cli_named(ls[i], &snaps[i], "snapshot", a2n);
+        a2n_close(a2n);
+        char label[64];
+        snprintf(label, sizeof label, "pid %d", (int)live_pid(ls[i]));
+        int ok = p && merge_add(m, p, label) == 0;
+        if (each)
+            each[i] = p;
+        else
+            profile_free(p);
+        if (!ok)
+            return -1;
+    }
+    return 0;
 }
 
 struct profile *live_set_profile(struct live **ls, uint32_t n, enum live_consistency c,
@@ -344,27 +372,22 @@ struct profile *live_set_profile(struct live **ls, uint32_t n, enum live_consist
         free(snaps);
         return NULL;
     }
-    /* Names after the pause: resolving costs the reader, not the program. */
     struct merge *m = merge_new(0);
     struct profile **each = keep ? calloc(n + 1, sizeof *each) : NULL;
-    int ok = m && (!keep || each);
-    for (uint32_t i = 0; i < n && ok; i++) {
-        struct a2n *a2n = a2n_open(live_pid(ls[i]));
-        struct profile *p = live_cli_named(ls[i], &snaps[i], "snapshot", a2n);
-        a2n_close(a2n);
-        char label[64];
-        snprintf(label, sizeof label, "pid %d", (int)live_pid(ls[i]));
-        ok = p && merge_add(m, p, label) == 0;
-        if (each)
-            each[i] = p;
-        else
-            profile_free(p);
-    }
+    int ok = m && (!keep || each) && live_set_fold(m, ls, snaps, n, each) == 0;
     struct profile *merged = ok ? merge_finish(m) : NULL;
-    if (merged && pause_meta(merged, ls, snaps, n, c, sp) != 0) {
+    char *rows = NULL;
+    size_t len = 0;
+    FILE *f = merged ? open_memstream(&rows, &len) : NULL;
+    if (f) {
+        live_set_rows(f, ls, snaps, n);
+        fclose(f);
+    }
+    if (merged && (!f || live_set_meta(merged, c, sp, n, rows, n ? snaps[0].runnable_ns : UINT64_MAX) != 0)) {
         profile_free(merged);
         merged = NULL;
     }
+    free(rows);
     if (!merged)
         cli_fail("out of memory merging the snapshots");
     merge_free(m);

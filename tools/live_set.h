@@ -4,6 +4,7 @@
 #ifndef HOOKIT_TOOLS_LIVE_SET_H
 #define HOOKIT_TOOLS_LIVE_SET_H
 
+#include <stdio.h>
 #include <sys/types.h>
 
 #include "profile/live.h"
@@ -33,9 +34,12 @@ struct live_set_sel {
  * usage error (printed). */
 int live_set_option(struct live_set_sel *sel, int opt, const char *arg, const char *cmd);
 
-/* The processes selected, attached (a malloc'ed array, *n of them): EXIT_OK,
- * or EXIT_FAIL / EXIT_USAGE with the message printed. */
-int live_set_open(const struct live_set_sel *sel, const char *cmd, struct live ***ls, uint32_t *n);
+/* The processes selected, attached, a job's in rank order (a malloc'ed
+ * array, *n of them): EXIT_OK, or EXIT_FAIL / EXIT_USAGE with the message
+ * printed.  flags: LIVE_SET_MAY_BE_EMPTY, none of a job or of --all here
+ * is no failure (a reader on a host without any). */
+#define LIVE_SET_MAY_BE_EMPTY 0x1
+int live_set_open(const struct live_set_sel *sel, const char *cmd, int flags, struct live ***ls, uint32_t *n);
 void live_set_close(struct live **ls, uint32_t n);
 
 /* One snapshot of them all at consistency c, merged into one profile (what
@@ -45,6 +49,19 @@ void live_set_close(struct live **ls, uint32_t n);
  * (n of them, names resolved).  NULL with the message printed. */
 struct profile *live_set_profile(struct live **ls, uint32_t n, enum live_consistency c,
                                  struct live_set_pause *sp, struct profile ***keep);
+
+/* The pieces of live_set_profile, for the readers of a job on several
+ * hosts (live_readers.c): each process's pause as rows of live_pauses
+ * ("\npid\trank\tpause_ns\tgather_ns\tcopy_ns\tthreads" each); their
+ * named profiles folded into m in order (each, when not NULL, keeps them);
+ * the set's metadata on a merged profile (rows: every process's, n
+ * processes).  0 or -1 (printed). */
+struct merge;
+void live_set_rows(FILE *f, struct live **ls, const struct live_snapshot *snaps, uint32_t n);
+int live_set_fold(struct merge *m, struct live **ls, const struct live_snapshot *snaps, uint32_t n,
+                  struct profile **each);
+int live_set_meta(struct profile *p, enum live_consistency c, const struct live_set_pause *sp, uint32_t n,
+                  const char *rows, uint64_t runnable_ns);
 
 /* A name for the set's files ("job.ID", "family.PID", "pids.PID", "all"). */
 void live_set_name(const struct live_set_sel *sel, char *out, size_t size);

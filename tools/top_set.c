@@ -405,7 +405,7 @@ int top_set(const struct top_set_opts *o)
 {
     struct live **ls;
     uint32_t n;
-    int rc = live_set_open(&o->sel, "top", &ls, &n);
+    int rc = live_set_open(&o->sel, "top", 0, &ls, &n);
     if (rc != EXIT_OK)
         return rc;
     struct top_set_state st = { 0 };

@@ -1,8 +1,13 @@
-"""A live view of an MPI job (issue 32, docs/live.md "Several processes"):
-each rank marks its job in its arena at MPI_Init, from Open MPI's or
-MPICH's (Hydra) launcher; `hookit snapshot --job ID` and `hookit top --job
-ID` find every rank of it on this host, the MPI frames named, the slowest
-rank named; the job still ends as it would and writes its job profile."""
+"""A live view of an MPI job (issue 32, docs/live.md "Several processes"
+and "Several hosts"): each rank marks its job in its arena at MPI_Init,
+from Open MPI's or MPICH's (Hydra) launcher; `hookit snapshot --job ID` and
+`hookit top --job ID` find every rank of it on this host, the MPI frames
+named, the slowest rank named; the job still ends as it would and writes
+its job profile.  Several hosts, simulated: two readers started by each
+launcher (`mpirun -np 2 hookit snapshot --readers ...`), each with a share
+of the processes, paused, copied and released together over MPI and
+reduced into one job snapshot; across two readers a job-level snapshot is
+still one moment (tests/live/pingpong.c)."""
 import os
 import re
 import subprocess
@@ -47,6 +52,14 @@ def job_id(tmp, rt):
     return m.group(1)
 
 
+def comm(pid):
+    try:
+        with open(f"/proc/{pid}/comm") as f:
+            return f.read()
+    except OSError:
+        return ""              # gone meanwhile
+
+
 def _live_job(tmp, mpi):
     mpi.need()
     rt = os.path.join(tmp, "rt")
@@ -54,8 +67,7 @@ def _live_job(tmp, mpi):
     try:
         jid = job_id(tmp, rt)
         if mpi.name == "mpich":
-            launcher = [x for x in os.listdir("/proc") if x.isdigit()
-                        and open(f"/proc/{x}/comm").read().startswith("mpiexec")]
+            launcher = [x for x in os.listdir("/proc") if x.isdigit() and comm(x).startswith("mpiexec")]
             assert jid.startswith("hydra-") and jid[6:] in launcher, (jid, launcher)
         out = os.path.join(tmp, "job.prof")
         r = hk.hookit(tmp, "snapshot", "--job", jid, "--consistency=job", "-o", out,
@@ -91,3 +103,80 @@ def test_live_job_openmpi(tmp):
 
 def test_live_job_mpich(tmp):
     _live_job(tmp, job.MPICH)
+
+
+def readers(tmp, mpi, rt, *args, nreaders=2):
+    """hookit snapshot --readers under mpi's launcher."""
+    env = dict(mpi.env)
+    env.update(HOOKIT_RUNTIME_DIR=rt)
+    return hk.run(tmp, mpi.launch + [mpi.np_flag, str(nreaders), hk.BIN, "snapshot", "--readers"] + list(args),
+                  env=env, timeout=120)
+
+
+def _readers_job(tmp, mpi):
+    mpi.need()
+    rt = os.path.join(tmp, "rt")
+    p = start_job(tmp, mpi, rt)
+    try:
+        jid = job_id(tmp, rt)
+        out = os.path.join(tmp, "readers.prof")
+        r = readers(tmp, mpi, rt, "--job", jid, "--consistency=job", "-o", out)
+        assert re.search(rf"wrote {re.escape(out)}: {NP} processes, \d+ threads, 2 readers, consistency job",
+                         r.stdout), r.stdout
+        doc = hk.export_json(tmp, out)
+        meta = doc["process"]["meta"]
+        assert meta["live_readers"] == 2 and meta["live_set_processes"] == NP, meta
+        assert meta["merged_ranks"] == NP, meta
+        assert sorted(row["rank"] for row in doc["ranks"]) == list(range(NP)), doc["ranks"]
+        rows = meta["live_pauses"].splitlines()[1:]
+        assert sorted(int(x.split("\t")[1]) for x in rows) == list(range(NP)), rows
+        assert all(int(x.split("\t")[2]) > 0 for x in rows), rows        # every process paused
+        hk.node(hk.thread_of(doc, 0), "main", "MPI:MPI_Barrier")
+        assert p.poll() is None
+    finally:
+        rc, err = end_job(tmp, p)
+    assert rc == 0, err
+
+
+def test_readers_openmpi(tmp):
+    _readers_job(tmp, job.OPENMPI)
+
+
+def test_readers_mpich(tmp):
+    _readers_job(tmp, job.MPICH)
+
+
+def _readers_one_moment(tmp, mpi, rounds):
+    """Two processes handing a token back and forth, one per reader: every
+    job-level snapshot shows pings - pongs of 0 or 1, as one reader does."""
+    mpi.need()
+    rt = os.path.join(tmp, "rt")
+    exe = hk.cc(tmp, [os.path.join(hk.ROOT, "tests", "live", "pingpong.c")], "pingpong")
+    p = subprocess.Popen([exe, "120"], cwd=tmp, env=hk.test_env(HOOKIT_RUNTIME_DIR=rt, HOOKIT_OUTPUT=tmp),
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    assert p.stdout.readline() == "ready\n"
+    diffs = []
+    try:
+        for i in range(rounds):
+            out = os.path.join(tmp, f"pp{i}.prof")
+            readers(tmp, mpi, rt, "--family", str(p.pid), "--consistency=job", "-o", out)
+            doc = hk.export_json(tmp, out)
+            meta = doc["process"]["meta"]
+            assert meta["live_readers"] == 2 and meta["live_set_processes"] == 2, meta
+            calls = {}
+            for t in doc["threads"]:
+                for n in t["nodes"]:
+                    calls[n["name"]] = calls.get(n["name"], 0) + n["calls"]
+            diffs.append(calls["ping"] - calls["pong"])
+    finally:
+        p.terminate()
+        p.communicate(timeout=30)
+    assert all(d in (0, 1) for d in diffs), diffs
+
+
+def test_readers_one_moment_openmpi(tmp):
+    _readers_one_moment(tmp, job.OPENMPI, 6)
+
+
+def test_readers_one_moment_mpich(tmp):
+    _readers_one_moment(tmp, job.MPICH, 4)
