@@ -250,17 +250,17 @@ struct arena_control_log {
 
 struct arena_job {
     volatile uint32_t seq;
-    int32_t rank;                   /* in MPI_COMM_WORLD */
-    int32_t size;                   /* of MPI_COMM_WORLD, -1 unknown */
-    uint32_t launcher;              /* enum arena_job_launcher: where the id came from */
-    char id[ARENA_JOB_ID_MAX];      /* the job's id, NUL-terminated (see job_mark.c) */
+    int32_t rank;              /* in MPI_COMM_WORLD */
+    int32_t size;              /* of MPI_COMM_WORLD, -1 unknown */
+    uint32_t launcher;         /* enum arena_job_launcher: where the id came from */
+    char id[ARENA_JOB_ID_MAX]; /* the job's id, NUL-terminated (see job_mark.c) */
 };
 
 enum arena_job_launcher {
-    ARENA_JOB_SLURM = 1,            /* SLURM_JOB_ID[.SLURM_STEP_ID] */
-    ARENA_JOB_OPENMPI = 2,          /* OMPI_MCA_ess_base_jobid, else PMIX_NAMESPACE */
-    ARENA_JOB_HYDRA = 3,            /* MPICH's Hydra: mpiexec's pid (see job_mark.c) */
-    ARENA_JOB_OTHER = 4,            /* a rank without a launcher's id: its own pid */
+    ARENA_JOB_SLURM = 1,   /* SLURM_JOB_ID[.SLURM_STEP_ID] */
+    ARENA_JOB_OPENMPI = 2, /* OMPI_MCA_ess_base_jobid, else PMIX_NAMESPACE */
+    ARENA_JOB_HYDRA = 3,   /* MPICH's Hydra: mpiexec's pid (see job_mark.c) */
+    ARENA_JOB_OTHER = 4,   /* a rank without a launcher's id: its own pid */
 };
 
 struct arena_more {

@@ -494,7 +494,7 @@ oom:
 /* The thread's copy into t, whose buffers it then owns (also on failure:
  * live_snapshot_free frees them). */
 int live_copy_thread(struct live *l, const struct arena_thread *rec, struct live_thread *t, char *err,
-                       size_t errlen)
+                     size_t errlen)
 {
     struct arena_thread_copy c = { 0 };
     int rc = copy_into(l, rec, t, &c, err, errlen);
@@ -641,8 +641,7 @@ static int paused(struct live **ls, uint32_t n, enum live_consistency c, struct 
     return rc;
 }
 
-int live_snapshot(struct live *l, enum live_consistency c, struct live_snapshot *s,
-                  char *err, size_t errlen)
+int live_snapshot(struct live *l, enum live_consistency c, struct live_snapshot *s, char *err, size_t errlen)
 {
     if (c != LIVE_THREAD && !l->dead)
         return paused(&l, 1, c, s, NULL, err, errlen);
@@ -809,7 +808,7 @@ static int name_frames(const struct live *l, struct profile *p)
             break;
         uint64_t bytes = sizeof *f + (uint64_t)f->name_len + f->module_len + 2;
         if (!live_at(l, r, bytes) || f->text[f->name_len] || f->text[f->name_len + 1 + f->module_len])
-            break;                      /* damaged: the rest stays unnamed */
+            break; /* damaged: the rest stays unnamed */
         for (uint32_t i = 0; i < p->nfuncs; i++)
             if (p->funcs[i].addr == f->key && !p->funcs[i].name
                 && profile_name_func(p, &p->funcs[i], f->text, f->text + f->name_len + 1, NULL, 0) != 0)
@@ -890,7 +889,8 @@ int live_command(struct live *l, uint32_t cmd, int timeout_ms, uint32_t *result,
     uint32_t n = recs ? live_thread_list(l, recs, LIVE_MAX_THREADS) : 0;
     for (uint32_t i = 0; i < n; i++)
         if (recs[i]->state == ARENA_THREAD_RUNNING)
-            __atomic_fetch_or((uint32_t *)live_at_rw(l, &recs[i]->request), ARENA_REQ_CONTROL, __ATOMIC_RELEASE);
+            __atomic_fetch_or((uint32_t *)live_at_rw(l, &recs[i]->request), ARENA_REQ_CONTROL,
+                              __ATOMIC_RELEASE);
     free(recs);
     for (;;) {
         if (__atomic_load_n(&h->control_done, __ATOMIC_ACQUIRE) == seq) {
@@ -977,8 +977,8 @@ int live_snapshot_set(struct live **ls, uint32_t n, enum live_consistency c, str
     return snapshot_set(ls, n, c, snaps, sp, NULL, err, errlen);
 }
 
-int live_snapshot_set_sync(struct live **ls, uint32_t n, struct live_snapshot *snaps, struct live_set_pause *sp,
-                           const struct live_sync *sync, char *err, size_t errlen)
+int live_snapshot_set_sync(struct live **ls, uint32_t n, struct live_snapshot *snaps,
+                           struct live_set_pause *sp, const struct live_sync *sync, char *err, size_t errlen)
 {
     return snapshot_set(ls, n, LIVE_JOB, snaps, sp, sync, err, errlen);
 }

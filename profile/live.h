@@ -91,12 +91,12 @@ void live_snapshot_free(struct live_snapshot *s);
  * TAU's radial sweep); LIVE_JOB pauses every thread of every process at
  * once, copies them all, then releases them all.  What the pause cost: */
 struct live_set_pause {
-    uint64_t pause_ns;       /* job: first request to last release; else the sum */
-    uint64_t pause_sum_ns;   /* the processes' own pauses, summed */
-    uint64_t pause_max_ns;   /* the longest a process was paused, and which */
+    uint64_t pause_ns;     /* job: first request to last release; else the sum */
+    uint64_t pause_sum_ns; /* the processes' own pauses, summed */
+    uint64_t pause_max_ns; /* the longest a process was paused, and which */
     pid_t pause_max_pid;
-    uint64_t copy_ns;        /* copying (job: all of it; else summed) */
-    uint64_t wall_ns;        /* the whole set's snapshot */
+    uint64_t copy_ns; /* copying (job: all of it; else summed) */
+    uint64_t wall_ns; /* the whole set's snapshot */
     uint32_t threads;
 };
 int live_snapshot_set(struct live **ls, uint32_t n, enum live_consistency c, struct live_snapshot *snaps,
@@ -112,8 +112,8 @@ struct live_sync {
     int (*at)(void *ctx, int step, char *err, size_t errlen);
     void *ctx;
 };
-int live_snapshot_set_sync(struct live **ls, uint32_t n, struct live_snapshot *snaps, struct live_set_pause *sp,
-                           const struct live_sync *sync, char *err, size_t errlen);
+int live_snapshot_set_sync(struct live **ls, uint32_t n, struct live_snapshot *snaps,
+                           struct live_set_pause *sp, const struct live_sync *sync, char *err, size_t errlen);
 
 /* The MPI job the process is a rank of (profile/arena.h, struct
  * arena_job): 1 with *j filled, 0 when it is no rank (or not yet). */

@@ -190,7 +190,7 @@ NOINSTR int mpi_comm_send(int dest, const void *buf, size_t len, uint64_t deadli
 }
 
 NOINSTR int mpi_comm_recv(int source, unsigned char **buf, size_t *len, uint64_t deadline_ns,
-                                uint64_t transfer_ns)
+                          uint64_t transfer_ns)
 {
     if (!ready)
         return -1;

@@ -35,8 +35,7 @@ static const char *const snapshot_usage =
     "  -c, --consistency=job      every thread of every process waits at once\n"
     "                             (several processes; one process: as process)\n"
     "  -o, --output FILE          where to write (default hookit.EXE.PID.snapshot.prof,\n"
-    "                             of several hookit.EXE.SET.snapshot.prof)\n"
-    LIVE_SET_USAGE
+    "                             of several hookit.EXE.SET.snapshot.prof)\n" LIVE_SET_USAGE
     "      --readers        one of several readers started by an MPI launcher, one\n"
     "                       per host: each reads the set's processes on its host\n"
     "                       (readers on one host split them), synchronised over\n"
@@ -77,8 +76,8 @@ static int snapshot_set(const struct live_set_sel *sel, enum live_consistency c,
     if (p && !out) {
         const char *exe = live_exe(ls[0]), *slash = strrchr(exe, '/');
         live_set_name(sel, set, sizeof set);
-        snprintf(name, sizeof name, "hookit.%.200s.%s.snapshot.prof", slash && slash[1] ? slash + 1 : "unknown",
-                 set);
+        snprintf(name, sizeof name, "hookit.%.200s.%s.snapshot.prof",
+                 slash && slash[1] ? slash + 1 : "unknown", set);
         out = name;
     }
     if (p)

@@ -64,9 +64,7 @@ static const char *const top_usage =
     "                     hookit report\n"
     "  -c, --consistency=L  of several processes: thread (default: nobody waits),\n"
     "                     process (each paused on its own in turn) or job (all\n"
-    "                     paused at once; docs/live.md)\n"
-    LIVE_SET_USAGE
-    "  -h, --help         this help\n";
+    "                     paused at once; docs/live.md)\n" LIVE_SET_USAGE "  -h, --help         this help\n";
 
 enum view { VIEW_ALL, VIEW_FUNCS, VIEW_PATHS, VIEW_STACK, NVIEWS };
 static const char *const view_names[] = { "all", "functions", "paths", "stack" };
@@ -595,7 +593,8 @@ int cmd_top(int argc, char **argv)
             else if (!strcmp(optarg, "job"))
                 set.consistency = LIVE_JOB;
             else
-                return cli_usage_error("top", "--consistency must be thread, process or job, not '%s'", optarg);
+                return cli_usage_error("top", "--consistency must be thread, process or job, not '%s'",
+                                       optarg);
             break;
         default: {
             int taken = live_set_option(&set.sel, opt, optarg ? optarg : "", "top");
@@ -616,7 +615,8 @@ int cmd_top(int argc, char **argv)
         return top_set(&set);
     }
     if (set.consistency != LIVE_THREAD)
-        return cli_usage_error("top", "--consistency is for several processes (one is read thread by thread)");
+        return cli_usage_error("top",
+                               "--consistency is for several processes (one is read thread by thread)");
     if (optind != argc - 1)
         return cli_usage_error("top", optind >= argc ? "missing PID" : "one PID only");
     pid_t pid = live_cli_pid("top", argv[optind]);

@@ -46,7 +46,7 @@ static int resolve(struct profile *p, struct a2n *a2n)
         struct prof_func *f = &p->funcs[i];
         struct a2n_result r;
         if (f->name)
-            continue;                   /* a frame the arena names (MPI, Java) */
+            continue; /* a frame the arena names (MPI, Java) */
         char fallback[32];
         if (a2n) {
             a2n_lookup(a2n, f->addr, 1, &r);

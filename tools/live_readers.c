@@ -92,8 +92,10 @@ static int start(struct readers *r)
     if (!init)
         return cli_fail("snapshot --readers: cannot load the MPI library %s: %s", name, dlerror());
     char err[256];
-    if (init(NULL, NULL) != 0 || mpi_comm_init(&r->rank, &r->size, err, sizeof err) != 0)
-        return cli_fail("snapshot --readers: MPI: %s", init ? err : "MPI_Init failed");
+    if (init(NULL, NULL) != 0)
+        return cli_fail("snapshot --readers: MPI_Init failed");
+    if (mpi_comm_init(&r->rank, &r->size, err, sizeof err) != 0)
+        return cli_fail("snapshot --readers: MPI: %s", err);
     /* readers sharing a host: the launcher's local rank and count */
     r->local_rank =
         env_int("OMPI_COMM_WORLD_LOCAL_RANK", env_int("MPI_LOCALRANKID", env_int("SLURM_LOCALID", 0)));
@@ -305,7 +307,7 @@ static int read_share(struct readers *r, struct live **ls, uint32_t n, enum live
 
 int live_readers_snapshot(const struct live_set_sel *sel, enum live_consistency c, const char *out)
 {
-    struct readers r = { 0 };
+    struct readers r = { .local_size = 1 };
     if (start(&r) != EXIT_OK)
         return EXIT_FAIL;
     struct live **ls = NULL;

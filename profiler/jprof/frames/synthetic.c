@@ -23,7 +23,7 @@ struct synthetic {
 
 static struct synthetic *entries;
 static uint32_t nentries, capacity;
-static uint32_t *index_by_hash;         /* open addressing: entry index + 1 */
+static uint32_t *index_by_hash; /* open addressing: entry index + 1 */
 static uint32_t hash_size;
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 
