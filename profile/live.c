@@ -718,19 +718,8 @@ static int fill_process(struct live *l, const struct live_snapshot *s, struct pr
     const struct arena_process *pr = live_process_block(l);
     p->process.pid = l->pid;
     p->process.ppid = 0;
-    if (!l->dead) {
-        char path[64], stat[512];
-        snprintf(path, sizeof path, "/proc/%d/stat", (int)l->pid);
-        FILE *f = fopen(path, "re");
-        if (f && fgets(stat, sizeof stat, f)) {
-            char *close_paren = strrchr(stat, ')');
-            int ppid;
-            if (close_paren && sscanf(close_paren + 1, " %*c %d", &ppid) == 1)
-                p->process.ppid = ppid;
-        }
-        if (f)
-            fclose(f);
-    }
+    if (!l->dead)
+        p->process.ppid = procinfo_parent(l->pid, NULL, 0);
     p->process.exe = profile_intern(p, l->exe);
     const char *args = live_at(l, pr->argv, (uint64_t)pr->argv_len + 1);
     uint32_t len = args ? pr->argv_len : 0, argc = 0;

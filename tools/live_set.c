@@ -74,19 +74,6 @@ static int parse_pids(const char *text, const char *cmd, struct pids *out)
     return rc;
 }
 
-static pid_t parent_of(pid_t pid)
-{
-    char path[64], line[512];
-    snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
-    FILE *f = fopen(path, "re");
-    int ok = f && fgets(line, sizeof line, f);
-    if (f)
-        fclose(f);
-    char *close = ok ? strrchr(line, ')') : NULL;
-    int ppid = 0;
-    return close && sscanf(close + 1, " %*c %d", &ppid) == 1 ? (pid_t)ppid : 0;
-}
-
 /* root and every process below it, from one pass over /proc (a process
  * born meanwhile may be missed: the family as it was then). */
 static int family_of(pid_t root, struct pids *out)
@@ -112,7 +99,7 @@ static int family_of(pid_t root, struct pids *out)
             }
         }
         pid[n] = (pid_t)v;
-        ppid[n++] = parent_of((pid_t)v);
+        ppid[n++] = procinfo_parent((pid_t)v, NULL, 0);
     }
     if (d)
         closedir(d);

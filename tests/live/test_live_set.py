@@ -6,9 +6,11 @@ readers at once; a reader killed while it holds a job pause; only the
 owner reads or pauses.
 
 Every test uses its own registry (HOOKIT_RUNTIME_DIR)."""
-import os, signal, subprocess, time
+import os, signal, subprocess, sys, time
 
-import hk
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import hk  # noqa: E402
+import test_live  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 BUSY = os.path.join(HERE, "busy.c")
@@ -20,18 +22,9 @@ def rt_env(rt, **extra):
 
 
 def start(tmp, exe, *args, rt, wait=True):
-    """exe with args, once its arena is registered."""
-    p = subprocess.Popen([exe] + [str(a) for a in args], cwd=tmp, env=rt_env(rt, HOOKIT_OUTPUT=tmp),
-                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    arena = os.path.join(rt, f"{p.pid}.arena")
-    deadline = time.monotonic() + 10
-    while not os.path.exists(arena):
-        if p.poll() is not None or time.monotonic() > deadline:
-            p.kill()
-            raise AssertionError(f"{arena} never appeared: {p.communicate()}")
-        time.sleep(0.01)
-    if wait:
-        time.sleep(0.3)
+    """exe with args, once its arena is registered in rt."""
+    p, where = test_live.start(tmp, *args, exe=exe, wait_threads=wait)
+    assert where == rt, (where, rt)
     return p
 
 

@@ -23,16 +23,22 @@ import test_mpi_job as job  # noqa: E402
 NP = 3
 
 
+def start_ready(tmp, argv, env):
+    """argv started, once it printed "ready"."""
+    p = subprocess.Popen(argv, cwd=tmp, env=hk.test_env(**env), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                         text=True)
+    line = p.stdout.readline()
+    assert line == "ready\n", (line, p.poll())
+    return p
+
+
 def start_job(tmp, mpi, rt):
     """livejob on NP ranks under mpi's launcher, once rank 0 said ready."""
     base.build(tmp, mpi.cc, "livejob.c", "livejob")
     env = dict(mpi.env)
     # every call timed: the ranks' times are compared
     env.update(HOOKIT_RUNTIME_DIR=rt, HOOKIT_OUTPUT=tmp, JPROFOPTS="timer=exact")
-    p = subprocess.Popen(mpi.launch + [mpi.np_flag, str(NP), "./livejob", "120"], cwd=tmp,
-                         env=hk.test_env(**env), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    line = p.stdout.readline()
-    assert line == "ready\n", (line, p.poll())
+    p = start_ready(tmp, mpi.launch + [mpi.np_flag, str(NP), "./livejob", "120"], env)
     time.sleep(1)                       # rounds enough for the ranks' times to differ
     return p
 
@@ -60,12 +66,21 @@ def comm(pid):
         return ""              # gone meanwhile
 
 
-def _live_job(tmp, mpi):
+def running_job(tmp, mpi):
+    """livejob running under mpi's launcher: (Popen, registry, job id)."""
     mpi.need()
     rt = os.path.join(tmp, "rt")
     p = start_job(tmp, mpi, rt)
     try:
-        jid = job_id(tmp, rt)
+        return p, rt, job_id(tmp, rt)
+    except BaseException:
+        end_job(tmp, p)
+        raise
+
+
+def _live_job(tmp, mpi):
+    p, rt, jid = running_job(tmp, mpi)
+    try:
         if mpi.name == "mpich":
             launcher = [x for x in os.listdir("/proc") if x.isdigit() and comm(x).startswith("mpiexec")]
             assert jid.startswith("hydra-") and jid[6:] in launcher, (jid, launcher)
@@ -114,11 +129,8 @@ def readers(tmp, mpi, rt, *args, nreaders=2):
 
 
 def _readers_job(tmp, mpi):
-    mpi.need()
-    rt = os.path.join(tmp, "rt")
-    p = start_job(tmp, mpi, rt)
+    p, rt, jid = running_job(tmp, mpi)
     try:
-        jid = job_id(tmp, rt)
         out = os.path.join(tmp, "readers.prof")
         r = readers(tmp, mpi, rt, "--job", jid, "--consistency=job", "-o", out)
         assert re.search(rf"wrote {re.escape(out)}: {NP} processes, \d+ threads, 2 readers, consistency job",
@@ -152,9 +164,7 @@ def _readers_one_moment(tmp, mpi, rounds):
     mpi.need()
     rt = os.path.join(tmp, "rt")
     exe = hk.cc(tmp, [os.path.join(hk.ROOT, "tests", "live", "pingpong.c")], "pingpong")
-    p = subprocess.Popen([exe, "120"], cwd=tmp, env=hk.test_env(HOOKIT_RUNTIME_DIR=rt, HOOKIT_OUTPUT=tmp),
-                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    assert p.stdout.readline() == "ready\n"
+    p = start_ready(tmp, [exe, "120"], {"HOOKIT_RUNTIME_DIR": rt, "HOOKIT_OUTPUT": tmp})
     diffs = []
     try:
         for i in range(rounds):

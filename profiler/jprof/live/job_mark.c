@@ -17,39 +17,23 @@
  * hookit does not know).  Nothing here is on the hot path. */
 #include "profiler/jprof/jprof.h"
 #include "live.h"
+#include "profile/procinfo.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
-/* The parent of pid and its command name (/proc/PID/stat); 0 unknown. */
-JP_NOINSTR static pid_t parent_of(pid_t pid, char *comm, size_t size)
-{
-    char path[64], line[512];
-    snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
-    FILE *f = fopen(path, "re");
-    int ok = f && fgets(line, sizeof line, f);
-    if (f)
-        fclose(f);
-    char *open = ok ? strchr(line, '(') : NULL, *close = ok ? strrchr(line, ')') : NULL;
-    int ppid = 0;
-    if (!open || !close || close < open || sscanf(close + 1, " %*c %d", &ppid) != 1)
-        return 0;
-    snprintf(comm, size, "%.*s", (int)(close - open - 1), open + 1);
-    return (pid_t)ppid;
-}
-
 JP_NOINSTR static uint32_t hydra_id(char *out, size_t size)
 {
     char comm[64] = "", up[64] = "";
-    pid_t proxy = parent_of(getpid(), comm, sizeof comm);
-    if (!proxy || parent_of(proxy, comm, sizeof comm) == 0 || strcmp(comm, "hydra_pmi_proxy"))
+    pid_t proxy = procinfo_parent(getpid(), comm, sizeof comm);
+    if (!proxy || procinfo_parent(proxy, comm, sizeof comm) == 0 || strcmp(comm, "hydra_pmi_proxy"))
         return 0;
-    pid_t launcher = parent_of(proxy, up, sizeof up);
+    pid_t launcher = procinfo_parent(proxy, up, sizeof up);
     char name[64] = "";
     /* the proxy's parent: mpiexec on the launching host, sshd elsewhere */
-    if (launcher > 1 && parent_of(launcher, name, sizeof name) != 0 && !strncmp(name, "mpiexec", 7))
+    if (launcher > 1 && procinfo_parent(launcher, name, sizeof name) != 0 && !strncmp(name, "mpiexec", 7))
         snprintf(out, size, "hydra-%d", (int)launcher);
     else
         snprintf(out, size, "hydra-%d", (int)proxy);
