@@ -7,9 +7,11 @@ its job profile.  Several hosts, simulated: two readers started by each
 launcher (`mpirun -np 2 hookit snapshot --readers ...`), each with a share
 of the processes, paused, copied and released together over MPI and
 reduced into one job snapshot; across two readers a job-level snapshot is
-still one moment (tests/live/pingpong.c)."""
+still one moment (tests/live/pingpong.c); a reader killed while the two
+hold a pause holds nobody beyond the bound."""
 import os
 import re
+import signal
 import subprocess
 import sys
 import time
@@ -192,3 +194,60 @@ def test_readers_one_moment_openmpi(tmp):
 
 def test_readers_one_moment_mpich(tmp):
     _readers_one_moment(tmp, job.MPICH, 4)
+
+
+def test_reader_killed_on_one_host(tmp):
+    """Two readers hold a job-level pause of two processes (one each, as on
+    two hosts) and one of them is SIGKILLed: every thread of both processes
+    goes on within the bound (0.5 s), whatever the other reader and the
+    launcher then do."""
+    job.OPENMPI.need()
+    rt = os.path.join(tmp, "rt")
+    exe = hk.cc(tmp, [os.path.join(hk.ROOT, "tests", "live", "busy.c")], "busy", libs=["-lpthread"])
+    env = {"HOOKIT_RUNTIME_DIR": rt, "HOOKIT_OUTPUT": tmp}
+    progs = [subprocess.Popen([exe, "1", "120"], cwd=tmp, env=hk.test_env(**env), stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE, text=True) for _ in range(2)]
+    pids = ",".join(str(p.pid) for p in progs)
+    launcher = None
+    try:
+        deadline = time.monotonic() + 10
+        while sum(os.path.exists(os.path.join(rt, f"{p.pid}.arena")) for p in progs) < 2:
+            assert time.monotonic() < deadline
+            time.sleep(0.05)
+        time.sleep(0.3)
+        renv = dict(job.OPENMPI.env)
+        renv.update(HOOKIT_RUNTIME_DIR=rt, HOOKIT_LIVE_HOLD_MS="20000")
+        launcher = subprocess.Popen(job.OPENMPI.launch + ["-np", "2", hk.BIN, "snapshot", "--readers", "--pids", pids,
+                                                          "--consistency=job", "-o", os.path.join(tmp, "x.prof")],
+                                    cwd=tmp, env=hk.test_env(**renv), stdout=subprocess.PIPE,
+                                    stderr=subprocess.PIPE, text=True, start_new_session=True)
+        line = launcher.stderr.readline()
+        assert "holding the pause" in line, line
+        readers = [int(x) for x in os.listdir("/proc") if x.isdigit() and comm(x).strip() == "hookit"]
+        assert readers, "no reader process"
+        os.kill(readers[0], signal.SIGKILL)
+        time.sleep(0.6)                 # past the bound
+
+        def outer_calls():
+            """Each process's calls of outer(), by thread-level snapshots."""
+            out = []
+            for p in progs:
+                prof = os.path.join(tmp, f"t{p.pid}.prof")
+                r = hk.hookit(tmp, "snapshot", "-o", prof, str(p.pid), env={"HOOKIT_RUNTIME_DIR": rt})
+                assert r.returncode == 0, r.stderr
+                doc = hk.export_json(tmp, prof)
+                out.append(sum(n["calls"] for t in doc["threads"] for n in t["nodes"] if n["name"] == "outer"))
+            return out
+
+        a = outer_calls()
+        time.sleep(0.3)
+        b = outer_calls()
+        assert all(y > x for x, y in zip(a, b)), (a, b)  # both processes run again
+        assert all(p.poll() is None for p in progs)
+    finally:
+        if launcher:
+            os.killpg(launcher.pid, signal.SIGKILL)
+            launcher.communicate()
+        for p in progs:
+            p.terminate()
+            p.communicate(timeout=30)
