@@ -259,7 +259,7 @@ struct arena_job {
 enum arena_job_launcher {
     ARENA_JOB_SLURM = 1,   /* SLURM_JOB_ID[.SLURM_STEP_ID] */
     ARENA_JOB_OPENMPI = 2, /* OMPI_MCA_ess_base_jobid, else PMIX_NAMESPACE */
-    ARENA_JOB_HYDRA = 3,   /* MPICH's Hydra: mpiexec's pid (see job_mark.c) */
+    ARENA_JOB_HYDRA = 3,   /* MPICH's Hydra: mpiexec's control port (see job_mark.c) */
     ARENA_JOB_OTHER = 4,   /* a rank without a launcher's id: its own pid */
 };
 

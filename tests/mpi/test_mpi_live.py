@@ -62,6 +62,21 @@ def job_id(tmp, rt):
     return m.group(1)
 
 
+def cmdline(pid):
+    try:
+        with open(f"/proc/{pid}/cmdline") as f:
+            return f.read().split("\0")
+    except OSError:
+        return []
+
+
+def in_group(pid, pgid):
+    try:
+        return os.getpgid(pid) == pgid
+    except OSError:
+        return False
+
+
 def comm(pid):
     try:
         with open(f"/proc/{pid}/comm") as f:
@@ -86,8 +101,14 @@ def _live_job(tmp, mpi):
     p, rt, jid = running_job(tmp, mpi)
     try:
         if mpi.name == "mpich":
-            launcher = [x for x in os.listdir("/proc") if x.isdigit() and comm(x).startswith("mpiexec")]
-            assert jid.startswith("hydra-") and jid[6:] in launcher, (jid, launcher)
+            # Hydra's id: mpiexec's control port, as every host's proxy has it
+            ports = set()
+            for x in os.listdir("/proc"):
+                if x.isdigit() and comm(x).startswith("hydra_pmi_prox"):
+                    args = cmdline(x)
+                    if "--control-port" in args:
+                        ports.add(args[args.index("--control-port") + 1])
+            assert jid.startswith("hydra-") and jid[6:] in ports, (jid, ports)
         out = os.path.join(tmp, "job.prof")
         r = hk.hookit(tmp, "snapshot", "--job", jid, "--consistency=job", "-o", out,
                       env={"HOOKIT_RUNTIME_DIR": rt})
@@ -223,7 +244,8 @@ def test_reader_killed_on_one_host(tmp):
                                     stderr=subprocess.PIPE, text=True, start_new_session=True)
         line = launcher.stderr.readline()
         assert "holding the pause" in line, line
-        readers = [int(x) for x in os.listdir("/proc") if x.isdigit() and comm(x).strip() == "hookit"]
+        readers = [int(x) for x in os.listdir("/proc") if x.isdigit() and comm(x).strip() == "hookit"
+                   and in_group(int(x), launcher.pid)]     # this launcher's, not another test's
         assert readers, "no reader process"
         os.kill(readers[0], signal.SIGKILL)
         time.sleep(0.6)                 # past the bound

@@ -8,35 +8,65 @@
  *   Open MPI  OMPI_MCA_ess_base_jobid (mpirun's, Open MPI 4), else
  *             PMIX_NAMESPACE (PMIx launchers: Open MPI 5's prterun)
  *   Hydra     MPICH's mpiexec gives none (PMI_RANK, PMI_SIZE, PMI_FD only):
- *             the rank's parent is the host's hydra_pmi_proxy, whose parent
- *             is mpiexec on the host it was started on; the id is
- *             "hydra-PID" with mpiexec's pid there, and the proxy's pid on
- *             another host (one id per host: a reader per host, as a job on
- *             several hosts is read, finds them all).
+ *             the rank's parent is its host's hydra_pmi_proxy, started with
+ *             "--control-port HOST:PORT", mpiexec's, the same on every
+ *             host: the id is "hydra-HOST:PORT" (".PGID" added for a
+ *             spawned group; the proxy's pid if it has no such option).
  * A rank with none of these has its own pid (a job of one, or a launcher
  * hookit does not know).  Nothing here is on the hot path. */
 #include "profiler/jprof/jprof.h"
 #include "live.h"
 #include "profile/procinfo.h"
 
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+/* The value of option name in pid's command line ("" when absent). */
+JP_NOINSTR static void cmdline_option(pid_t pid, const char *name, char *out, size_t size)
+{
+    char path[64], buf[4096];
+    snprintf(path, sizeof path, "/proc/%d/cmdline", (int)pid);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    ssize_t n = fd >= 0 ? read(fd, buf, sizeof buf - 1) : -1;
+    if (fd >= 0)
+        close(fd);
+    out[0] = 0;
+    if (n <= 0)
+        return;
+    buf[n] = 0;
+    for (ssize_t i = 0; i < n; i += (ssize_t)strlen(buf + i) + 1)
+        if (!strcmp(buf + i, name) && i + (ssize_t)strlen(buf + i) + 1 < n) {
+            snprintf(out, size, "%s", buf + i + strlen(buf + i) + 1);
+            return;
+        }
+}
+
 JP_NOINSTR static uint32_t hydra_id(char *out, size_t size)
 {
-    char comm[64] = "", up[64] = "";
+    char comm[64] = "", port[128], pgid[32];
     pid_t proxy = procinfo_parent(getpid(), comm, sizeof comm);
     if (!proxy || procinfo_parent(proxy, comm, sizeof comm) == 0 || strcmp(comm, "hydra_pmi_proxy"))
         return 0;
-    pid_t launcher = procinfo_parent(proxy, up, sizeof up);
-    char name[64] = "";
-    /* the proxy's parent: mpiexec on the launching host, sshd elsewhere */
-    if (launcher > 1 && procinfo_parent(launcher, name, sizeof name) != 0 && !strncmp(name, "mpiexec", 7))
-        snprintf(out, size, "hydra-%d", (int)launcher);
+    /* Every host's proxy connects to mpiexec's control port: the same
+     * host:port for the whole job (and its process group for a spawn). */
+    cmdline_option(proxy, "--control-port", port, sizeof port);
+    cmdline_option(proxy, "--pgid", pgid, sizeof pgid);
+    char id[192];
+    if (!port[0])
+        snprintf(id, sizeof id, "%d", (int)proxy);
     else
-        snprintf(out, size, "hydra-%d", (int)proxy);
+        snprintf(id, sizeof id, "%s%s%s", port, pgid[0] && strcmp(pgid, "0") ? "." : "",
+                 pgid[0] && strcmp(pgid, "0") ? pgid : "");
+    /* a long host name: its end kept (the port and group tell jobs apart) */
+    size_t len = strlen(id), room = size > 7 ? size - 7 : 0;
+    const char *tail = len > room ? id + len - room : id;
+    if (size < 7)
+        return 0;
+    memcpy(out, "hydra-", 6);
+    memcpy(out + 6, tail, strlen(tail) + 1);
     return ARENA_JOB_HYDRA;
 }
 
