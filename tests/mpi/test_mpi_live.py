@@ -70,11 +70,19 @@ def cmdline(pid):
         return []
 
 
-def in_group(pid, pgid):
-    try:
-        return os.getpgid(pid) == pgid
-    except OSError:
-        return False
+def descends_from(pid, root):
+    """Whether root is pid or one of its ancestors."""
+    for _ in range(64):
+        if pid == root:
+            return True
+        try:
+            with open(f"/proc/{pid}/stat") as f:
+                pid = int(f.read().rsplit(")", 1)[1].split()[1])
+        except (OSError, ValueError, IndexError):
+            return False
+        if pid <= 1:
+            return False
+    return False
 
 
 def comm(pid):
@@ -245,7 +253,7 @@ def test_reader_killed_on_one_host(tmp):
         line = launcher.stderr.readline()
         assert "holding the pause" in line, line
         readers = [int(x) for x in os.listdir("/proc") if x.isdigit() and comm(x).strip() == "hookit"
-                   and in_group(int(x), launcher.pid)]     # this launcher's, not another test's
+                   and descends_from(int(x), launcher.pid)]     # this launcher's, not another test's
         assert readers, "no reader process"
         os.kill(readers[0], signal.SIGKILL)
         time.sleep(0.6)                 # past the bound
