@@ -92,15 +92,8 @@ static void follow_process_runtime_dir(pid_t pid)
     const char *mine = getenv("HOOKIT_RUNTIME_DIR");
     if (mine && *mine)
         return;
-    char path[64], buf[65536];
-    snprintf(path, sizeof path, "/proc/%d/environ", (int)pid);
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    ssize_t n = fd >= 0 ? read(fd, buf, sizeof buf - 1) : -1;
-    if (fd >= 0)
-        close(fd);
-    if (n <= 0)
-        return;
-    buf[n] = 0;
+    char buf[65536];
+    ssize_t n = procinfo_read(pid, "environ", buf, sizeof buf);
     static const char key[] = "HOOKIT_RUNTIME_DIR=";
     for (ssize_t i = 0; i < n; i += (ssize_t)strlen(buf + i) + 1)
         if (!strncmp(buf + i, key, sizeof key - 1) && buf[i + sizeof key - 1])

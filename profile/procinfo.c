@@ -138,3 +138,17 @@ NOINSTR pid_t procinfo_parent(pid_t pid, char *comm, size_t size)
         snprintf(comm, size, "%.*s", (int)(close - open - 1), open + 1);
     return (pid_t)ppid;
 }
+
+NOINSTR ssize_t procinfo_read(pid_t pid, const char *what, char *buf, size_t size)
+{
+    char path[64];
+    snprintf(path, sizeof path, "/proc/%d/%s", (int)pid, what);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    ssize_t n = fd >= 0 && size > 0 ? read(fd, buf, size - 1) : -1;
+    if (fd >= 0)
+        close(fd);
+    if (n < 0)
+        return -1;
+    buf[n] = 0;
+    return n;
+}

@@ -18,7 +18,6 @@
 #include "live.h"
 #include "profile/procinfo.h"
 
-#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,16 +26,9 @@
 /* The value of option name in pid's command line ("" when absent). */
 JP_NOINSTR static void cmdline_option(pid_t pid, const char *name, char *out, size_t size)
 {
-    char path[64], buf[4096];
-    snprintf(path, sizeof path, "/proc/%d/cmdline", (int)pid);
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    ssize_t n = fd >= 0 ? read(fd, buf, sizeof buf - 1) : -1;
-    if (fd >= 0)
-        close(fd);
+    char buf[4096];
+    ssize_t n = procinfo_read(pid, "cmdline", buf, sizeof buf);
     out[0] = 0;
-    if (n <= 0)
-        return;
-    buf[n] = 0;
     for (ssize_t i = 0; i < n; i += (ssize_t)strlen(buf + i) + 1)
         if (!strcmp(buf + i, name) && i + (ssize_t)strlen(buf + i) + 1 < n) {
             snprintf(out, size, "%s", buf + i + strlen(buf + i) + 1);
