@@ -197,8 +197,20 @@ static uint32_t function_rows(struct profile **each, uint32_t n, struct fn_row *
     return nrows;
 }
 
-static void print_functions(FILE *out, struct profile **each, const struct member_view *mv, uint32_t n,
-                            int nrows_shown)
+/* f as the merged profile has it (its display names: --demangle), else f. */
+static const struct prof_func *in_merged(const struct profile *merged, const struct prof_func *f)
+{
+    for (uint32_t i = 0; i < merged->nfuncs; i++) {
+        const struct prof_func *g = &merged->funcs[i];
+        if (g->name && f->name && !strcmp(g->name, f->name)
+            && !strcmp(g->module ? g->module : "", f->module ? f->module : ""))
+            return g;
+    }
+    return f;
+}
+
+static void print_functions(FILE *out, const struct profile *merged, struct profile **each,
+                            const struct member_view *mv, uint32_t n, int nrows_shown)
 {
     struct fn_row *rows;
     uint32_t nrows = function_rows(each, n, &rows);
@@ -245,7 +257,7 @@ static void print_functions(FILE *out, struct profile **each, const struct membe
         fprintf(out, "  %10s %10s %10s %8s %10s %8s %12" PRIu64 "  ", units_ns(tot[i].self_ns, a),
                 units_ns(tot[i].incl_ns, b), units_ns(tot[i].min_ns, c), wmin, units_ns(tot[i].max_ns, d),
                 wmax, tot[i].calls);
-        names_print_jprof(out, tot[i].func);
+        names_print_jprof(out, in_merged(merged, tot[i].func));
         fputc('\n', out);
     }
     free(tot);
@@ -376,7 +388,7 @@ static int refresh(const struct top_set_opts *o, struct live **ls, uint32_t n, s
         printf("\n");
         names_use_profile(merged);
         print_members(stdout, mv, n, st, mono);
-        print_functions(stdout, each, mv, n, o->rows);
+        print_functions(stdout, merged, each, mv, n, o->rows);
         print_contexts(stdout, merged, mv, n, o->rows);
         names_use_profile(NULL);
         fflush(stdout);
