@@ -9,7 +9,8 @@
  * Slot 0 holds struct arena_header; reference 0 means "none"; slot 1
  * holds struct arena_process; slot 2 (version 2 on) struct
  * arena_control_log (and from its byte 32 struct arena_waits), slot 3
- * is spare (allocations are slot pairs).
+ * struct arena_more (the MPI job, named frames; allocations are slot
+ * pairs).
  *
  * Writers and readers (see docs/live.md):
  *  - Only a thread writes its own nodes and thread record.
@@ -285,6 +286,56 @@ struct arena_waits {
     uint32_t cpu_us;
 };
 
+/*
+ * Slot 3 (ARENA_MORE_REF; zero in an arena made before it, which reads as
+ * "no job, no named frames"): what a reader needs besides the trees.
+ *
+ * The MPI job the process is a rank of, written at MPI_Init when the rank
+ * is known (profiler/jprof/live/job_mark.c), so that a reader finds every
+ * rank of a job on its host (`hookit snapshot --job ID`, docs/live.md
+ * "Several processes").  job.seq is 0 until then (not a rank), odd while
+ * written, even once complete; a reader takes the fields between two equal
+ * even loads.  A fork child clears it: its tree is not a rank's.
+ *
+ * The names of frames that are not machine code (MPI calls, Java methods:
+ * profiler/jprof/frames/synthetic.c), whose keys (top bit set) stand in
+ * the trees where a function's address would: a list of struct
+ * arena_frame_name, newest first, each complete before a release store
+ * links it into frame_names.
+ */
+#define ARENA_MORE_REF 3u
+#define ARENA_JOB_ID_MAX 40
+
+struct arena_job {
+    volatile uint32_t seq;
+    int32_t rank;              /* in MPI_COMM_WORLD */
+    int32_t size;              /* of MPI_COMM_WORLD, -1 unknown */
+    uint32_t launcher;         /* enum arena_job_launcher: where the id came from */
+    char id[ARENA_JOB_ID_MAX]; /* the job's id, NUL-terminated (see job_mark.c) */
+};
+
+enum arena_job_launcher {
+    ARENA_JOB_SLURM = 1,   /* SLURM_JOB_ID[.SLURM_STEP_ID] */
+    ARENA_JOB_OPENMPI = 2, /* OMPI_MCA_ess_base_jobid, else PMIX_NAMESPACE */
+    ARENA_JOB_HYDRA = 3,   /* MPICH's Hydra: mpiexec's control port (see job_mark.c) */
+    ARENA_JOB_OTHER = 4,   /* a rank without a launcher's id: its own pid */
+};
+
+struct arena_more {
+    struct arena_job job;
+    volatile arena_ref frame_names; /* struct arena_frame_name list, newest first */
+    uint32_t spare;
+};
+
+/* One named frame: its key, then name_len + 1 bytes of name and
+ * module_len + 1 of module, NUL-terminated, in the same block. */
+struct arena_frame_name {
+    uint64_t key;
+    arena_ref next;
+    uint16_t name_len, module_len;
+    char text[];
+};
+
 /* A node of a thread's own copy (ARENA_REQ_COPY) and of a reader's copy:
  * the tree in preorder, parent given as an index into the copy. */
 struct arena_copy_node {
@@ -304,5 +355,6 @@ _Static_assert(sizeof(struct arena_control_log) <= ARENA_SLOT, "control log is o
 _Static_assert(sizeof(struct arena_control_log) <= 32, "the control log is slot 2's first half");
 _Static_assert(sizeof(struct arena_waits) <= 32, "the wait clock is slot 2's second half");
 _Static_assert(sizeof(struct node_ext) == ARENA_EXT_SLOTS * ARENA_SLOT, "whole slots");
+_Static_assert(sizeof(struct arena_more) == ARENA_SLOT, "slot 3 is one slot");
 
 #endif

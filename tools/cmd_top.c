@@ -14,6 +14,7 @@
  */
 #include "tools/cli.h"
 #include "tools/live_cli.h"
+#include "tools/top_set.h"
 #include "tools/names.h"
 #include "tools/thread_state.h"
 #include "tools/tree.h"
@@ -35,6 +36,8 @@
 
 static const char *const top_usage =
     "usage: hookit top [--interval S] [--once] [--rows N] PID\n"
+    "       hookit top [--interval S] [--once] [--rows N] [--consistency=thread|process|job]\n"
+    "                  --job ID | --pids P1,P2... | --family PID | --all\n"
     "\n"
     "Show where the running process PID (profiled by libjprof) spends its\n"
     "time, refreshed every interval: for each thread, its state as the kernel\n"
@@ -44,6 +47,11 @@ static const char *const top_usage =
     "share of the thread's time) and the hottest call paths.  On a terminal\n"
     "the view fits it: long lines are elided in the middle, the header kept.\n"
     "When the process ends, top says when and which profile it wrote.\n"
+    "\n"
+    "Of several processes (an MPI job's ranks on this host, a fork family):\n"
+    "per process its time outside and inside MPI and its calls/s, the slowest\n"
+    "named; per function and per calling context the sum over the processes\n"
+    "and the min and max with the rank (or pid) that has each.\n"
     "\n"
     "Keys: t / Tab next thread, T previous thread, a all threads, v next view\n"
     "(all, functions, paths, stack), q quit.\n"
@@ -55,7 +63,9 @@ static const char *const top_usage =
     "  -n, --rows N       rows per table (default 10)\n"
     "      --demangle=MODE  C++ names: simple (the default), full or no, as in\n"
     "                     hookit report\n"
-    "  -h, --help         this help\n";
+    "  -c, --consistency=L  of several processes: thread (default: nobody waits),\n"
+    "                     process (each paused on its own in turn) or job (all\n"
+    "                     paused at once; docs/live.md)\n" LIVE_SET_USAGE "  -h, --help         this help\n";
 
 enum view { VIEW_ALL, VIEW_FUNCS, VIEW_PATHS, VIEW_STACK, NVIEWS };
 static const char *const view_names[] = { "all", "functions", "paths", "stack" };
@@ -573,12 +583,15 @@ int cmd_top(int argc, char **argv)
         { "rows", required_argument, NULL, 'n' },
         { "demangle", required_argument, NULL, 'D' },
         { "help", no_argument, NULL, 'h' },
+        { "consistency", required_argument, NULL, 'c' },
+        LIVE_SET_OPTIONS,
         { 0, 0, 0, 0 },
     };
     int interval_ms = 1000, once = 0, opt;
     struct top tp = { .rows = 10, .thread = -1, .view = VIEW_ALL };
+    struct top_set_opts set = { .sel = { SET_NONE, NULL }, .consistency = LIVE_THREAD };
     cli_reset_getopt();
-    while ((opt = getopt_long(argc, argv, ":i:1n:h", opts, NULL)) != -1) {
+    while ((opt = getopt_long(argc, argv, ":i:1n:hc:P:F:J:A", opts, NULL)) != -1) {
         switch (opt) {
         case 'i':
             if ((interval_ms = live_cli_ms(optarg)) < 0)
@@ -599,10 +612,38 @@ int cmd_top(int argc, char **argv)
         case 'h':
             fputs(top_usage, stdout);
             return EXIT_OK;
-        default:
-            return cli_option_error("top", opt, argv);
+        case 'c':
+            if (!strcmp(optarg, "thread"))
+                set.consistency = LIVE_THREAD;
+            else if (!strcmp(optarg, "process"))
+                set.consistency = LIVE_PROCESS;
+            else if (!strcmp(optarg, "job"))
+                set.consistency = LIVE_JOB;
+            else
+                return cli_usage_error("top", "--consistency must be thread, process or job, not '%s'",
+                                       optarg);
+            break;
+        default: {
+            int taken = live_set_option(&set.sel, opt, optarg ? optarg : "", "top");
+            if (taken < 0)
+                return EXIT_USAGE;
+            if (!taken)
+                return cli_option_error("top", opt, argv);
+        }
         }
     }
+    if (set.sel.kind != SET_NONE) {
+        if (optind != argc)
+            return cli_usage_error("top", "a PID or a set of processes, not both");
+        set.interval_ms = interval_ms;
+        set.once = once;
+        set.rows = tp.rows;
+        set.clear = !once && isatty(STDOUT_FILENO);
+        return top_set(&set);
+    }
+    if (set.consistency != LIVE_THREAD)
+        return cli_usage_error("top",
+                               "--consistency is for several processes (one is read thread by thread)");
     if (optind != argc - 1)
         return cli_usage_error("top", optind >= argc ? "missing PID" : "one PID only");
     pid_t pid = live_cli_pid("top", argv[optind]);

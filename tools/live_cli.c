@@ -45,6 +45,8 @@ static int resolve(struct profile *p, struct a2n *a2n)
     for (uint32_t i = 0; i < p->nfuncs && rc == 0; i++) {
         struct prof_func *f = &p->funcs[i];
         struct a2n_result r;
+        if (f->name)
+            continue; /* a frame the arena names (MPI, Java) */
         char fallback[32];
         if (a2n) {
             a2n_lookup(a2n, f->addr, 1, &r);
@@ -62,6 +64,19 @@ static int resolve(struct profile *p, struct a2n *a2n)
     return rc;
 }
 
+struct profile *live_cli_named(struct live *l, const struct live_snapshot *s, const char *end,
+                               struct a2n *a2n)
+{
+    struct profile *p = live_profile(l, s, end);
+    if (p && resolve(p, a2n) != 0) {
+        profile_free(p);
+        p = NULL;
+    }
+    if (!p)
+        cli_fail("out of memory");
+    return p;
+}
+
 struct profile *live_cli_profile(struct live *l, enum live_consistency c, const char *end,
                                  struct a2n *a2n, struct live_snapshot *keep)
 {
@@ -71,13 +86,7 @@ struct profile *live_cli_profile(struct live *l, enum live_consistency c, const 
         cli_fail("process %d: %s", (int)live_pid(l), err);
         return NULL;
     }
-    struct profile *p = live_profile(l, &s, end);
-    if (p && resolve(p, a2n) != 0) {
-        profile_free(p);
-        p = NULL;
-    }
-    if (!p)
-        cli_fail("out of memory");
+    struct profile *p = live_cli_named(l, &s, end, a2n);
     if (keep)
         *keep = s;
     else

@@ -15,6 +15,9 @@ struct live *live_cli_attach(pid_t pid, int flags);
 /* Take a snapshot and make it a named profile (NULL, message printed). */
 struct profile *live_cli_profile(struct live *l, enum live_consistency c, const char *end,
                                  struct a2n *a2n, struct live_snapshot *keep);
+/* A snapshot taken made a named profile (NULL, message printed). */
+struct profile *live_cli_named(struct live *l, const struct live_snapshot *s, const char *end,
+                               struct a2n *a2n);
 /* Write p to path atomically (replacing it).  EXIT_OK or EXIT_FAIL. */
 int live_cli_write(const char *path, const struct profile *p);
 /* Seconds as text to milliseconds; -1 when not a positive number. */

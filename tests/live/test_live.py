@@ -18,10 +18,10 @@ def runtime(tmp):
     return os.path.join(tmp, "rt")
 
 
-def start(tmp, *args, env=None, wait_threads=True):
-    """Start busy with args; return (Popen, registry dir) once its arena is
-    registered (and, with wait_threads, its threads are running)."""
-    exe = build(tmp)
+def start(tmp, *args, env=None, wait_threads=True, exe=None):
+    """Start busy (or exe) with args; return (Popen, registry dir) once its
+    arena is registered (and, with wait_threads, its threads are running)."""
+    exe = exe or build(tmp)
     rt = runtime(tmp)
     e = hk.test_env(HOOKIT_OUTPUT=tmp, HOOKIT_RUNTIME_DIR=rt)
     for k, v in (env or {}).items():
