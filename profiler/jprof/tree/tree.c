@@ -115,7 +115,7 @@ JP_NOINSTR __attribute__((noinline)) static void cut_back(struct jp_thread *t, u
         closed++;
     }
     if (closed)
-        jp_unmatched_at(outermost, closed);
+        jp_tree_unmatched(outermost, closed);
 }
 
 /* A parent with many children (an interpreter's dispatch loop calling
@@ -394,11 +394,11 @@ JP_NOINSTR __attribute__((noinline)) static void exit_unmatched(struct jp_thread
         d--;
     if (d == 0) {
         rec->unmatched++;
-        jp_unmatched_at(t->stack[rec->depth].node, 1);
+        jp_tree_unmatched(t->stack[rec->depth].node, 1);
     } else {
         rec->unmatched += rec->depth - d;
         if (rec->depth > d)
-            jp_unmatched_at(t->stack[d + 1].node, rec->depth - d);
+            jp_tree_unmatched(t->stack[d + 1].node, rec->depth - d);
         while (rec->depth >= d)
             close_top(t, now);
     }
