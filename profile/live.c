@@ -815,7 +815,8 @@ struct profile *live_profile(struct live *l, const struct live_snapshot *s, cons
     const struct arena_waits *waits = slot2
         ? (const struct arena_waits *)(slot2 + (ARENA_WAITS_OFFSET - ARENA_CONTROL_LOG_REF * ARENA_SLOT))
         : NULL;
-    double wait_rate = live_wait_rate(waits, live_process_block(l), live_header(l)->clock == 0, s->ticks_per_ns);
+    double wait_rate =
+        live_wait_rate(waits, live_process_block(l), live_header(l)->clock == 0, s->ticks_per_ns);
     if (rc == 0)
         rc = fill_process(l, s, p, end);
     p->threads = rc == 0 ? profile_alloc(p, ((size_t)s->nthreads + 1) * sizeof *p->threads) : NULL;

@@ -73,7 +73,7 @@ struct row {
 /* --sort: the change that orders the rows (then the others, as below). */
 enum diff_sort { DIFF_SELF, DIFF_INCL, DIFF_CPU, DIFF_WAIT, DIFF_CALLS };
 static enum diff_sort diff_sort;
-static int diff_waits; /* a profile has wait time: the CPU and WAIT columns */
+static int diff_waits;           /* a profile has wait time: the CPU and WAIT columns */
 static const uint8_t *diff_only; /* --function: per function of the merged profile, or NULL */
 
 /* The rows whose function --function keeps (func: a row's function); how many. */
