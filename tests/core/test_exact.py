@@ -433,6 +433,46 @@ def test_trace_plugin_closes_what_a_longjmp_leaves(tmp):
     assert doc["process"]["meta"]["unmatched_exits"] in (0, "0"), doc["process"]["meta"]
 
 
+def unwind_guards_expected():
+    """tests/progs/unwind_guards.cc: every destructor under the frame that
+    owned its object, by bare function name."""
+    chain = ("main", "run", "depth1", "depth2", "depth3", "thrower")
+    calls = [("main",)]
+    for _ in range(3):
+        calls += [chain[:i] for i in range(2, len(chain) + 1)]
+        calls += [chain[:i] + ("~Guard",) for i in range(3, len(chain) + 1)]
+        calls += [("main", "run", "handled"), ("main", "run", "~Guard")]
+    return paths_of(calls)
+
+
+def bare_counts(thread):
+    counts = {}
+    for p, n in hk.walk(thread["roots"]):
+        key = tuple(x.split("(")[0].split("::")[-1] for x in p)
+        counts[key] = counts.get(key, 0) + n["calls"]
+    return counts
+
+
+def test_trace_plugin_closes_what_the_unwinder_leaves(tmp):
+    """hktrace takes the unwinder's report too (HOOKIT_FLOW_UNWIND): under
+    Clang, which runs no exit hook while it unwinds, each destructor a
+    cleanup runs is traced in the frame that owned its object, not under
+    the frames already gone; jprof's tree of the same run is the check."""
+    for compiler, opt in (("clang++", "-O0"), ("clang++", "-O2"), ("g++", "-O2")):
+        name = f"unwind_guards_{compiler[:-2]}{opt}"
+        exe = hk.cc(tmp, ["unwind_guards.cc"], name, compiler=compiler, flags=[opt])
+        run_one(tmp, exe)
+        doc = hk.export_json(tmp, hk.one_profile(tmp, name))
+        assert bare_counts(hk.thread_of(doc, 0)) == unwind_guards_expected(), (compiler, opt)
+        no_lost_events(doc)
+        hk.run(tmp, [exe], env={"HOOKIT_PROFILER": "libhktrace.so"})
+        traces = glob.glob(os.path.join(tmp, f"hookit.{name}.*.trace"))
+        assert len(traces) == 1, os.listdir(tmp)
+        got = bare_counts(hk.thread_of(hk.export_json(tmp, traces[0]), 0))
+        want = unwind_guards_expected()
+        assert got == want, (compiler, opt, sorted(set(got.items()) ^ set(want.items())))
+
+
 def test_a_jump_nobody_reports_is_repaired_and_said(tmp):
     """__builtin_longjmp calls nothing hookit could interpose: the fallback
     closes the abandoned frames at the next entry, and the profile and the
