@@ -10,14 +10,13 @@
  *
  * In both, the throw comes out of the host's machine frame, the unwinder
  * installs a landing pad in that frame, and the inlined callee's entry
- * hook was given the host's return address.  Only the debug information
- * (DW_TAG_inlined_subroutine) says whose the landing pad is.
+ * hook was given the host's return address: clang makes the same machine
+ * code for both up to the end of the handler, and neither the unwinder's
+ * context nor the debug information says whose the landing pad is
+ * (docs/exactness.md).
  */
-#if defined(__clang__)
-#define KEEP __attribute__((noinline, used))
-#else
-#define KEEP __attribute__((noipa, used))
-#endif
+#include "progs.h"
+
 #define INLINE __attribute__((always_inline)) inline
 
 volatile long sink;

@@ -8,11 +8,8 @@
  *   depth3, depth2, depth1 > Guard::~Guard (on the way out) ; run > handled,
  *   run > Guard::~Guard
  */
-#if defined(__clang__)
-#define KEEP __attribute__((noinline, used))
-#else
-#define KEEP __attribute__((noipa, used))
-#endif
+#include "progs.h"
+
 
 volatile long sink;
 
