@@ -36,7 +36,7 @@ HT_EXPORT HT_NOINSTR void HookitEvent(const struct hookit_event *ev)
 {
     switch (ev->type) {
     case HOOKIT_EV_ENTER:
-        (ht_clock_is_tsc() ? ht_enter_tsc : ht_enter_mono)(ev->fn, ev->call_site);
+        ht_enter_event(ev->fn, ev->call_site);
         break;
     case HOOKIT_EV_EXIT:
         (ht_clock_is_tsc() ? ht_exit_tsc : ht_exit_mono)(ev->fn, ev->call_site);

@@ -76,6 +76,9 @@ struct ht_frame {
     uint32_t id;
     uint32_t state;             /* HT_PENDING (threshold not yet known), WRITTEN, SKIPPED */
     uint64_t t0;
+    /* The function's stack pointer at its entry hook and its return
+     * address: what the unwinder left (common/unwind.h). */
+    uintptr_t sp, site;
 };
 
 struct ht_thread {
@@ -86,6 +89,7 @@ struct ht_thread {
     uint32_t depth, capacity;
     uint32_t flushed;           /* stack[1..flushed] hold no PENDING frame */
     uint32_t overflow;          /* calls open beyond a stack that could not grow */
+    uintptr_t stack_lo, stack_hi; /* the thread's own stack (hk_stack_bounds) */
     int busy;                   /* re-entrancy guard (signal handlers) */
     uint32_t first_chunk;       /* number + 1 */
     int32_t tid;
@@ -110,7 +114,9 @@ void ht_enter_tsc(void *fn, void *site);
 void ht_exit_tsc(void *fn, void *site);
 void ht_enter_mono(void *fn, void *site);
 void ht_exit_mono(void *fn, void *site);
-/* setjmp/longjmp as libhookit reports them (record.c). */
+/* An entry delivered as an event (HookitEvent): no frame position. */
+void ht_enter_event(void *fn, void *site);
+/* setjmp/longjmp and C++ unwinding as libhookit reports them (record.c). */
 uint64_t ht_flow(const struct hookit_flow *flow);
 /* A TIME record (the start of a thread's stream). */
 void ht_mark_time(struct ht_thread *t, uint64_t now);

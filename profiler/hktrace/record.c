@@ -16,6 +16,7 @@
  * A signal handler running instrumented code while this thread is inside
  * the tracer sees the busy flag: its events are counted as lost. */
 #include "hktrace.h"
+#include "common/unwind.h"
 #include "profile/trace.h"
 
 #define barrier() __asm__ volatile("" ::: "memory")
@@ -122,7 +123,7 @@ HT_NOINSTR void ht_reopen_all(struct ht_thread *t, uint64_t now)
     t->flushed = t->depth;
 }
 
-HT_NOINSTR static inline void enter(uint64_t now, void *fn)
+HT_NOINSTR static inline void enter(uint64_t now, void *fn, void *site, uintptr_t sp)
 {
     struct ht_thread *t = ht_self;
     if (HT_UNLIKELY(!t) && !(t = ht_thread_attach()))
@@ -140,6 +141,8 @@ HT_NOINSTR static inline void enter(uint64_t now, void *fn)
         struct ht_frame *f = &t->stack[++t->depth];
         f->id = ht_func_id((uint64_t)fn);
         f->t0 = now;
+        f->sp = sp;
+        f->site = (uintptr_t)site;
         if (HT_UNLIKELY((ht_opt.max_depth && t->depth > ht_opt.max_depth) || f->id == UINT32_MAX)) {
             f->state = HT_SKIPPED;
             t->lost += f->id == UINT32_MAX;
@@ -194,10 +197,11 @@ HT_NOINSTR static inline void leave(uint64_t now, void *fn)
     t->busy = 0;
 }
 
+/* The hooks reach us by a tail jump from libhookit: our canonical frame
+ * address is the instrumented function's stack pointer at its hook. */
 HT_NOINSTR void ht_enter_tsc(void *fn, void *site)
 {
-    (void)site;
-    enter(hk_counter(), fn);
+    enter(hk_counter(), fn, site, (uintptr_t)__builtin_dwarf_cfa());
 }
 
 HT_NOINSTR void ht_exit_tsc(void *fn, void *site)
@@ -208,8 +212,7 @@ HT_NOINSTR void ht_exit_tsc(void *fn, void *site)
 
 HT_NOINSTR void ht_enter_mono(void *fn, void *site)
 {
-    (void)site;
-    enter(hk_mono_ns(), fn);
+    enter(hk_mono_ns(), fn, site, (uintptr_t)__builtin_dwarf_cfa());
 }
 
 HT_NOINSTR void ht_exit_mono(void *fn, void *site)
@@ -218,11 +221,41 @@ HT_NOINSTR void ht_exit_mono(void *fn, void *site)
     leave(hk_mono_ns(), fn);
 }
 
-/* Control flow the hooks do not show (include/hookit/profiler.h): a mark is
- * the depth of the open calls, and a longjmp to it writes the exits of
+/* No frame position: never taken for a frame the unwinder left. */
+HT_NOINSTR void ht_enter_event(void *fn, void *site)
+{
+    enter(ht_now(), fn, site, 0);
+}
+
+/* Control flow the hooks do not show (include/hookit/profiler.h).  A mark
+ * is the depth of the open calls, and a longjmp to it writes the exits of
  * every call opened since, at once, instead of at the next exit that finds
- * no match.  Catches and context switches are left to that fallback: the
- * trace keeps no frame positions. */
+ * no match.  A landing pad about to run (the C++ unwinder: Clang runs no
+ * exit hook while it unwinds) writes the exits of the calls it unwound,
+ * before its destructors run, as jprof closes them.  Catches and context
+ * switches are left to the fallback. */
+HT_NOINSTR static void jump_to(struct ht_thread *t, uint64_t mark, uint64_t now)
+{
+    while (t->depth > mark && !t->overflow)
+        close_top(t, now);
+}
+
+HT_NOINSTR static int on_stack(const struct ht_thread *t, uintptr_t sp)
+{
+    return sp >= t->stack_lo && sp < t->stack_hi;
+}
+
+HT_NOINSTR static void unwind_to(struct ht_thread *t, uintptr_t sp, uint64_t now)
+{
+    int here = on_stack(t, sp);
+    while (t->depth > 0 && !t->overflow) {
+        const struct ht_frame *f = &t->stack[t->depth];
+        if (!hk_frame_unwound(f->sp, f->site, on_stack(t, f->sp), sp, here))
+            break;
+        close_top(t, now);
+    }
+}
+
 HT_NOINSTR uint64_t ht_flow(const struct hookit_flow *f)
 {
     struct ht_thread *t = ht_self;
@@ -230,15 +263,16 @@ HT_NOINSTR uint64_t ht_flow(const struct hookit_flow *f)
         return 0;
     if (f->kind == HOOKIT_FLOW_MARK)
         return t->depth;
-    if (f->kind != HOOKIT_FLOW_JUMP)
+    if (f->kind != HOOKIT_FLOW_JUMP && f->kind != HOOKIT_FLOW_UNWIND)
         return 0;
     t->busy = 1;
     barrier();
     uint64_t now = ht_now();
-    while (t->depth > f->mark && !t->overflow)
-        close_top(t, now);
+    if (f->kind == HOOKIT_FLOW_JUMP)
+        jump_to(t, f->mark, now);
+    else
+        unwind_to(t, f->sp, now);
     barrier();
     t->busy = 0;
     return 0;
 }
-

@@ -2,6 +2,7 @@
  * malloc'ed: we may be inside malloc), a shadow stack that grows without a
  * fixed limit, and a place in the list of threads the writer walks. */
 #include "hktrace.h"
+#include "common/unwind.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -79,6 +80,7 @@ HT_NOINSTR struct ht_thread *ht_thread_attach(void)
     t->tid = (int32_t)syscall(SYS_gettid);
     t->index = is_main_thread() ? 0 : __atomic_fetch_add(&next_index, 1, __ATOMIC_RELAXED);
     read_name(t);
+    hk_stack_bounds(&t->stack_lo, &t->stack_hi);
     ht_mark_time(t, ht_now());
     publish(t);
     ht_self = t;

@@ -20,7 +20,8 @@ WORK = os.path.join(BUILD, "conformance")
 PROGS = os.path.join(HERE, "progs")
 
 COMPILERS = {"c": {"gcc": "gcc", "clang": "clang"}, "cxx": {"gcc": "g++", "clang": "clang++"}}
-OPTS = {"O0": ["-O0"], "O2": ["-O2"], "O3": ["-O3"], "O2-lto": ["-O2", "-flto"]}
+OPTS = {"O0": ["-O0"], "O2": ["-O2"], "O3": ["-O3"], "O2-lto": ["-O2", "-flto"],
+        "O3-lto": ["-O3", "-flto"]}
 
 
 class Unavailable(Exception):

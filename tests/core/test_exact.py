@@ -433,6 +433,78 @@ def test_trace_plugin_closes_what_a_longjmp_leaves(tmp):
     assert doc["process"]["meta"]["unmatched_exits"] in (0, "0"), doc["process"]["meta"]
 
 
+def unwind_guards_expected():
+    """tests/progs/unwind_guards.cc: every destructor under the frame that
+    owned its object, by bare function name."""
+    chain = ("main", "run", "depth1", "depth2", "depth3", "thrower")
+    calls = [("main",)]
+    for _ in range(3):
+        calls += [chain[:i] for i in range(2, len(chain) + 1)]
+        calls += [chain[:i] + ("~Guard",) for i in range(3, len(chain) + 1)]
+        calls += [("main", "run", "handled"), ("main", "run", "~Guard")]
+    return paths_of(calls)
+
+
+def bare_counts(thread):
+    counts = {}
+    for p, n in hk.walk(thread["roots"]):
+        key = tuple(x.split("(")[0].split("::")[-1] for x in p)
+        counts[key] = counts.get(key, 0) + n["calls"]
+    return counts
+
+
+def test_trace_plugin_closes_what_the_unwinder_leaves(tmp):
+    """hktrace takes the unwinder's report too (HOOKIT_FLOW_UNWIND): under
+    Clang, which runs no exit hook while it unwinds, each destructor a
+    cleanup runs is traced in the frame that owned its object, not under
+    the frames already gone; jprof's tree of the same run is the check."""
+    for compiler, opt in (("clang++", "-O0"), ("clang++", "-O2"), ("g++", "-O2")):
+        name = f"unwind_guards_{compiler[:-2]}{opt}"
+        exe = hk.cc(tmp, ["unwind_guards.cc"], name, compiler=compiler, flags=[opt])
+        run_one(tmp, exe)
+        doc = hk.export_json(tmp, hk.one_profile(tmp, name))
+        assert bare_counts(hk.thread_of(doc, 0)) == unwind_guards_expected(), (compiler, opt)
+        no_lost_events(doc)
+        hk.run(tmp, [exe], env={"HOOKIT_PROFILER": "libhktrace.so"})
+        traces = glob.glob(os.path.join(tmp, f"hookit.{name}.*.trace"))
+        assert len(traces) == 1, os.listdir(tmp)
+        got = bare_counts(hk.thread_of(hk.export_json(tmp, traces[0]), 0))
+        want = unwind_guards_expected()
+        assert got == want, (compiler, opt, sorted(set(got.items()) ^ set(want.items())))
+
+
+def test_landing_pad_in_an_inlined_frame_is_exact_or_said(tmp):
+    """tests/progs/inlined_landing.cc: a catch clause in a machine frame
+    that holds an inlined callee, owned by the host (OWNER=0) or by the
+    callee (OWNER=1).  Clang gives both the same machine code up to the
+    end of the handler, the same landing pad and the same unwinder context
+    (docs/exactness.md): hookit cannot tell them apart when `handled` is
+    called.  The callee's own catch must stay exact (the unwinder's report
+    closes nothing of its frame), and the host's is either exact or said:
+    its unmatched exits on the context concerned, and the report's line."""
+    for compiler, opt in (("clang++", "-O0"), ("clang++", "-O2"), ("g++", "-O2")):
+        for owner, want in ((1, {("main",): 1, ("main", "host"): 3, ("main", "host", "inner_catches"): 3,
+                                 ("main", "host", "inner_catches", "handled"): 3}),
+                            (0, {("main",): 1, ("main", "host"): 3, ("main", "host", "inner_throws"): 3,
+                                 ("main", "host", "handled"): 3})):
+            name = f"inlined_landing{owner}_{compiler[:-2]}{opt}"
+            exe = hk.cc(tmp, ["inlined_landing.cc"], name, compiler=compiler,
+                        flags=[opt, f"-DOWNER={owner}"])
+            run_one(tmp, exe)
+            prof = hk.one_profile(tmp, name)
+            doc = hk.export_json(tmp, prof)
+            got = bare_counts(hk.thread_of(doc, 0))
+            if owner == 1 or got == want:
+                assert got == want, (compiler, opt, owner, got)
+                no_lost_events(doc)
+                continue
+            meta = doc["process"]["meta"]
+            assert int(meta["unmatched_exits"]) == 3, (compiler, opt, meta)
+            assert hk.node(hk.thread_of(doc, 0), "main", "host()", "inner_throws()")["unmatched_exits"] == 3
+            out = hk.hookit(tmp, "report", prof).stdout
+            assert "\n!!   3 at thread 0: main > host > inner_throws\n" in out, out
+
+
 def test_a_jump_nobody_reports_is_repaired_and_said(tmp):
     """__builtin_longjmp calls nothing hookit could interpose: the fallback
     closes the abandoned frames at the next entry, and the profile and the

@@ -25,6 +25,7 @@
  * The records are shared by the process's threads (a coroutine may be
  * resumed by another thread), in private pages of our own: no malloc,
  * which may be the program's own instrumented one. */
+#include "common/unwind.h"
 #include "profiler/jprof/jprof.h"
 #include "profiler/jprof/live/attend.h"
 #include "profiler/jprof/metrics/wait.h"
@@ -196,38 +197,17 @@ JP_NOINSTR static void catch_at(struct jp_thread *t, uintptr_t sp, uint64_t now)
     }
 }
 
-/* Whether f's return address (the call site its hook was given) is kept
- * on the stack between f's stack pointer and lim: then f's frame, which
- * holds it, lies below lim.  The search may cover a large frame, and reads the
- * program's frames on purpose (AddressSanitizer would take it for an
- * overflow of ours). */
-JP_NOINSTR __attribute__((no_sanitize_address)) static int returns_below(const struct arena_frame *f,
-                                                                         uintptr_t lim)
-{
-    for (const uintptr_t *w = (const uintptr_t *)f->sp; f->site && (uintptr_t)w < lim; w++)
-        if (*w == f->site)
-            return 1;
-    return 0;
-}
-
 /* A landing pad is about to run in the frame whose stack pointer, at the
- * call the exception came out of, is sp.  Open frames that keep their
- * return address below sp were unwound: a callee's is below its caller's
- * stack pointer at the call, while the landing pad's frame keeps its own
- * at or above it.  Functions inlined into that frame share its return
- * address: which of them the landing pad belongs to, nothing at run time
- * says, so they stay open (docs/exactness.md).  The search reads from a
- * frame up to sp: on the thread's own stack, or on one stack of unknown
- * bounds (a coroutine's), never across a gap between two. */
-#define ONE_STACK (8u << 20) /* off the thread's stack, farther apart than this: two stacks */
-
+ * call the exception came out of, is sp: the open frames it unwound are
+ * closed (common/unwind.h).  Functions inlined into that frame share its
+ * return address: which of them the landing pad belongs to, nothing at run
+ * time says, so they stay open (docs/exactness.md). */
 JP_NOINSTR static void unwind_to(struct jp_thread *t, uintptr_t sp, uint64_t now)
 {
     int here = jp_on_stack(t, sp);
     while (jp_depth(t) > t->floor) {
         const struct arena_frame *f = &t->stack[jp_depth(t)];
-        if (jp_on_stack(t, f->sp) != here || f->sp >= sp || (!here && sp - f->sp > ONE_STACK)
-            || !returns_below(f, sp))
+        if (!hk_frame_unwound(f->sp, f->site, jp_on_stack(t, f->sp), sp, here))
             break;
         jp_close_top(t, now);
     }

@@ -2,6 +2,7 @@
  * (readable from outside), a synthetic root node, its own chunk of node
  * slots, and a private shadow stack that grows without a fixed limit. */
 #include "common/foreign.h"
+#include "common/unwind.h"
 #include "profiler/jprof/jprof.h"
 #include "profiler/jprof/metrics/metrics.h"
 #include "profiler/jprof/live/attend.h"
@@ -14,7 +15,6 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
-#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -96,32 +96,6 @@ JP_NOINSTR int jp_grow_stack(struct jp_thread *t)
 JP_NOINSTR static int is_main_thread(void)
 {
     return syscall(SYS_gettid) == getpid();
-}
-
-/* The bounds of this thread's stack, to tell a longjmp on it from a signal
- * handler running on an alternate stack. */
-JP_NOINSTR static void find_stack_bounds(struct jp_thread *t)
-{
-    if (is_main_thread()) {
-        struct rlimit rl;
-        uintptr_t top = (uintptr_t)__libc_stack_end + (1u << 20);
-        uintptr_t size = 1ull << 30;
-        if (getrlimit(RLIMIT_STACK, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY && rl.rlim_cur < size)
-            size = rl.rlim_cur + (1u << 20);
-        t->stack_hi = top;
-        t->stack_lo = top > size ? top - size : 0;
-        return;
-    }
-    pthread_attr_t attr;
-    void *addr;
-    size_t size;
-    if (pthread_getattr_np(pthread_self(), &attr) == 0) {
-        if (pthread_attr_getstack(&attr, &addr, &size) == 0) {
-            t->stack_lo = (uintptr_t)addr;
-            t->stack_hi = (uintptr_t)addr + size;
-        }
-        pthread_attr_destroy(&attr);
-    }
 }
 
 JP_NOINSTR void jp_thread_name(struct arena_thread *rec)
@@ -252,7 +226,7 @@ JP_NOINSTR static int thread_begin(struct jp_thread *t, arena_ref stack_ref, uin
     rec->index = index;
     rec->state = ARENA_THREAD_RUNNING;
     jp_thread_name(rec);
-    find_stack_bounds(t);
+    hk_stack_bounds(&t->stack_lo, &t->stack_hi); /* a longjmp on it, or a handler on an alternate stack */
     if (!t->rec_reused)
         jp_thread_publish(t);
     t->rec_reused = 0;
