@@ -1,0 +1,113 @@
+/* The hooks' cost to a run, from its profile: see cost.h. */
+#include "profile/cost.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "profile/profile.h"
+
+#define NOINSTR __attribute__((no_instrument_function))
+
+NOINSTR static int meta_u64(const struct profile *p, const char *key, uint64_t *v)
+{
+    const char *s = profile_get_meta(p, key);
+    char *end;
+    if (!s || !*s)
+        return -1;
+    *v = strtoull(s, &end, 10);
+    return *end ? -1 : 0;
+}
+
+NOINSTR static uint64_t all_calls(const struct profile *p)
+{
+    uint64_t calls = 0;
+    for (uint32_t t = 0; t < p->nthreads; t++)
+        for (uint32_t i = 0; i < p->threads[t].nnodes; i++)
+            calls += p->threads[t].nodes[i].calls;
+    return calls;
+}
+
+NOINSTR static uint64_t all_samples(const struct profile *p)
+{
+    uint64_t samples = 0;
+    for (uint32_t t = 0; t < p->nthreads; t++) {
+        const struct prof_metric *m = profile_find_metric(&p->threads[t], "samples");
+        for (uint32_t i = 0; m && i < p->threads[t].nnodes; i++)
+            samples += m->values[i];
+    }
+    return samples;
+}
+
+/* The threads' inclusive time: their roots'. */
+NOINSTR static uint64_t all_roots_ns(const struct profile *p)
+{
+    uint64_t ns = 0;
+    for (uint32_t t = 0; t < p->nthreads; t++)
+        for (uint32_t i = 0; i < p->threads[t].nnodes; i++)
+            if (p->threads[t].nodes[i].parent == PROF_NONE)
+                ns += p->threads[t].nodes[i].incl_ns;
+    return ns;
+}
+
+NOINSTR int cost_of_run(const struct profile *p, struct run_cost *c)
+{
+    const char *timer = profile_get_meta(p, "timer");
+    uint64_t own_ns, own_samples, period, per_call;
+    memset(c, 0, sizeof *c);
+    c->calls = all_calls(p);
+    if (!timer || !c->calls)
+        return -1;
+    if (!strcmp(timer, "sample")) {
+        if (meta_u64(p, "hookit_sampled_ns", &own_ns) || meta_u64(p, "hookit_samples", &own_samples)
+            || meta_u64(p, "sample_period_ns", &period))
+            return -1;
+        c->sampled = 1;
+        c->cost_ns = (double)own_ns;
+        c->ns_per_call = c->cost_ns / (double)c->calls;
+        c->run_ns = (double)(all_samples(p) + own_samples) * (double)period;
+    } else {
+        if (meta_u64(p, "overhead_ns_per_call", &per_call))
+            return -1;
+        c->ns_per_call = (double)per_call;
+        c->cost_ns = (double)c->calls * c->ns_per_call;
+        c->run_ns = (double)all_roots_ns(p);
+    }
+    return c->run_ns > 0 ? 0 : -1;
+}
+
+NOINSTR double cost_share(const struct run_cost *c)
+{
+    double share = c->run_ns > 0 ? c->cost_ns / c->run_ns : 0;
+    return share > 1 ? 1 : share;
+}
+
+NOINSTR const char *cost_fmt_ns(double ns, char *buf, size_t size)
+{
+    if (ns >= 1e9)
+        snprintf(buf, size, "%.2fs", ns / 1e9);
+    else if (ns >= 1e6)
+        snprintf(buf, size, "%.2fms", ns / 1e6);
+    else if (ns >= 1e3)
+        snprintf(buf, size, "%.2fus", ns / 1e3);
+    else if (ns >= 10 || ns == 0)
+        snprintf(buf, size, "%.0fns", ns);
+    else
+        snprintf(buf, size, "%.1fns", ns);
+    return buf;
+}
+
+NOINSTR int cost_overhead_line(const struct profile *p, const char *what, char *buf, size_t size)
+{
+    struct run_cost c;
+    if (cost_of_run(p, &c) != 0 || cost_share(&c) < COST_LARGE_SHARE)
+        return 0;
+    char cost[32], run[32], per[32];
+    snprintf(buf, size,
+             "overhead: the hooks took about %s of this run's %s of %s (%.0f%%: %llu calls x %s "
+             "each); `hookit advise %s` says which functions to stop instrumenting",
+             cost_fmt_ns(c.cost_ns, cost, sizeof cost), cost_fmt_ns(c.run_ns, run, sizeof run),
+             c.sampled ? "CPU" : "time", 100 * cost_share(&c), (unsigned long long)c.calls,
+             cost_fmt_ns(c.ns_per_call, per, sizeof per), what);
+    return 1;
+}

@@ -1,0 +1,53 @@
+/* What the hooks cost a run, estimated from its profile (docs/cost.md):
+ * the number of instrumented calls times the per-call cost the profile
+ * measured, against the run's own time.  For the readers (`hookit report`,
+ * `hookit advise`) and for the profiler, which can say it when the run
+ * ends.
+ *
+ * The per-call cost comes from the profile itself:
+ *   timer=sample  hookit_sampled_ns (the samples that landed in hookit's
+ *                 code and in the PLT stubs that reach it) over the calls;
+ *                 the run's time is every CPU sample's, the program's and
+ *                 hookit's;
+ *   timer=exact   overhead_ns_per_call (the hook pair, calibrated at start
+ *                 and end); the run's time is the threads' inclusive time,
+ *                 which holds the hooks' cost.
+ * A profile with neither (a merged one, another plugin's) has no estimate. */
+#ifndef HOOKIT_PROFILE_COST_H
+#define HOOKIT_PROFILE_COST_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct profile;
+
+/* Share of the run from which the cost is worth a line: a third, that is a
+ * run at least 1.5 times as long as it would be without the hooks (the bar
+ * issue 29 sets for a run rebuilt as `hookit advise` says). */
+#define COST_LARGE_SHARE (1.0 / 3.0)
+
+struct run_cost {
+    uint64_t calls;     /* instrumented calls in the profile, every thread */
+    double ns_per_call; /* what one call's hook pair costs */
+    double cost_ns;     /* calls x ns_per_call */
+    double run_ns;      /* the run's time the cost is part of */
+    int sampled;        /* 1: CPU time from samples; 0: every call timed */
+};
+
+/* p's estimate into c: 0, or -1 when p carries no measured per-call cost
+ * or no time. */
+int cost_of_run(const struct profile *p, struct run_cost *c);
+
+/* The cost's share of the run (0 to 1). */
+double cost_share(const struct run_cost *c);
+
+/* The one line that says the cost is large (no newline), for a profile
+ * whose estimate is at least COST_LARGE_SHARE of its run; what names the
+ * profile in the hint (a path, or "PROFILE").  1 with the line in buf, 0
+ * when there is nothing to say. */
+int cost_overhead_line(const struct profile *p, const char *what, char *buf, size_t size);
+
+/* ns as "1.23s", "45.60ms", "7.80us" or "12ns" into buf (at least 16 bytes). */
+const char *cost_fmt_ns(double ns, char *buf, size_t size);
+
+#endif
