@@ -66,6 +66,7 @@ NOINSTR int cost_of_run(const struct profile *p, struct run_cost *c)
         c->cost_ns = (double)own_ns;
         c->ns_per_call = c->cost_ns / (double)c->calls;
         c->run_ns = (double)(all_samples(p) + own_samples) * (double)period;
+        c->period_ns = (double)period;
     } else {
         if (meta_u64(p, "overhead_ns_per_call", &per_call))
             return -1;
@@ -73,7 +74,15 @@ NOINSTR int cost_of_run(const struct profile *p, struct run_cost *c)
         c->cost_ns = (double)c->calls * c->ns_per_call;
         c->run_ns = (double)all_roots_ns(p);
     }
+    uint64_t build_ns = 0;
+    meta_u64(p, "build_ns", &build_ns);
+    c->fixed_ns = COST_START_NS + (double)build_ns;
     return c->run_ns > 0 ? 0 : -1;
+}
+
+NOINSTR double cost_sampling_ns(const struct run_cost *c, double cpu_ns)
+{
+    return c->period_ns > 0 ? cpu_ns / c->period_ns * COST_SAMPLE_NS : 0;
 }
 
 NOINSTR double cost_share(const struct run_cost *c)

@@ -26,17 +26,39 @@ struct profile;
  * issue 29 sets for a run rebuilt as `hookit advise` says). */
 #define COST_LARGE_SHARE (1.0 / 3.0)
 
+/* Two costs of a profiled run that are not per call, for what `hookit
+ * advise` expects of a run: starting (loading libjprof and libbfd, mapping
+ * the arena, the sampler) and, at the end, building and writing the
+ * profile; and under timer=sample the sampler's signals.  The end is in the
+ * profile (build_ns); the other two are not, so they are these figures,
+ * measured on the 2-CPU VM of docs/cost.md (CPU time, user + system, medians
+ * of 9-10 alternating runs):
+ *   COST_START_NS   `hookit run` of an instrumented empty main() against
+ *                   the same program run plainly: 4.3 ms;
+ *   COST_SAMPLE_NS  a one-function busy loop of 1 s under `hookit run`
+ *                   against plainly, less the start and the end, over its
+ *                   3,989 samples: 5.5 us a sample (signal delivery, the
+ *                   handler, the perf event), 2.2% of the CPU at the default
+ *                   period of 250 us. */
+#define COST_START_NS 4.3e6
+#define COST_SAMPLE_NS 5.5e3
+
 struct run_cost {
     uint64_t calls;     /* instrumented calls in the profile, every thread */
     double ns_per_call; /* what one call's hook pair costs */
     double cost_ns;     /* calls x ns_per_call */
     double run_ns;      /* the run's time the cost is part of */
+    double fixed_ns;    /* COST_START_NS + the profile's build_ns: not in cost_ns */
+    double period_ns;   /* the sampling period, 0 when not sampling */
     int sampled;        /* 1: CPU time from samples; 0: every call timed */
 };
 
 /* p's estimate into c: 0, or -1 when p carries no measured per-call cost
  * or no time. */
 int cost_of_run(const struct profile *p, struct run_cost *c);
+
+/* What the sampler costs a run of cpu_ns of CPU (0 when not sampling). */
+double cost_sampling_ns(const struct run_cost *c, double cpu_ns);
 
 /* The cost's share of the run (0 to 1). */
 double cost_share(const struct run_cost *c);

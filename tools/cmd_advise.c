@@ -91,7 +91,7 @@ static void print_table(const struct advise *a, long show)
 
 static void print_summary(const char *path, const struct advise *a)
 {
-    char cost[32], run[32], left[32], own[32];
+    char cost[32], run[32], left[32], own[32], fixed[32], samp[32], all[32];
     double program = a->run.run_ns - a->run.cost_ns;
     if (program <= 0)
         program = 1;
@@ -107,6 +107,12 @@ static void print_summary(const char *path, const struct advise *a)
            a->ndropped, (unsigned long long)a->calls_left, cost_fmt_ns(a->left_ns, left, sizeof left),
            100 * a->left_ns / (program + a->left_ns), cost_fmt_ns(program + a->left_ns, run, sizeof run),
            (program + a->left_ns) / program, cost_fmt_ns(program, own, sizeof own));
+    double sampling = cost_sampling_ns(&a->run, program + a->left_ns);
+    printf("Besides: about %s to start and write the profile, and %s for the sampler's signals; in all "
+           "about %s over the program's own time, the run %.2fx it\n",
+           cost_fmt_ns(a->run.fixed_ns, fixed, sizeof fixed), cost_fmt_ns(sampling, samp, sizeof samp),
+           cost_fmt_ns(a->left_ns + a->run.fixed_ns + sampling, all, sizeof all),
+           (program + a->left_ns + a->run.fixed_ns + sampling) / program);
 }
 
 /* Clang 14 has -finstrument-functions-after-inlining and nothing to name
@@ -217,7 +223,8 @@ int cmd_advise(int argc, char **argv)
         printf(a.run.cost_ns <= a.target_ns
                    ? "Nothing to drop: the hooks cost less than the target, %.0f%% of the program's own time.\n"
                    : "Nothing can be dropped: the costly functions are on the kept paths or no flag can name "
-                     "them (above); the target was %.0f%% of the program's own time.\n",
+                     "them (above); the target was %.0f%% of the program's own time (fewer paths kept: "
+                     "--keep-top N).\n",
                c.opts.target_pct);
     advise_free(&a);
     names_use_profile(NULL);
