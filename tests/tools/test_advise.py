@@ -126,6 +126,8 @@ def test_advise_flags_rebuild_to_the_predicted_calls(tmp):
     assert re.search(r"keep: no flag can\s+mix\b.*part of the name of, on a top path, mix_all", out), out
     assert re.search(r"drop: by scale\s+scale_once", out), out
     calls_left = int(re.search(r"Expected without the \d+ dropped: (\d+) calls", out).group(1))
+    # what bench/advise reads: the whole expected cost
+    assert re.search(r"in all about [0-9.]+(ns|us|ms|s) over the program's own time", out), out
 
     before = counts(tmp, prof)
     advised, p = profile_of(tmp, build(tmp, "advised", lines[-1].split()), str(CALLS))
