@@ -30,14 +30,14 @@ enum advise_how {
 };
 
 struct advise_fn {
-    const char *name;    /* as the profile names it (the group's first) */
-    char *key;           /* the name GCC matches: a C identifier without a clone
+    const char *name; /* as the profile names it (the group's first) */
+    char *key;        /* the name GCC matches: a C identifier without a clone
                           * suffix (.part.0), a C++ function's unqualified name */
-    const char *file;    /* its source file, or NULL */
-    int files_differ;    /* its functions are in several files */
-    uint64_t calls;      /* every context's, every thread's */
-    double cost_ns;      /* calls x the per-call cost */
-    int on_top_path;     /* on the path to one of the top contexts: kept */
+    const char *file; /* its source file, or NULL */
+    int files_differ; /* its functions are in several files */
+    uint64_t calls;   /* every context's, every thread's */
+    double cost_ns;   /* calls x the per-call cost */
+    int on_top_path;  /* on the path to one of the top contexts: kept */
     enum advise_how how;
     const char *token;   /* what the flag names (key, or its file's token) */
     const char *why_not; /* chosen by cost but not droppable by a flag: why */
@@ -48,8 +48,8 @@ struct advise {
     struct run_cost run;
     struct advise_fn *fns; /* by cost, most first */
     size_t nfns;
-    double target_ns; /* the cost to get under */
-    double left_ns;   /* the cost left once the dropped ones are gone */
+    double target_ns;    /* the cost to get under */
+    double left_ns;      /* the cost left once the dropped ones are gone */
     uint64_t calls_left; /* and the calls: what the rebuilt run's profile will count */
     size_t ndropped;
     uint32_t top_contexts; /* how many contexts were protected */

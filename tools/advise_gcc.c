@@ -100,8 +100,7 @@ int advise_try_drop(struct advise *a, size_t i)
 
 /* "FLAG=t1,t2" for the tokens of every function dropped that way, each
  * once; 1 when something was written. */
-static int exclude_list(FILE *out, const struct advise *a, enum advise_how how, const char *flag,
-                        int written)
+static int exclude_list(FILE *out, const struct advise *a, enum advise_how how, const char *flag, int written)
 {
     int n = 0;
     for (size_t i = 0; i < a->nfns; i++) {

@@ -64,7 +64,9 @@ static int by_key(const void *a, const void *b, void *keys)
 static int by_cost(const void *a, const void *b)
 {
     double x = ((const struct advise_fn *)a)->cost_ns, y = ((const struct advise_fn *)b)->cost_ns;
-    return x < y ? 1 : x > y ? -1 : strcmp(((const struct advise_fn *)a)->key, ((const struct advise_fn *)b)->key);
+    return x < y ? 1
+        : x > y  ? -1
+                 : strcmp(((const struct advise_fn *)a)->key, ((const struct advise_fn *)b)->key);
 }
 
 struct context {
@@ -154,7 +156,8 @@ int advise_collect(const struct profile *p, const struct advise_opts *o, struct 
             if (p->threads[t].nodes[i].func < p->nfuncs)
                 calls[p->threads[t].nodes[i].func] += p->threads[t].nodes[i].calls;
     for (uint32_t f = 0; !rc && f < p->nfuncs; f++)
-        if (calls[f] && p->funcs[f].name && !synthetic(p->funcs[f].name) && !(keys[f] = gcc_key(p->funcs[f].name)))
+        if (calls[f] && p->funcs[f].name && !synthetic(p->funcs[f].name)
+            && !(keys[f] = gcc_key(p->funcs[f].name)))
             rc = -2;
     if (!rc) {
         a->top_contexts = mark_top_paths(p, o->top_contexts, on_top);

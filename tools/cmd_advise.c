@@ -145,9 +145,12 @@ static int parse_args(int argc, char **argv, struct advise_cli *c)
 {
     enum { OPT_CLANG = 256, OPT_TARGET, OPT_KEEP_TOP, OPT_SHOW };
     static const struct option opts[] = {
-        { "clang", no_argument, NULL, OPT_CLANG },        { "target", required_argument, NULL, OPT_TARGET },
-        { "keep-top", required_argument, NULL, OPT_KEEP_TOP }, { "show", required_argument, NULL, OPT_SHOW },
-        { "help", no_argument, NULL, 'h' },               { 0, 0, 0, 0 },
+        { "clang", no_argument, NULL, OPT_CLANG },
+        { "target", required_argument, NULL, OPT_TARGET },
+        { "keep-top", required_argument, NULL, OPT_KEEP_TOP },
+        { "show", required_argument, NULL, OPT_SHOW },
+        { "help", no_argument, NULL, 'h' },
+        { 0, 0, 0, 0 },
     };
     double v;
     int opt;
@@ -220,12 +223,13 @@ int cmd_advise(int argc, char **argv)
     if (c.clang)
         print_clang(&a);
     else if (!advise_gcc_flags(stdout, &a))
-        printf(a.run.cost_ns <= a.target_ns
-                   ? "Nothing to drop: the hooks cost less than the target, %.0f%% of the program's own time.\n"
-                   : "Nothing can be dropped: the costly functions are on the kept paths or no flag can name "
-                     "them (above); the target was %.0f%% of the program's own time (fewer paths kept: "
-                     "--keep-top N).\n",
-               c.opts.target_pct);
+        printf(
+            a.run.cost_ns <= a.target_ns
+                ? "Nothing to drop: the hooks cost less than the target, %.0f%% of the program's own time.\n"
+                : "Nothing can be dropped: the costly functions are on the kept paths or no flag can name "
+                  "them (above); the target was %.0f%% of the program's own time (fewer paths kept: "
+                  "--keep-top N).\n",
+            c.opts.target_pct);
     advise_free(&a);
     names_use_profile(NULL);
     cli_free_profiles(ps, 1);

@@ -483,8 +483,8 @@ static void overhead_line(FILE *out, const struct profile *p, const char *path, 
         fprintf(out, "%s# %s%s\n", style_bold(o), line, style_reset(o));
 }
 
-static int report_profile(FILE *out, const struct profile *p, const char *path,
-                          const struct report_opts *o, int *printed, int *fn_found)
+static int report_profile(FILE *out, const struct profile *p, const char *path, const struct report_opts *o,
+                          int *printed, int *fn_found)
 {
     names_use_profile(p);
     lost_events_line(out, p, o);
