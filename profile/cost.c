@@ -71,6 +71,9 @@ NOINSTR int cost_of_run(const struct profile *p, struct run_cost *c)
         if (meta_u64(p, "overhead_ns_per_call", &per_call))
             return -1;
         c->ns_per_call = (double)per_call;
+        uint64_t inner = 0;
+        meta_u64(p, "overhead_inner_ns_per_call", &inner);
+        c->inner_ns = (double)inner;
         c->cost_ns = (double)c->calls * c->ns_per_call;
         c->run_ns = (double)all_roots_ns(p);
     }

@@ -46,6 +46,8 @@ struct profile;
 struct run_cost {
     uint64_t calls;     /* instrumented calls in the profile, every thread */
     double ns_per_call; /* what one call's hook pair costs */
+    double inner_ns;    /* timer=exact: of it, what lands in the callee's own
+                         * inclusive time (overhead_inner_ns_per_call) */
     double cost_ns;     /* calls x ns_per_call */
     double run_ns;      /* the run's time the cost is part of */
     double fixed_ns;    /* COST_START_NS + the profile's build_ns: not in cost_ns */

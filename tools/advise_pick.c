@@ -70,38 +70,73 @@ static int by_cost(const void *a, const void *b)
 }
 
 struct context {
-    uint64_t incl_ns;
+    double incl_ns;
     uint32_t thread, node;
 };
 
+/* Each node's inclusive time without the hooks in it: under timer=exact
+ * each call below a node put its hook pair's cost in the node's time, and
+ * the node's own calls the part inside the callee; that would make the
+ * hottest tiny function look like a top context for being costly.  Sampled
+ * times hold none of it.  NULL when out of memory. */
+static double *program_incl(const struct prof_thread *th, const struct run_cost *run)
+{
+    double *below = calloc((size_t)th->nnodes + 1, sizeof *below);
+    if (!below)
+        return NULL;
+    for (uint32_t i = th->nnodes; i-- > 0;) { /* parents precede children */
+        uint32_t parent = th->nodes[i].parent;
+        if (parent != PROF_NONE && parent < i)
+            below[parent] += below[i] + (double)th->nodes[i].calls;
+    }
+    for (uint32_t i = 0; i < th->nnodes; i++)
+        below[i] = run->sampled ? (double)th->nodes[i].incl_ns
+                                : (double)th->nodes[i].incl_ns - below[i] * run->ns_per_call
+                - (double)th->nodes[i].calls * run->inner_ns;
+    return below;
+}
+
+/* c into best[], the n largest so far (have of them), largest first. */
+static void keep_best(struct context *best, uint32_t n, uint32_t *have, struct context c)
+{
+    uint32_t k = *have < n ? (*have)++ : n;
+    if (k == n && (n == 0 || best[n - 1].incl_ns >= c.incl_ns))
+        return;
+    while (k > 0 && best[k - 1].incl_ns < c.incl_ns) {
+        if (k < n)
+            best[k] = best[k - 1];
+        k--;
+    }
+    best[k] = c;
+}
+
 /* Mark in on_top[] every function on the paths to p's n calling contexts
- * with the most inclusive time (all threads).  Returns how many there were. */
-static uint32_t mark_top_paths(const struct profile *p, uint32_t n, unsigned char *on_top)
+ * with the most inclusive time (all threads).  Returns how many there
+ * were, or -1 when out of memory. */
+static int mark_top_paths(const struct profile *p, const struct run_cost *run, uint32_t n,
+                          unsigned char *on_top)
 {
     struct context *best = calloc(n + 1, sizeof *best);
     uint32_t have = 0;
     if (!best)
-        return 0;
-    for (uint32_t t = 0; t < p->nthreads; t++)
-        for (uint32_t i = 0; i < p->threads[t].nnodes; i++) {
-            struct context c = { p->threads[t].nodes[i].incl_ns, t, i };
-            uint32_t k = have < n ? have++ : n;
-            if (k == n && (n == 0 || best[n - 1].incl_ns >= c.incl_ns))
-                continue;
-            while (k > 0 && best[k - 1].incl_ns < c.incl_ns) {
-                if (k < n)
-                    best[k] = best[k - 1];
-                k--;
-            }
-            best[k] = c;
+        return -1;
+    for (uint32_t t = 0; t < p->nthreads; t++) {
+        double *incl = program_incl(&p->threads[t], run);
+        if (!incl) {
+            free(best);
+            return -1;
         }
+        for (uint32_t i = 0; i < p->threads[t].nnodes; i++)
+            keep_best(best, n, &have, (struct context){ incl[i], t, i });
+        free(incl);
+    }
     for (uint32_t b = 0; b < have; b++) {
         const struct prof_thread *th = &p->threads[best[b].thread];
         for (uint32_t i = best[b].node; i != PROF_NONE && i < th->nnodes; i = th->nodes[i].parent)
             on_top[th->nodes[i].func] = 1;
     }
     free(best);
-    return have;
+    return (int)have;
 }
 
 /* One entry per key: its functions' calls summed, kept when any is on a
@@ -160,8 +195,9 @@ int advise_collect(const struct profile *p, const struct advise_opts *o, struct 
             && !(keys[f] = gcc_key(p->funcs[f].name)))
             rc = -2;
     if (!rc) {
-        a->top_contexts = mark_top_paths(p, o->top_contexts, on_top);
-        if (group_by_key(p, keys, calls, on_top, a) != 0)
+        int top = mark_top_paths(p, &a->run, o->top_contexts, on_top);
+        a->top_contexts = top > 0 ? (uint32_t)top : 0;
+        if (top < 0 || group_by_key(p, keys, calls, on_top, a) != 0)
             rc = -2;
     }
     double program_ns = a->run.run_ns - a->run.cost_ns;
