@@ -28,15 +28,19 @@ NOINSTR static uint64_t all_calls(const struct profile *p)
     return calls;
 }
 
-NOINSTR static uint64_t all_samples(const struct profile *p)
+/* The program's samples; -1 when no thread has the column (a view that
+ * dropped it). */
+NOINSTR static int all_samples(const struct profile *p, uint64_t *samples)
 {
-    uint64_t samples = 0;
+    int column = 0;
+    *samples = 0;
     for (uint32_t t = 0; t < p->nthreads; t++) {
         const struct prof_metric *m = profile_find_metric(&p->threads[t], "samples");
+        column |= m != NULL;
         for (uint32_t i = 0; m && i < p->threads[t].nnodes; i++)
-            samples += m->values[i];
+            *samples += m->values[i];
     }
-    return samples;
+    return column ? 0 : -1;
 }
 
 /* The threads' inclusive time: their roots'. */
@@ -52,20 +56,22 @@ NOINSTR static uint64_t all_roots_ns(const struct profile *p)
 
 NOINSTR int cost_of_run(const struct profile *p, struct run_cost *c)
 {
-    const char *timer = profile_get_meta(p, "timer");
-    uint64_t own_ns, own_samples, period, per_call;
+    const char *timer = profile_get_meta(p, "timer"), *source = profile_get_meta(p, "source");
+    uint64_t own_ns, own_samples, period, per_call, samples;
     memset(c, 0, sizeof *c);
     c->calls = all_calls(p);
-    if (!timer || !c->calls)
+    /* a merge of runs carries the first run's figures over every run's
+     * calls; a trace times every call its own way */
+    if (!timer || !c->calls || source)
         return -1;
     if (!strcmp(timer, "sample")) {
         if (meta_u64(p, "hookit_sampled_ns", &own_ns) || meta_u64(p, "hookit_samples", &own_samples)
-            || meta_u64(p, "sample_period_ns", &period))
+            || meta_u64(p, "sample_period_ns", &period) || all_samples(p, &samples))
             return -1;
         c->sampled = 1;
         c->cost_ns = (double)own_ns;
         c->ns_per_call = c->cost_ns / (double)c->calls;
-        c->run_ns = (double)(all_samples(p) + own_samples) * (double)period;
+        c->run_ns = (double)(samples + own_samples) * (double)period;
         c->period_ns = (double)period;
     } else {
         if (meta_u64(p, "overhead_ns_per_call", &per_call))

@@ -12,7 +12,8 @@
  *   timer=exact   overhead_ns_per_call (the hook pair, calibrated at start
  *                 and end); the run's time is the threads' inclusive time,
  *                 which holds the hooks' cost.
- * A profile with neither (a merged one, another plugin's) has no estimate. */
+ * A profile with neither (another plugin's), a merge of runs (the first
+ * run's figures over every run's calls) and a trace have no estimate. */
 #ifndef HOOKIT_PROFILE_COST_H
 #define HOOKIT_PROFILE_COST_H
 

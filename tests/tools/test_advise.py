@@ -106,9 +106,16 @@ def test_report_says_overhead_for_many_tiny_calls_only(tmp):
     m = re.search(r"\((\d+)%: (\d+) calls x", lines[0])
     assert m and int(m.group(1)) >= 33 and int(m.group(2)) == sum(counts(tmp, prof).values()), lines[0]
     # a few calls doing real work: the hooks cost nothing worth a line
-    prof, _ = profile_of(tmp, build(tmp, "few"), "10")
-    report = hk.hookit(tmp, "report", prof).stdout
+    few, _ = profile_of(tmp, build(tmp, "few"), "10")
+    report = hk.hookit(tmp, "report", few).stdout
     assert "overhead" not in report and "hookit advise" not in report, report
+    # a merge of runs has one run's figures over every run's calls: no estimate
+    merged = os.path.join(tmp, "merged.prof")
+    hk.hookit(tmp, "merge", "-o", merged, prof, prof)
+    assert "overhead" not in hk.hookit(tmp, "report", merged).stdout
+    assert "overhead" not in hk.hookit(tmp, "report", "--merge", prof, prof).stdout
+    p = hk.hookit(tmp, "advise", merged, check=False)
+    assert p.returncode == 1 and "no measured per-call cost" in p.stderr, p.stderr
 
 
 def test_advise_flags_rebuild_to_the_predicted_calls(tmp):
