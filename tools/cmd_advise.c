@@ -124,9 +124,10 @@ static void print_clang(const struct advise *a)
            "hooks).  Clang offers -finstrument-functions-after-inlining, in place of "
            "-finstrument-functions: hooks only in the functions that stay out of line after "
            "inlining, so every inlined copy (the tiny accessors above, most often) costs nothing "
-           "and is not counted.  Those of the %zu dropped above that Clang keeps out of line: "
-           "mark them __attribute__((no_instrument_function)).  A function on a kept path that "
-           "Clang inlines leaves the tree too: mark it __attribute__((noinline)) to keep it.\n",
+           "and is not counted.  The %zu marked drop above are what GCC's lists would name; those "
+           "that Clang keeps out of line: mark them __attribute__((no_instrument_function)).  A "
+           "function on a kept path that Clang inlines leaves the tree too: mark it "
+           "__attribute__((noinline)) to keep it.\n",
            a->ndropped);
     printf("-finstrument-functions-after-inlining\n");
 }
