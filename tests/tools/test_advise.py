@@ -125,7 +125,9 @@ def test_report_says_overhead_for_many_tiny_calls_only(tmp):
 def test_advise_flags_rebuild_to_the_predicted_calls(tmp):
     exe = build(tmp, "app")
     prof, _ = profile_of(tmp, exe, str(CALLS))
-    out = hk.hookit(tmp, "advise", prof).stdout
+    # a low target: every function that can go goes, however the machine
+    # timed the program's own work
+    out = hk.hookit(tmp, "advise", "--target", "1", prof).stdout
     lines = out.splitlines()
     flags = lines[-1].split()
     assert flags and all(f.startswith("-finstrument-functions-exclude-") for f in flags), out
