@@ -32,7 +32,7 @@ enum advise_how {
 struct advise_fn {
     const char *name; /* as the profile names it (the group's first) */
     char *key;        /* the name GCC matches: a C identifier without a clone
-                          * suffix (.part.0), a C++ function's unqualified name */
+                       * suffix (.part.0), a C++ function's unqualified name */
     const char *file; /* its source file, or NULL */
     int files_differ; /* its functions are in several files */
     uint64_t calls;   /* every context's, every thread's */
@@ -61,10 +61,10 @@ struct advise_opts {
 };
 
 /* advise_pick.c: a's functions, costs and top paths for profile p.  0, -1
- * when p has no measured cost (message printed), -2 out of memory. */
+ * when p has no measured cost (profile/cost.h), -2 out of memory. */
 int advise_collect(const struct profile *p, const struct advise_opts *o, struct advise *a);
-/* Choose what to drop (a->fns[].how, ->token, ->why_not; a->left_ns).  0,
- * or -1 when out of memory. */
+/* Choose what to drop (a->fns[].how, ->token, ->why_not; a->left_ns,
+ * ->calls_left, ->ndropped).  0. */
 int advise_choose(struct advise *a);
 void advise_free(struct advise *a);
 
