@@ -5,6 +5,7 @@
  */
 #include "tools/cli.h"
 #include "profile/aggregate.h"
+#include "profile/cost.h"
 #include "tools/find_fn.h"
 #include "tools/fold.h"
 #include "tools/names.h"
@@ -493,13 +494,23 @@ static void unmatched_contexts(FILE *out, const struct profile *p, const struct 
                 style_reset(o));
 }
 
-static int report_profile(FILE *out, const struct profile *p, const struct report_opts *o,
+/* When the hooks cost a large share of the run, one line says so and
+ * points to `hookit advise` (profile/cost.h). */
+static void overhead_line(FILE *out, const struct profile *p, const char *path, const struct report_opts *o)
+{
+    char line[512];
+    if (cost_overhead_line(p, path, line, sizeof line))
+        fprintf(out, "%s# %s%s\n", style_bold(o), line, style_reset(o));
+}
+
+static int report_profile(FILE *out, const struct profile *p, const char *path, const struct report_opts *o,
                           int *printed, int *fn_found)
 {
     names_use_profile(p);
     lost_events_line(out, p, o);
     stopped_line(out, p, o);
     estimate_line(out, p);
+    overhead_line(out, p, path, o);
     for (uint32_t i = 0; i < p->nthreads; i++) {
         const struct prof_thread *th = &p->threads[i];
         if (o->has_tid && !find_thread_matches(th->tid, th->name, o->tid, o->thread_name)
@@ -957,7 +968,7 @@ int cmd_report(int argc, char **argv)
         if (listing && is_trace(ps[i].prof))
             rc = view_listing(stdout, ps[i].path, &o, &printed);
         else
-            rc = report_profile(stdout, ps[i].prof, &o, &printed, &fn_found);
+            rc = report_profile(stdout, ps[i].prof, ps[i].path, &o, &printed, &fn_found);
         if (!rc && o.io_view)
             report_io_summary(stdout, ps[i].prof, o.io_view == REPORT_IO ? REPORT_IO : REPORT_ALLOC);
         else if (!rc && !o.callers && !o.callees && report_ranks_is(ps[i].prof))

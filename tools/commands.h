@@ -17,3 +17,4 @@ HOOKIT_COMMAND(snapshot, "write a profile of a running process without stopping 
 HOOKIT_COMMAND(ctl,      "control a running process: start, stop, flush, reset, zerobase")
 HOOKIT_COMMAND(recover,  "write the profile of a killed process from what it left behind")
 HOOKIT_COMMAND(io,       "the I/O of runs: per-file table, contexts with the most I/O, --plot SVG chart")
+HOOKIT_COMMAND(advise, "which functions' hooks cost the run most, and the compile flags that drop them")
