@@ -173,3 +173,15 @@ def test_advise_clang_and_usage(tmp):
     assert p.returncode == 2 and "give one profile" in p.stderr, p.stderr
     p = hk.hookit(tmp, "advise", "--target", "x", prof, check=False)
     assert p.returncode == 2 and "--target" in p.stderr, p.stderr
+
+
+def test_run_says_overhead_at_the_end(tmp):
+    """hookit run's process says it too, once, on stderr (stdout is the
+    program's), naming the profile it wrote."""
+    exe = build(tmp, "app")
+    prof, p = profile_of(tmp, exe, str(MANY))
+    lines = [l for l in hk.hookit_lines(p.stderr) if "overhead" in l]
+    assert len(lines) == 1 and f"hookit advise {prof}" in lines[0], p.stderr
+    assert p.stdout == hk.run(tmp, [exe, str(MANY)]).stdout
+    _, p = profile_of(tmp, build(tmp, "few"), "10")
+    assert "overhead" not in p.stderr, p.stderr

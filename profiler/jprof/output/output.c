@@ -4,6 +4,7 @@
 #include "profiler/jprof/jprof.h"
 #include "output.h"
 #include "mpi_job.h"
+#include "profile/cost.h"
 #include "profile/procinfo.h"
 #include "profile/profile.h"
 
@@ -187,6 +188,23 @@ JP_NOINSTR static int write_profile(int how)
     return rc;
 }
 
+/* `hookit run`'s own process (HOOKIT_RUN_PID, kept across exec) says at
+ * its end, once, when the hooks took a large share of the run, naming the
+ * profile to give `hookit advise` (profile/cost.h; docs/cost.md). */
+JP_NOINSTR static void say_overhead(const struct profile *p, int how, const char *dir, const char *name)
+{
+    static int said;
+    const char *run_pid = getenv("HOOKIT_RUN_PID");
+    char path[4800], line[1024];
+    if (said || (how != JP_END_EXITING && how != HOOKIT_END_EXIT && how != HOOKIT_END_SIGNAL) || !run_pid
+        || atoi(run_pid) != getpid())
+        return;
+    said = 1;
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    if (cost_overhead_line(p, path, line, sizeof line))
+        jp_host->log("%s", line);
+}
+
 JP_NOINSTR static int write_out(const struct profile *p, int how, uint64_t t0)
 {
     char exe[256], name[600], err[512];
@@ -227,6 +245,7 @@ JP_NOINSTR static int write_out(const struct profile *p, int how, uint64_t t0)
         rc = write_named(p, dir, exe, pid, name, sizeof name, err, sizeof err, &attempt);
     }
     if (rc == 0) {
+        say_overhead(p, how, dir, name);
         profiles_written = attempt + 1;
         if (how == JP_END_EXITING) {
             snprintf(exiting_dir, sizeof exiting_dir, "%s", dir);
