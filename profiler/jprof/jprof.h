@@ -276,6 +276,10 @@ struct jp_options {
     uint32_t death_timeout_ms;  /* bound on writing when dying by a signal */
     uint32_t threads_kept;      /* ended threads kept apart before merging */
     int cpu;                    /* cpu: CPU-time samples under exact timing (wait.c) */
+    char *exclude, *include;    /* exclude=, include=: filter patterns, '@' separated (tree/filter.c) */
+    uint32_t throttle_calls;    /* throttle, throttle_calls=N: 0 for no throttling (tree/skip.c) */
+    uint32_t throttle_ns;       /* throttle_ns=N: a throttled context's calls are shorter */
+    int patch;                  /* nopatch: skipped functions' hook calls are not patched out */
 };
 extern struct jp_options jp_opt;
 /* Parse JPROFOPTS; complains once per bad option and keeps defaults. */

@@ -27,7 +27,10 @@ struct node_ext {
     /* second slot: blocking calls that are not I/O (wait.c) */
     uint64_t wait_calls, wait_ticks;                                /* ticks: host->io_clock */
     uint64_t unmatched_exits; /* where the tree may be wrong (unexact.c) */
-    uint64_t spare[5];
+    /* throttling (tree/skip.c): the context's count stopped, and the clock
+     * at its last checkpoint */
+    uint64_t throttled, throttle_t0;
+    uint64_t spare[3];
 };
 #define NODE_EXT_SLOTS ARENA_EXT_SLOTS
 _Static_assert(sizeof(struct node_ext) == NODE_EXT_SLOTS * ARENA_SLOT, "whole slots");

@@ -10,6 +10,7 @@
 #include "profiler/jprof/metrics/sampler.h"
 #include "profiler/jprof/metrics/wait.h"
 #include "output.h"
+#include "profiler/jprof/tree/skip.h"
 #include "profiler/jprof/tree/tree.h"
 
 #include <sched.h>
@@ -126,6 +127,8 @@ JP_NOINSTR static int fill_nodes(struct builder *b, const struct arena_thread *r
         rc = jp_mpi_thread(b->p, th, c->nodes, c->n);
     if (rc == 0)
         rc = jp_unmatched_thread(b->p, th, c->nodes, c->n);
+    if (rc == 0)
+        rc = jp_skip_thread(b->p, th, c->nodes, c->n);
     if (rc == 0) /* a thread still blocked: its wait so far, to the copy's now (wait.c) */
         rc = jp_wait_thread(b->p, th, c->nodes, c->n,
                             c->depth ? (const struct jp_thread *)(uintptr_t)rec->priv : NULL, now);

@@ -1,0 +1,163 @@
+/* Patching a skipped function's hook calls out of the code (skip.h,
+ * docs/filters.md): GCC and Clang call the hooks with a 5-byte
+ * `call rel32` (to the hook, or to its PLT stub); once a function is
+ * skipped for good, that call stops calling, and the function runs as if
+ * its hook call were not there.  x86-64 only.
+ *
+ * Only a call that is what it should be is touched: its opcode byte 0xe8
+ * before the return address's rel32, and a target that is the hook
+ * (directly, or through a PLT stub whose GOT slot holds it).  Its opcode
+ * byte alone is rewritten, to 0x3d: `cmp $imm32, %eax`, an instruction of
+ * the same five bytes that only sets the flags, which a call leaves
+ * undefined anyway (the ABI: no flag lives across a call).  A one-byte
+ * store is atomic wherever it falls, so another thread running the code
+ * decodes the call or the compare, never a mix, and no call is left
+ * unpatched for straddling two words (a 5-byte no-op written in one 8-byte
+ * store would leave half the calls: GCC's exit calls fall anywhere).
+ * The page is made writable for the store (mprotect, one patch at a time)
+ * and given back read and execute.  When mprotect refuses (a policy that
+ * forbids writable code), patching stops for the run: one line on stderr.
+ *
+ * The entry's call is patched when a skipped entry comes through it, the
+ * exit's when a skipped exit does (skip.c): frames of the function open in
+ * other threads when its entry call went still see their exits until then.
+ * Inlined copies have calls of their own, each patched when it is seen.
+ * Calls made from libhookit itself (its MPI frames) serve every function
+ * and are never patched. */
+#include "skip.h"
+
+#include <dlfcn.h>
+#include <link.h>
+#include <errno.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+static int patching;       /* on, and mprotect has not refused */
+static int patch_lock;
+static uintptr_t hook_addr[2]; /* __cyg_profile_func_enter, _exit as the program's calls reach them */
+static uintptr_t page_size;
+static struct jp_patch_counts counts;
+
+#define CALL_REL32 0xe8
+#define CMP_EAX_IMM32 0x3d
+
+/* The object that holds the hooks (libhookit): its own calls of them (the
+ * MPI wrappers' frames) serve every function, and are never patched. */
+static uintptr_t own_lo, own_hi;
+
+JP_NOINSTR static int find_own(struct dl_phdr_info *info, size_t size, void *ctx)
+{
+    (void)size;
+    (void)ctx;
+    uintptr_t lo = UINTPTR_MAX, hi = 0;
+    for (int i = 0; i < info->dlpi_phnum; i++) {
+        const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+        if (ph->p_type != PT_LOAD)
+            continue;
+        uintptr_t a = info->dlpi_addr + ph->p_vaddr;
+        if (a < lo)
+            lo = a;
+        if (a + ph->p_memsz > hi)
+            hi = a + ph->p_memsz;
+    }
+    if (hook_addr[0] < lo || hook_addr[0] >= hi)
+        return 0;
+    own_lo = lo;
+    own_hi = hi;
+    return 1;
+}
+
+JP_NOINSTR void jp_patch_start(void)
+{
+#if defined(__x86_64__)
+    hook_addr[0] = (uintptr_t)dlsym(RTLD_DEFAULT, "__cyg_profile_func_enter");
+    hook_addr[1] = (uintptr_t)dlsym(RTLD_DEFAULT, "__cyg_profile_func_exit");
+    page_size = (uintptr_t)sysconf(_SC_PAGESIZE);
+    patching = hook_addr[0] && hook_addr[1] && page_size && dl_iterate_phdr(find_own, NULL) == 1;
+#endif
+}
+
+JP_NOINSTR void jp_patch_counts(struct jp_patch_counts *out)
+{
+    hk_spin_lock(&patch_lock);
+    *out = counts;
+    hk_spin_unlock(&patch_lock);
+}
+
+/* Where a jump to target ends up, through one PLT stub: `jmp *GOT(%rip)`,
+ * with or without endbr64 and a bnd prefix (.plt.sec). */
+JP_NOINSTR static uintptr_t through_plt(uintptr_t target)
+{
+    const unsigned char *p = (const unsigned char *)target;
+    if (p[0] == 0xf3 && p[1] == 0x0f && p[2] == 0x1e && p[3] == 0xfa)
+        p += 4;
+    if (p[0] == 0xf2)
+        p++;
+    if (p[0] != 0xff || p[1] != 0x25)
+        return target;
+    int32_t disp;
+    memcpy(&disp, p + 2, 4);
+    uintptr_t slot = (uintptr_t)(p + 6) + (intptr_t)disp;
+    return __atomic_load_n((const uintptr_t *)slot, __ATOMIC_RELAXED);
+}
+
+/* The rel32 before ret (a call's, or the compare's a patched call became)
+ * reaches the hook. */
+JP_NOINSTR static int reaches_hook(uintptr_t ret, int exit)
+{
+    int32_t rel;
+    memcpy(&rel, (const void *)(ret - 4), 4);
+    uintptr_t target = ret + (intptr_t)rel;
+    return target == hook_addr[exit] || through_plt(target) == hook_addr[exit];
+}
+
+JP_NOINSTR static int protect(uintptr_t page, int prot)
+{
+    return (int)syscall(SYS_mprotect, (void *)page, (size_t)page_size, prot);
+}
+
+JP_NOINSTR int jp_patch_call(uintptr_t ret, int exit, uint64_t fn)
+{
+#if defined(__x86_64__)
+    if (!__atomic_load_n(&patching, __ATOMIC_RELAXED))
+        return 0;
+    unsigned char *site = (unsigned char *)(ret - 5);
+    int saved_errno = errno;
+    int done = 0;
+    hk_spin_lock(&patch_lock);
+    if (!patching) {
+    } else if (*site == CMP_EAX_IMM32 && reaches_hook(ret, exit)) {
+        done = 1; /* another thread's, or ours from another context */
+    } else if ((ret >= own_lo && ret < own_hi) || *site != CALL_REL32 || !reaches_hook(ret, exit)) {
+        counts.refused++;
+    } else {
+        uintptr_t page = (uintptr_t)site & ~(page_size - 1);
+        if (protect(page, PROT_READ | PROT_WRITE | PROT_EXEC) != 0) {
+            patching = 0;
+            jp_host->log("jprof: cannot patch out the hook calls of skipped functions (mprotect: %s); "
+                         "their hooks return early instead",
+                         strerror(errno));
+        } else {
+            if (fn)
+                jp_fn_mark(fn, JP_FN_PATCHED);
+            __atomic_store_n(site, (unsigned char)CMP_EAX_IMM32, __ATOMIC_SEQ_CST);
+            protect(page, PROT_READ | PROT_EXEC);
+            if (exit)
+                counts.exit_sites++;
+            else
+                counts.enter_sites++;
+            done = 1;
+        }
+    }
+    hk_spin_unlock(&patch_lock);
+    errno = saved_errno;
+    return done;
+#else
+    (void)ret;
+    (void)exit;
+    (void)fn;
+    return 0;
+#endif
+}
