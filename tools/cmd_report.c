@@ -473,11 +473,54 @@ static void unmatched_contexts(FILE *out, const struct profile *p, const struct 
                 style_reset(o));
 }
 
+/* What run-time filters and throttling left out of the profile
+ * (docs/filters.md): one line, when anything was. */
+#define INCOMPLETE_NAMED 3
+
+static void not_shown_line(FILE *out, const struct profile *p)
+{
+    const char *filters = profile_get_meta(p, "filters");
+    uint64_t maxdepth = meta_count(p, "maxdepth");
+    uint32_t incomplete = 0;
+    for (uint32_t t = 0; t < p->nthreads; t++) {
+        const struct prof_metric *m = profile_find_metric(&p->threads[t], "count_incomplete");
+        for (uint32_t i = 0; m && i < p->threads[t].nnodes; i++)
+            incomplete += m->values[i] != 0;
+    }
+    if (!filters && !maxdepth && !incomplete)
+        return;
+    fputs("# not shown:", out);
+    if (filters)
+        fprintf(out, " functions skipped by the filters %s%s", filters, maxdepth ? "," : "");
+    if (maxdepth)
+        fprintf(out, " frames deeper than %llu", (unsigned long long)maxdepth);
+    if (filters || maxdepth)
+        fprintf(out, " (their time and callees are their callers')%s", incomplete ? ";" : "");
+    if (incomplete) {
+        fprintf(out, " calls after throttling in %u context%s, whose counts stop there (count_incomplete):",
+                incomplete, incomplete == 1 ? "" : "s");
+        uint32_t named = 0;
+        for (uint32_t t = 0; t < p->nthreads && named < INCOMPLETE_NAMED; t++) {
+            const struct prof_thread *th = &p->threads[t];
+            const struct prof_metric *m = profile_find_metric(th, "count_incomplete");
+            for (uint32_t i = 0; m && i < th->nnodes && named < INCOMPLETE_NAMED; i++)
+                if (m->values[i])
+                    fprintf(out, "%s %s (%llu calls)", named++ ? "," : "",
+                            names_display(&p->funcs[th->nodes[i].func]),
+                            (unsigned long long)th->nodes[i].calls);
+        }
+        if (incomplete > named)
+            fputs(", ...", out);
+    }
+    fputc('\n', out);
+}
+
 static int report_profile(FILE *out, const struct profile *p, const struct report_opts *o,
                           int *printed, int *fn_found)
 {
     names_use_profile(p);
     lost_events_line(out, p, o);
+    not_shown_line(out, p);
     estimate_line(out, p);
     for (uint32_t i = 0; i < p->nthreads; i++) {
         const struct prof_thread *th = &p->threads[i];

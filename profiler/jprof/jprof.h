@@ -121,6 +121,9 @@ struct jp_thread {
     struct arena_thread *rec;   /* its depth: frames in use above the root */
     uint32_t capacity;
     arena_ref cur;              /* = stack[rec->depth].node */
+    uint32_t over;              /* open frames past maxdepth=, pushed nowhere (tree/tree.c) */
+    uint32_t fast_depth;        /* entries at this depth or deeper take the slow path:
+                                 * capacity - 1, or maxdepth= (jp_set_capacity) */
     arena_ref chunk_next, chunk_end; /* this thread's free slots */
     uint32_t chunk_slots;       /* size of the next chunk */
     arena_ref rec_ref;
@@ -280,8 +283,15 @@ struct jp_options {
     uint32_t throttle_calls;    /* throttle, throttle_calls=N: 0 for no throttling (tree/skip.c) */
     uint32_t throttle_ns;       /* throttle_ns=N: a throttled context's calls are shorter */
     int patch;                  /* nopatch: skipped functions' hook calls are not patched out */
+    uint32_t maxdepth;          /* maxdepth=N: frames deeper than N are not recorded (0: no limit) */
 };
 extern struct jp_options jp_opt;
+/* The shadow stack's size, and with it the entry fast path's depth bound. */
+static inline void jp_set_capacity(struct jp_thread *t, uint32_t capacity)
+{
+    t->capacity = capacity;
+    t->fast_depth = jp_opt.maxdepth && jp_opt.maxdepth < capacity - 1 ? jp_opt.maxdepth : capacity - 1;
+}
 /* Parse JPROFOPTS; complains once per bad option and keeps defaults. */
 void jp_options_parse(const char *text, void (*log)(const char *, ...));
 

@@ -97,6 +97,7 @@ JP_NOINSTR static int set_u32(const char *v, uint32_t lo, uint32_t hi, uint32_t 
 JP_NOINSTR static int set_throttle(const char *v) { (void)v; jp_opt.throttle_calls = THROTTLE_CALLS_DEFAULT; return 0; }
 JP_NOINSTR static int set_throttle_calls(const char *v) { return set_u32(v, 0, 1u << 30, &jp_opt.throttle_calls); }
 JP_NOINSTR static int set_throttle_ns(const char *v) { return set_u32(v, 1, 1000000000, &jp_opt.throttle_ns); }
+JP_NOINSTR static int set_maxdepth(const char *v) { return set_u32(v, 1, 1u << 30, &jp_opt.maxdepth); }
 JP_NOINSTR static int set_nopatch(const char *v) { (void)v; jp_opt.patch = 0; return 0; }
 
 JP_NOINSTR static int set_compensate(const char *v) { (void)v; jp_opt.compensate = 1; return 0; }
@@ -128,6 +129,8 @@ static const struct optlist_entry options[] = {
       "module:GLOB, file:GLOB (docs/filters.md)",
       set_exclude },
     { "include=", "include=PAT@PAT...   record only functions matching (same patterns)", set_include },
+    { "maxdepth=", "maxdepth=N           record frames N deep at most; deeper ones fold into their caller",
+      set_maxdepth },
     { "throttle",
       "throttle             stop counting a context after 65536 calls shorter than "
       "throttle_ns each (its count is then marked incomplete)",

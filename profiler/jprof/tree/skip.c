@@ -33,6 +33,7 @@ static uint64_t window_ticks; /* 2^k calls in less than this: throttled */
 struct fn_slot {
     uint64_t fn;
     uint32_t state;
+    uint32_t exits_skipped; /* skipped exits seen: its exit calls are patched every EXIT_RETRY */
 };
 static struct fn_slot *fns; /* 1 << FN_BITS, mapped at start when skipping */
 static int fns_lock;
@@ -150,20 +151,44 @@ JP_NOINSTR arena_ref jp_child_of(struct jp_thread *t, arena_ref parent, uint64_t
     return 0;
 }
 
+/* A frame of fn is open in some thread (this one included): entered
+ * before its entry call was patched out, it still waits for its exit.
+ * Read without the threads' busy: a frame pushed or popped meanwhile may
+ * be missed, which only means an exit lost (jp_exit_patched excuses it). */
+JP_NOINSTR static int frames_open(uint64_t fn)
+{
+    for (struct jp_thread *t = jp_thread_all(); t; t = t->all_next) {
+        const struct arena_thread *rec = t->rec;
+        if (!rec || rec->state != ARENA_THREAD_RUNNING || !t->stack)
+            continue;
+        uint32_t depth = __atomic_load_n(&rec->depth, __ATOMIC_ACQUIRE);
+        for (uint32_t k = 1; k <= depth && k < t->capacity; k++)
+            if (jp_node(t->stack[k].node)->fn == fn)
+                return 1;
+    }
+    return 0;
+}
+
 /* The exit of a function whose entry pushed no frame: excluded, entered
  * through a patched call, or in a throttled context under the top frame.
- * Its own exit call is patched out then, lazily: frames of the function
- * still open elsewhere (entered before the patch) lose their exits, which
- * jp_exit_patched then excuses. */
+ * Its own exit call is patched out then, lazily, and only while no frame
+ * of the function is open anywhere: such a frame would miss its exit, and
+ * the function's next sibling would be taken for its callee (they share
+ * their caller's stack position, so the frame cannot be seen to be gone).
+ * Until then the exit is tried again every EXIT_RETRY skipped exits. */
+#define EXIT_RETRY 256
 JP_NOINSTR int jp_skipped_exit(struct jp_thread *t, uint64_t fn, uintptr_t ret)
 {
-    uint32_t state = jp_fn_state(fn);
-    int skipped = (state & (JP_FN_EXCLUDED | JP_FN_PATCHED)) != 0;
+    struct fn_slot *s = fns ? fn_find(fn) : NULL;
+    uint32_t state = s ? __atomic_load_n(&s->state, __ATOMIC_ACQUIRE) : 0;
+    int gone = (state & (JP_FN_EXCLUDED | JP_FN_PATCHED)) != 0; /* from every context */
+    int skipped = gone;
     if (!skipped && jp_throttle_mask != UINT64_MAX) {
         arena_ref c = jp_child_of(t, t->cur, fn);
         skipped = c && jp_throttled(c);
     }
-    if (skipped && ret)
+    if (gone && ret && __atomic_fetch_add(&s->exits_skipped, 1, __ATOMIC_RELAXED) % EXIT_RETRY == 0
+        && !frames_open(fn))
         jp_patch_call(ret, 1, 0);
     return skipped;
 }
@@ -219,6 +244,8 @@ JP_NOINSTR int jp_skip_meta(struct profile *p)
     int rc = 0;
     if (jp_filter_describe(filters, sizeof filters))
         rc |= profile_set_meta(p, "filters", filters);
+    if (jp_opt.maxdepth)
+        rc |= procinfo_set_meta_u64(p, "maxdepth", jp_opt.maxdepth);
     if (jp_throttle_mask != UINT64_MAX) {
         rc |= procinfo_set_meta_u64(p, "throttle_calls", jp_throttle_mask + 1);
         rc |= procinfo_set_meta_u64(p, "throttle_ns", jp_opt.throttle_ns);

@@ -311,9 +311,16 @@ JP_NOINSTR __attribute__((noinline)) static void enter_slow(struct jp_thread *t,
     struct arena_thread *rec = t->rec;
     if (jp_pending(rec))
         jp_pending_apply(t); /* a reset or zerobase given while the thread was away */
-    if (!synthetic && t->stack[rec->depth].sp < sp)
+    if (!synthetic && t->stack[rec->depth].sp < sp) {
+        t->over = 0; /* a jump left frames past maxdepth too */
         cut_back(t, sp, site, now);
+    }
     uint32_t depth = rec->depth;
+    if (jp_opt.maxdepth && depth >= jp_opt.maxdepth) {
+        t->over++; /* its exit is the next one out (leave) */
+        hook_end(rec, depth);
+        return;
+    }
     arena_ref cur = t->stack[depth].node;
     uint32_t slot = jp_edge_slot(cur, fn);
     arena_ref c = t->edges[slot];
@@ -393,7 +400,7 @@ JP_NOINSTR __attribute__((always_inline)) static inline void enter(int clock, vo
     arena_ref c = t->edges[jp_edge_slot(cur, (uint64_t)fn)];
     struct arena_node *n = (struct arena_node *)(base + (size_t)c * ARENA_SLOT);
     if (JP_UNLIKELY(top->sp < sp) || JP_UNLIKELY(fn_of(n) != (uint64_t)fn) || JP_UNLIKELY(n->parent != cur)
-        || JP_UNLIKELY(depth + 1 >= t->capacity) || JP_UNLIKELY(jp_pending(rec))
+        || JP_UNLIKELY(depth >= t->fast_depth) || JP_UNLIKELY(jp_pending(rec))
         || JP_UNLIKELY(((n->calls + 1) & jp_throttle_mask) == 0)) {
         enter_slow(t, (uint64_t)fn, (uintptr_t)site, sp, now, synthetic);
         return;
@@ -515,6 +522,11 @@ JP_NOINSTR __attribute__((always_inline)) static inline void leave(int clock, vo
     uint64_t now;
     if (!hook_begin(t, rec, clock, &now))
         return;
+    if (JP_UNLIKELY(t->over)) { /* a frame past maxdepth= (enter_slow) */
+        t->over--;
+        jp_busy_done(rec);
+        return;
+    }
     if (JP_UNLIKELY(rec->request)) {
         leave_requested(t, (uint64_t)fn, now, clock != CLOCK_NONE, EXIT_RETURN);
         return;

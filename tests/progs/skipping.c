@@ -1,0 +1,108 @@
+/* Filters and throttling (tests/core/test_skip.py, docs/filters.md).
+ *
+ *   skipping filters     a fixed tree with functions to exclude in it, some
+ *                        inside recursion, in the main thread and in one
+ *                        other thread
+ *   skipping throttle N  main -> hot_loop -> hot N times (to be throttled),
+ *                        while a second thread holds a frame of hot open
+ *                        until the loop is done; then a fixed tree after
+ *
+ * Every function is noinline, so the tree is the source's. */
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define NOINLINE __attribute__((noinline))
+
+static volatile long sink;
+
+NOINLINE void leaf(void) { sink++; }
+
+NOINLINE void skip_me(int n)
+{
+    for (int i = 0; i < n; i++)
+        leaf();
+}
+
+NOINLINE void keep_outer(void)
+{
+    for (int i = 0; i < 3; i++)
+        skip_me(2);
+    leaf();
+}
+
+NOINLINE int rec(int n);
+/* rec -> skip_hop -> rec: with skip_hop excluded, rec -> rec. */
+NOINLINE int skip_hop(int n) { return rec(n); }
+NOINLINE int rec(int n) { return n <= 0 ? 0 : 1 + skip_hop(n - 1); }
+
+NOINLINE void *filters_thread(void *arg)
+{
+    (void)arg;
+    keep_outer();
+    return NULL;
+}
+
+NOINLINE void run_filters(void)
+{
+    pthread_t th;
+    keep_outer();
+    sink += rec(5);
+    if (pthread_create(&th, NULL, filters_thread, NULL) == 0)
+        pthread_join(th, NULL);
+}
+
+/* hot(1) waits, with its frame open, until the loop is done. */
+static volatile int loop_done, held;
+
+NOINLINE void hot(int hold)
+{
+    sink++;
+    if (hold) {
+        __atomic_store_n(&held, 1, __ATOMIC_RELEASE);
+        while (!__atomic_load_n(&loop_done, __ATOMIC_ACQUIRE))
+            ;
+    }
+}
+
+NOINLINE void hot_loop(long n)
+{
+    for (long i = 0; i < n; i++)
+        hot(0);
+}
+
+NOINLINE void after(void) { leaf(); }
+
+NOINLINE void *holder(void *arg)
+{
+    (void)arg;
+    hot(1);
+    after();
+    return NULL;
+}
+
+NOINLINE void run_throttle(long n)
+{
+    pthread_t th;
+    if (pthread_create(&th, NULL, holder, NULL) != 0)
+        return;
+    while (!__atomic_load_n(&held, __ATOMIC_ACQUIRE))
+        ;
+    hot_loop(n);
+    __atomic_store_n(&loop_done, 1, __ATOMIC_RELEASE);
+    pthread_join(th, NULL);
+    for (int i = 0; i < 4; i++)
+        after();
+}
+
+int main(int argc, char **argv)
+{
+    if (argc > 1 && !strcmp(argv[1], "filters"))
+        run_filters();
+    else if (argc > 2 && !strcmp(argv[1], "throttle"))
+        run_throttle(atol(argv[2]));
+    else
+        return 2;
+    return 0;
+}
