@@ -19,11 +19,19 @@ static volatile long sink;
 
 NOINLINE void leaf(void) { sink++; }
 
+/* The functions to skip, as if from a header (file:skipped_part.h). */
+NOINLINE int rec(int n);
+#line 1 "skipped_part.h"
 NOINLINE void skip_me(int n)
 {
     for (int i = 0; i < n; i++)
         leaf();
 }
+
+/* rec -> skip_hop -> rec: with skip_hop excluded, rec -> rec. */
+NOINLINE int skip_hop(int n) { return rec(n); }
+#line 34 "skipping.c"
+
 
 NOINLINE void keep_outer(void)
 {
@@ -32,9 +40,6 @@ NOINLINE void keep_outer(void)
     leaf();
 }
 
-NOINLINE int rec(int n);
-/* rec -> skip_hop -> rec: with skip_hop excluded, rec -> rec. */
-NOINLINE int skip_hop(int n) { return rec(n); }
 NOINLINE int rec(int n) { return n <= 0 ? 0 : 1 + skip_hop(n - 1); }
 
 NOINLINE void *filters_thread(void *arg)

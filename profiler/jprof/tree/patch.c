@@ -118,45 +118,141 @@ JP_NOINSTR static int protect(uintptr_t page, int prot)
     return (int)syscall(SYS_mprotect, (void *)page, (size_t)page_size, prot);
 }
 
-JP_NOINSTR int jp_patch_call(uintptr_t ret, int exit, uint64_t fn)
+/* Under patch_lock: one byte of code rewritten, its page writable for the
+ * store.  0, or -1 when mprotect refused (patching then stops, said once). */
+JP_NOINSTR static int write_code_byte(unsigned char *at, unsigned char v)
+{
+    uintptr_t page = (uintptr_t)at & ~(page_size - 1);
+    if (protect(page, PROT_READ | PROT_WRITE | PROT_EXEC) != 0) {
+        patching = 0;
+        jp_host->log("jprof: cannot patch out the hook calls of skipped functions (mprotect: %s); "
+                     "their hooks return early instead",
+                     strerror(errno));
+        return -1;
+    }
+    __atomic_store_n(at, v, __ATOMIC_SEQ_CST);
+    protect(page, PROT_READ | PROT_EXEC);
+    return 0;
+}
+
+/* Under patch_lock: the hook call before ret patched (1, or already), not
+ * a hook call (0), or patching is off (-1).  fn: see jp_patch_entry. */
+JP_NOINSTR static int patch_call(uintptr_t ret, int exit, uint64_t fn)
+{
+    unsigned char *site = (unsigned char *)(ret - 5);
+    if (!patching)
+        return -1;
+    if (*site == CMP_EAX_IMM32 && reaches_hook(ret, exit))
+        return 1; /* another thread's, or ours from another context */
+    if ((ret >= own_lo && ret < own_hi) || *site != CALL_REL32 || !reaches_hook(ret, exit))
+        return 0;
+    if (fn)
+        jp_fn_mark(fn, JP_FN_PATCHED);
+    if (write_code_byte(site, CMP_EAX_IMM32) != 0)
+        return -1;
+    if (exit)
+        counts.exit_sites++;
+    else
+        counts.enter_sites++;
+    return 1;
+}
+
+/* ---- exits by a tail jump -------------------------------------------------
+ * GCC ends a void function with `jmp __cyg_profile_func_exit` when nothing
+ * follows the exit call: the hook then returns to the function's caller,
+ * and its return address (after the caller's call of the function) says
+ * nothing of the jump.  The jump is looked for in the function's own code:
+ * from its start, past its entry call, up to the next entry call (the next
+ * instrumented function's, or an inlined copy's: the search stops there)
+ * or TAIL_SCAN bytes, within its loaded segment.  Each `jmp rel32` that
+ * reaches the exit hook becomes `ret` (0xc3), which is what the hook would
+ * have done.  A byte-wise search: five bytes that are a jump to the hook
+ * inside another instruction would have to hold that very displacement. */
+#define TAIL_SCAN 4096
+#define JMP_REL32 0xe9
+#define RET 0xc3
+
+struct segment_of {
+    uintptr_t addr, end;
+};
+
+JP_NOINSTR static int find_segment(struct dl_phdr_info *info, size_t size, void *ctx)
+{
+    (void)size;
+    struct segment_of *q = ctx;
+    for (int i = 0; i < info->dlpi_phnum; i++) {
+        const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+        uintptr_t lo = info->dlpi_addr + ph->p_vaddr;
+        if (ph->p_type == PT_LOAD && (ph->p_flags & PF_X) && q->addr >= lo && q->addr < lo + ph->p_memsz) {
+            q->end = lo + ph->p_memsz;
+            return 1;
+        }
+    }
+    return 0;
+}
+
+/* Under patch_lock: fn's tail jumps to the exit hook patched; how many. */
+JP_NOINSTR static int patch_tail_jumps(uint64_t fn)
+{
+    struct segment_of seg = { .addr = (uintptr_t)fn };
+    if (dl_iterate_phdr(find_segment, &seg) != 1)
+        return 0;
+    uintptr_t end = seg.end - 5 < fn + TAIL_SCAN ? seg.end - 5 : fn + TAIL_SCAN;
+    int entry_seen = 0, done = 0;
+    for (uintptr_t p = fn; p < end; p++) {
+        unsigned char op = *(const unsigned char *)p;
+        if ((op == CALL_REL32 || op == CMP_EAX_IMM32) && reaches_hook(p + 5, 0)) {
+            if (entry_seen++)
+                break;
+        } else if (op == JMP_REL32 && entry_seen && reaches_hook(p + 5, 1)) {
+            if (write_code_byte((unsigned char *)p, RET) != 0)
+                break;
+            counts.exit_sites++;
+            done++;
+        }
+    }
+    return done;
+}
+
+JP_NOINSTR int jp_patch_entry(uintptr_t ret, uint64_t fn)
 {
 #if defined(__x86_64__)
     if (!__atomic_load_n(&patching, __ATOMIC_RELAXED))
         return 0;
-    unsigned char *site = (unsigned char *)(ret - 5);
     int saved_errno = errno;
-    int done = 0;
     hk_spin_lock(&patch_lock);
-    if (!patching) {
-    } else if (*site == CMP_EAX_IMM32 && reaches_hook(ret, exit)) {
-        done = 1; /* another thread's, or ours from another context */
-    } else if ((ret >= own_lo && ret < own_hi) || *site != CALL_REL32 || !reaches_hook(ret, exit)) {
+    int rc = patch_call(ret, 0, fn);
+    if (rc == 0)
         counts.refused++;
-    } else {
-        uintptr_t page = (uintptr_t)site & ~(page_size - 1);
-        if (protect(page, PROT_READ | PROT_WRITE | PROT_EXEC) != 0) {
-            patching = 0;
-            jp_host->log("jprof: cannot patch out the hook calls of skipped functions (mprotect: %s); "
-                         "their hooks return early instead",
-                         strerror(errno));
-        } else {
-            if (fn)
-                jp_fn_mark(fn, JP_FN_PATCHED);
-            __atomic_store_n(site, (unsigned char)CMP_EAX_IMM32, __ATOMIC_SEQ_CST);
-            protect(page, PROT_READ | PROT_EXEC);
-            if (exit)
-                counts.exit_sites++;
-            else
-                counts.enter_sites++;
-            done = 1;
-        }
+    hk_spin_unlock(&patch_lock);
+    errno = saved_errno;
+    return rc == 1;
+#else
+    (void)ret;
+    (void)fn;
+    return 0;
+#endif
+}
+
+JP_NOINSTR int jp_patch_exit(uintptr_t ret, uint64_t fn)
+{
+#if defined(__x86_64__)
+    if (!__atomic_load_n(&patching, __ATOMIC_RELAXED))
+        return 0;
+    int saved_errno = errno;
+    hk_spin_lock(&patch_lock);
+    int rc = patch_call(ret, 1, 0);
+    if (rc == 0 && !(jp_fn_state(fn) & JP_FN_TAIL_SEARCHED)) {
+        jp_fn_mark(fn, JP_FN_TAIL_SEARCHED);
+        rc = patch_tail_jumps(fn) > 0;
+        if (!rc)
+            counts.refused++;
     }
     hk_spin_unlock(&patch_lock);
     errno = saved_errno;
-    return done;
+    return rc == 1;
 #else
     (void)ret;
-    (void)exit;
     (void)fn;
     return 0;
 #endif

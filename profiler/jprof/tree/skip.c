@@ -189,7 +189,7 @@ JP_NOINSTR int jp_skipped_exit(struct jp_thread *t, uint64_t fn, uintptr_t ret)
     }
     if (gone && ret && __atomic_fetch_add(&s->exits_skipped, 1, __ATOMIC_RELAXED) % EXIT_RETRY == 0
         && !frames_open(fn))
-        jp_patch_call(ret, 1, 0);
+        jp_patch_exit(ret, fn);
     return skipped;
 }
 

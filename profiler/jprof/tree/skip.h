@@ -34,6 +34,7 @@ enum {
     JP_FN_PATCHED = 4,  /* a hook call of its entry was patched out: its
                          * frames may miss their exits, its nodes' counts
                          * may be incomplete */
+    JP_FN_TAIL_SEARCHED = 8, /* its code was searched for tail jumps to the exit hook */
 };
 /* The state of fn (JP_FN_*), 0 when nothing is known. */
 uint32_t jp_fn_state(uint64_t fn);
@@ -79,12 +80,14 @@ int jp_filter_describe(char *out, size_t size);
 
 /* ---- patching the hook calls out (patch.c) ------------------------------------
  * ret: the return address of a hook call (the instruction after it).  The
- * 5-byte call before it becomes a 5-byte no-op when it is a direct call of
- * the hook (or of its PLT stub) that does not straddle an 8-byte word;
- * otherwise nothing changes.  1 when the call is (now) patched out.  For
- * an entry's call, fn (when not 0) is marked JP_FN_PATCHED before the call
- * goes, so that no exit can come without a frame before it is known. */
-int jp_patch_call(uintptr_t ret, int exit, uint64_t fn);
+ * 5-byte call before it stops calling when it is a direct call of the hook
+ * (or of its PLT stub); otherwise nothing changes.  1 when the call is
+ * (now) patched out.  An entry's: fn is marked JP_FN_PATCHED before the
+ * call goes, so that no exit can come without a frame before that is
+ * known.  An exit's: when ret follows no hook call, the hook was reached by
+ * a tail jump in fn, which is looked for once (JP_FN_TAIL_SEARCHED). */
+int jp_patch_entry(uintptr_t ret, uint64_t fn);
+int jp_patch_exit(uintptr_t ret, uint64_t fn);
 void jp_patch_start(void);
 /* For the profile's metadata. */
 struct jp_patch_counts {

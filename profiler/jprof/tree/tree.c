@@ -301,7 +301,7 @@ JP_NOINSTR static int entry_throttled(uint64_t fn, arena_ref c, uintptr_t sp)
 {
     if (!c || ((jp_node(c)->calls + 1) & jp_throttle_mask) != 0 || !jp_throttle_check(c))
         return 0;
-    jp_patch_call(hook_return(sp), 0, fn);
+    jp_patch_entry(hook_return(sp), fn);
     return 1;
 }
 
@@ -325,7 +325,7 @@ JP_NOINSTR __attribute__((noinline)) static void enter_slow(struct jp_thread *t,
     uint32_t slot = jp_edge_slot(cur, fn);
     arena_ref c = t->edges[slot];
     if (jp_skipping && !synthetic && jp_fn_excluded(t, fn)) {
-        jp_patch_call(hook_return(sp), 0, 0);
+        jp_patch_entry(hook_return(sp), 0);
         hook_end(rec, depth);
         return;
     }

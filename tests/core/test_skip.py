@@ -1,0 +1,161 @@
+"""Run-time filters and throttling (docs/filters.md), on tests/progs/skipping.c:
+what is skipped folds into its caller, every count still recorded is exact,
+the profile says what it left out, and nothing skipped is taken for an
+unmatched exit (frames of a throttled function open in another thread
+while its hook calls are patched out included)."""
+import json
+import platform
+
+import hk
+
+X86_64 = platform.machine() == "x86_64"
+
+
+def build(tmp):
+    return hk.cc(tmp, ["skipping.c"], "skipping", flags=["-O2", "-pthread"])
+
+
+def profile_of(tmp, exe, args, opts):
+    hk.run(tmp, [exe] + args, env={"JPROFOPTS": opts})
+    prof = hk.one_profile(tmp, "skipping")
+    return prof, hk.export_json(tmp, prof)
+
+
+def meta(doc):
+    return doc["process"]["meta"]
+
+
+def no_lost_events(doc):
+    assert int(meta(doc)["dropped_events"]) == 0 and int(meta(doc)["unmatched_exits"]) == 0, meta(doc)
+
+
+def filters_tree(with_rec=True):
+    """skipping filters with skip_me and skip_hop excluded: main thread, other thread."""
+    main = {("main",): 1, ("main", "run_filters"): 1, ("main", "run_filters", "keep_outer"): 1,
+            ("main", "run_filters", "keep_outer", "leaf"): 7}
+    if with_rec:
+        path = ("main", "run_filters")
+        for _ in range(6):               # rec(5) .. rec(0), each the last one's callee
+            path += ("rec",)
+            main[path] = 1
+    other = {("filters_thread",): 1, ("filters_thread", "keep_outer"): 1,
+             ("filters_thread", "keep_outer", "leaf"): 7}
+    return main, other
+
+
+def check_filters(tmp, doc, with_rec=True):
+    main, other = filters_tree(with_rec)
+    hk.assert_tree(hk.thread_of(doc, 0), main)
+    hk.assert_tree(hk.thread_of(doc, 1), other)
+    no_lost_events(doc)
+
+
+def test_exclude_by_name(tmp):
+    exe = build(tmp)
+    prof, doc = profile_of(tmp, exe, ["filters"], "exclude=skip_me@skip_hop")
+    check_filters(tmp, doc)
+    assert meta(doc)["filters"] == "exclude=skip_me@skip_hop", meta(doc)
+    if X86_64:  # both functions' entry calls went, and their exit calls
+        assert int(meta(doc)["patched_exit_calls"]) >= 2, meta(doc)
+    report = hk.hookit(tmp, "report", prof).stdout
+    assert "# not shown: functions skipped by the filters exclude=skip_me@skip_hop" in report, report
+
+
+def test_exclude_without_patching(tmp):
+    """nopatch: the skipped hooks come every time, and return early."""
+    exe = build(tmp)
+    _, doc = profile_of(tmp, exe, ["filters"], "exclude=skip_?e@skip_h*,nopatch")
+    check_filters(tmp, doc)
+    assert int(meta(doc)["patched_entry_calls"]) == 0 and int(meta(doc)["patched_exit_calls"]) == 0
+
+
+def test_include_and_modules(tmp):
+    exe = build(tmp)
+    # Everything but the two: the same tree, asked the other way round.
+    _, doc = profile_of(tmp, exe, ["filters"],
+                        "include=main@run_filters@keep_outer@leaf@rec@filters_thread")
+    check_filters(tmp, doc)
+    hk.run(tmp, ["rm", "-f"] + hk.profiles(tmp))
+    # A module pattern that holds the program's functions keeps them all.
+    _, doc = profile_of(tmp, exe, ["filters"], "include=module:skippin?,exclude=skip_me@skip_hop")
+    check_filters(tmp, doc)
+
+
+def test_exclude_by_source_file(tmp):
+    """skip_me and skip_hop come from "skipped_part.h" (a #line in skipping.c),
+    as a header's inline functions would."""
+    exe = build(tmp)
+    _, doc = profile_of(tmp, exe, ["filters"], "exclude=file:skipped_part.h")
+    check_filters(tmp, doc)
+
+
+def test_max_depth(tmp):
+    exe = build(tmp)
+    prof, doc = profile_of(tmp, exe, ["filters"], "maxdepth=2")
+    hk.assert_tree(hk.thread_of(doc, 0), {("main",): 1, ("main", "run_filters"): 1})
+    hk.assert_tree(hk.thread_of(doc, 1), {("filters_thread",): 1, ("filters_thread", "keep_outer"): 1})
+    no_lost_events(doc)
+    assert "frames deeper than 2" in hk.hookit(tmp, "report", prof).stdout
+
+
+def test_hookit_run_options(tmp):
+    exe = hk.cc(tmp, ["skipping.c"], "skipping", flags=["-O2", "-pthread"], link_hookit=False)
+    hk.hookit(tmp, "run", "--exclude", "skip_me", "--exclude=skip_hop", "--", exe, "filters",
+              env={"JPROFOPTS": "nolines"})
+    doc = hk.export_json(tmp, hk.one_profile(tmp, "skipping"))
+    check_filters(tmp, doc)
+    p = hk.hookit(tmp, "run", "--exclude", "a,b", "--", exe, "filters", check=False)
+    assert p.returncode == 2 and "cannot hold ','" in p.stderr, p.stderr
+
+
+THROTTLE_AT = 1024
+HOT_CALLS = 200000
+
+
+def check_throttled(doc, patched):
+    main = hk.thread_of(doc, 0)
+    hot = hk.node(main, "main", "run_throttle", "hot_loop", "hot")
+    # Counted up to a checkpoint, one short of it (skip.c), and marked.
+    assert hot["calls"] % THROTTLE_AT == THROTTLE_AT - 1 and hot["calls"] < HOT_CALLS, hot
+    assert hot["count_incomplete"] == 1, hot
+    # Every other count exact.
+    expected = {("main",): 1, ("main", "run_throttle"): 1, ("main", "run_throttle", "hot_loop"): 1,
+                ("main", "run_throttle", "hot_loop", "hot"): hot["calls"],
+                ("main", "run_throttle", "after"): 4, ("main", "run_throttle", "after", "leaf"): 4}
+    hk.assert_tree(main, expected)
+    # The other thread's frame of hot was open all along: its exit still
+    # came (its exit call is patched only once no frame of hot is open).
+    hk.assert_tree(hk.thread_of(doc, 1), {("holder",): 1, ("holder", "hot"): 1, ("holder", "after"): 1,
+                                          ("holder", "after", "leaf"): 1})
+    held = hk.node(hk.thread_of(doc, 1), "holder", "hot")
+    # Patched: hot's calls through that call are gone from every context.
+    assert held.get("count_incomplete", 0) == (1 if patched else 0), held
+    no_lost_events(doc)
+
+
+def test_throttle(tmp):
+    exe = build(tmp)
+    prof, doc = profile_of(tmp, exe, ["throttle", str(HOT_CALLS)], f"throttle,throttle_calls={THROTTLE_AT}")
+    check_throttled(doc, X86_64)
+    assert int(meta(doc)["throttle_calls"]) == THROTTLE_AT, meta(doc)
+    if X86_64:
+        assert int(meta(doc)["patched_entry_calls"]) == 1, meta(doc)
+    report = hk.hookit(tmp, "report", prof).stdout
+    assert "calls after throttling in" in report and "hot (" in report, report
+
+
+def test_throttle_without_patching(tmp):
+    exe = build(tmp)
+    _, doc = profile_of(tmp, exe, ["throttle", str(HOT_CALLS)],
+                        f"throttle,throttle_calls={THROTTLE_AT},nopatch")
+    check_throttled(doc, False)
+    assert int(meta(doc)["patched_entry_calls"]) == 0, meta(doc)
+
+
+def test_long_calls_not_throttled(tmp):
+    """A context whose calls are longer than throttle_ns keeps counting."""
+    exe = build(tmp)
+    _, doc = profile_of(tmp, exe, ["throttle", str(HOT_CALLS)],
+                        f"throttle,throttle_calls={THROTTLE_AT},throttle_ns=1")
+    hot = hk.node(hk.thread_of(doc, 0), "main", "run_throttle", "hot_loop", "hot")
+    assert hot["calls"] == HOT_CALLS and "count_incomplete" not in json.dumps(doc), hot
