@@ -184,6 +184,7 @@ JP_NOINSTR static void handle_event(const struct hookit_event *ev)
         jp_sampler_fork_child();
         jp_metrics_fork_child();
         jp_names_fork_child();
+        jp_skip_fork_child();
         jp_agent_fork_child();
         jp_mpi_job_fork_child();
         break;

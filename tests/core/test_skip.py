@@ -125,8 +125,8 @@ def check_throttled(doc, patched):
     hk.assert_tree(main, expected)
     # The other thread's frame of hot was open all along: its exit still
     # came (its exit call is patched only once no frame of hot is open).
-    hk.assert_tree(hk.thread_of(doc, 1), {("holder",): 1, ("holder", "hot"): 1, ("holder", "after"): 1,
-                                          ("holder", "after", "leaf"): 1})
+    hk.assert_tree(hk.thread_of(doc, 1), {("holder",): 1, ("holder", "hot"): 1, ("holder", "after_deep"): 1,
+                                          ("holder", "after_deep", "leaf"): 1})
     held = hk.node(hk.thread_of(doc, 1), "holder", "hot")
     # Patched: hot's calls through that call are gone from every context.
     assert held.get("count_incomplete", 0) == (1 if patched else 0), held

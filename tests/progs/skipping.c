@@ -79,11 +79,21 @@ NOINLINE void hot_loop(long n)
 
 NOINLINE void after(void) { leaf(); }
 
+/* A frame below hot's: were hot's frame left open for want of its exit,
+ * nothing would show this call is not hot's callee (skip.c). */
+NOINLINE void after_deep(void)
+{
+    volatile char buf[512];
+    buf[0] = 1;
+    leaf();
+    sink += buf[0];
+}
+
 NOINLINE void *holder(void *arg)
 {
     (void)arg;
     hot(1);
-    after();
+    after_deep();
     return NULL;
 }
 

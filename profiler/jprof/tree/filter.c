@@ -32,6 +32,7 @@ static unsigned nexclude, ninclude;
 static int want_lines;
 static struct a2n *names;
 static pthread_mutex_t names_lock = PTHREAD_MUTEX_INITIALIZER;
+static int names_stale; /* a library was unloaded: reload before the next look-up */
 
 /* text split at '@' into list; patterns kept in one copy of text. */
 JP_NOINSTR static int parse_list(const char *text, struct pattern *list, unsigned *n,
@@ -178,6 +179,8 @@ JP_NOINSTR int jp_filter_excludes(uint64_t fn)
     pthread_mutex_lock(&names_lock);
     if (!names)
         names = a2n_open(0);
+    else if (__atomic_exchange_n(&names_stale, 0, __ATOMIC_ACQ_REL))
+        a2n_reload(names);
     int out = 0;
     if (names) {
         a2n_lookup(names, fn, want_lines, &r);
@@ -186,6 +189,20 @@ JP_NOINSTR int jp_filter_excludes(uint64_t fn)
     }
     pthread_mutex_unlock(&names_lock);
     return out;
+}
+
+JP_NOINSTR void jp_filter_forget(void)
+{
+    __atomic_store_n(&names_stale, 1, __ATOMIC_RELEASE);
+}
+
+/* A lookup another thread had under way when the process forked may have
+ * left the view half changed: the child starts a new one. */
+JP_NOINSTR void jp_filter_fork_child(void)
+{
+    pthread_mutex_t fresh = PTHREAD_MUTEX_INITIALIZER;
+    names_lock = fresh;
+    names = NULL;
 }
 
 /* For the profile's metadata: the lists as given. */

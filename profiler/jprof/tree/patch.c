@@ -79,6 +79,11 @@ JP_NOINSTR void jp_patch_start(void)
 #endif
 }
 
+JP_NOINSTR void jp_patch_fork_child(void)
+{
+    patch_lock = 0;
+}
+
 JP_NOINSTR void jp_patch_counts(struct jp_patch_counts *out)
 {
     hk_spin_lock(&patch_lock);
@@ -146,8 +151,8 @@ JP_NOINSTR static int patch_call(uintptr_t ret, int exit, uint64_t fn)
         return 1; /* another thread's, or ours from another context */
     if ((ret >= own_lo && ret < own_hi) || *site != CALL_REL32 || !reaches_hook(ret, exit))
         return 0;
-    if (fn)
-        jp_fn_mark(fn, JP_FN_PATCHED);
+    if (fn && !jp_fn_mark(fn, JP_FN_PATCHED))
+        return 0; /* its frameless exits would not be known */
     if (write_code_byte(site, CMP_EAX_IMM32) != 0)
         return -1;
     if (exit)

@@ -80,15 +80,38 @@ JP_NOINSTR static struct fn_slot *fn_slot_locked(uint64_t fn)
     return &fns[i];
 }
 
-JP_NOINSTR void jp_fn_mark(uint64_t fn, uint32_t state)
+JP_NOINSTR int jp_fn_mark(uint64_t fn, uint32_t state)
 {
     if (!fns)
-        return;
+        return 0;
     hk_spin_lock(&fns_lock);
     struct fn_slot *s = fn_slot_locked(fn);
     if (s)
         __atomic_or_fetch(&s->state, state, __ATOMIC_RELEASE);
     hk_spin_unlock(&fns_lock);
+    return s != NULL;
+}
+
+/* A library was unloaded: what was known of the functions in [lo, hi) is
+ * forgotten, so that another library mapped there later is decided anew. */
+JP_NOINSTR void jp_skip_forget(uintptr_t lo, uintptr_t hi)
+{
+    if (!fns)
+        return;
+    hk_spin_lock(&fns_lock);
+    for (uint32_t i = 0; i < 1u << FN_BITS; i++)
+        if (fns[i].fn >= lo && fns[i].fn < hi)
+            __atomic_store_n(&fns[i].state, 0, __ATOMIC_RELEASE);
+    hk_spin_unlock(&fns_lock);
+    jp_filter_forget();
+}
+
+/* In a fork child, whose only thread may not be one that held a lock. */
+JP_NOINSTR void jp_skip_fork_child(void)
+{
+    fns_lock = 0;
+    jp_patch_fork_child();
+    jp_filter_fork_child();
 }
 
 /* A function's first entry asks the filters, with the thread quiet: the
@@ -106,8 +129,9 @@ JP_NOINSTR int jp_fn_excluded(struct jp_thread *t, uint64_t fn)
     t->quiet = 1;
     int out = jp_filter_excludes(fn);
     t->quiet = quiet;
-    jp_fn_mark(fn, JP_FN_DECIDED | (out ? JP_FN_EXCLUDED : 0));
-    return out;
+    /* Not remembered (a full table): not skipped either, or its exits
+     * would not be known for a skipped function's. */
+    return jp_fn_mark(fn, JP_FN_DECIDED | (out ? JP_FN_EXCLUDED : 0)) && out;
 }
 
 JP_NOINSTR int jp_exit_patched(uint64_t fn)

@@ -41,7 +41,12 @@ uint32_t jp_fn_state(uint64_t fn);
 /* fn is to be skipped by the filters: decided on its first entry, then
  * read from the table.  Busy held (a hook). */
 int jp_fn_excluded(struct jp_thread *t, uint64_t fn);
-void jp_fn_mark(uint64_t fn, uint32_t state);
+/* 1, or 0 when the table is full (nothing new is remembered). */
+int jp_fn_mark(uint64_t fn, uint32_t state);
+/* A library unloaded (names.c): what was known of [lo, hi) forgotten. */
+void jp_skip_forget(uintptr_t lo, uintptr_t hi);
+/* In a fork child: the locks free. */
+void jp_skip_fork_child(void);
 
 /* ---- throttling (skip.c) --------------------------------------------------- */
 /* At a checkpoint of node (its count about to be a multiple of mask + 1):
@@ -74,6 +79,9 @@ int jp_filter_active(void);
 /* Whether the filters skip fn: resolves its name (and module, source file)
  * through A2N.  Called once per function, under skip.c's lock. */
 int jp_filter_excludes(uint64_t fn);
+/* The objects loaded changed under the filters' names: read again. */
+void jp_filter_forget(void);
+void jp_filter_fork_child(void);
 /* The filters as given ("exclude=... include=..."), for the profile's
  * metadata: 1, or 0 when there are none. */
 int jp_filter_describe(char *out, size_t size);
@@ -89,6 +97,7 @@ int jp_filter_describe(char *out, size_t size);
 int jp_patch_entry(uintptr_t ret, uint64_t fn);
 int jp_patch_exit(uintptr_t ret, uint64_t fn);
 void jp_patch_start(void);
+void jp_patch_fork_child(void);
 /* For the profile's metadata. */
 struct jp_patch_counts {
     uint64_t enter_sites, exit_sites, refused;
