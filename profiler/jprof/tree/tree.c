@@ -423,11 +423,11 @@ JP_NOINSTR __attribute__((always_inline)) static inline void enter(int clock, vo
  * code).  Each counts as an unmatched exit, so a tree that may be wrong
  * says so (hookit report's "not exact" line) instead of looking exact. */
 JP_NOINSTR __attribute__((noinline)) static void exit_unmatched(struct jp_thread *t, uint64_t fn, uint64_t now,
-                                                                uintptr_t ret)
+                                                                uintptr_t cfa)
 {
     struct arena_thread *rec = t->rec;
     uint32_t d = rec->depth;
-    if (jp_skipping && jp_skipped_exit(t, fn, ret))
+    if (jp_skipping && jp_skipped_exit(t, fn, cfa ? hook_return(cfa) : 0))
         d = UINT32_MAX; /* a skipped function's exit: nothing to do */
     while (d != UINT32_MAX && d > 0 && fn_of(jp_node(t->stack[d].node)) != fn)
         d--;
@@ -465,11 +465,11 @@ JP_NOINSTR __attribute__((noinline)) static void exit_unmatched(struct jp_thread
  * than the frame's node (rec->depth, then the frame, then the node), and
  * no line of the shadow stack to fetch. */
 JP_NOINSTR __attribute__((always_inline)) static inline void
-leave_untimed(struct jp_thread *t, struct arena_thread *rec, uint32_t depth, void *fn, uintptr_t ret)
+leave_untimed(struct jp_thread *t, struct arena_thread *rec, uint32_t depth, void *fn, uintptr_t cfa)
 {
     struct arena_node *n = jp_node(t->cur);
     if (JP_UNLIKELY(depth == 0 || fn_of(n) != (uint64_t)fn)) {
-        exit_unmatched(t, (uint64_t)fn, 0, ret);
+        exit_unmatched(t, (uint64_t)fn, 0, cfa);
         return;
     }
     rec->depth = depth - 1;
@@ -485,7 +485,7 @@ leave_untimed(struct jp_thread *t, struct arena_thread *rec, uint32_t depth, voi
  * always (jp_attend reads the word again).  A request made while this
  * exit runs waits for the next one. */
 JP_NOINSTR __attribute__((noinline)) static void leave_requested(struct jp_thread *t, uint64_t fn,
-                                                                 uint64_t now, int timed, uintptr_t ret)
+                                                                 uint64_t now, int timed, uintptr_t cfa)
 {
     struct arena_thread *rec = t->rec;
     if (jp_pending(rec))
@@ -493,7 +493,7 @@ JP_NOINSTR __attribute__((noinline)) static void leave_requested(struct jp_threa
     uint32_t depth = rec->depth;
     struct arena_frame *f = &t->stack[depth];
     if (depth == 0 || fn_of(jp_node(f->node)) != fn) {
-        exit_unmatched(t, fn, now, ret);
+        exit_unmatched(t, fn, now, cfa);
         return;
     }
     rec->depth = depth - 1;
@@ -506,12 +506,12 @@ JP_NOINSTR __attribute__((noinline)) static void leave_requested(struct jp_threa
         jp_attend(t);
 }
 
-/* ret: the return address of the hook call, 0 for a synthetic frame's
- * exit (nothing to patch). */
+/* The frame address (the slow paths find the hook call's return address
+ * below it), 0 for a synthetic frame's exit (nothing to patch). */
 JP_NOINSTR __attribute__((always_inline)) static inline void leave(int clock, void *fn, int synthetic)
 {
     uintptr_t sp = (uintptr_t)__builtin_dwarf_cfa();
-#define EXIT_RETURN (synthetic ? 0 : hook_return(sp))
+#define EXIT_RETURN (synthetic ? 0 : sp) /* read on the slow paths only */
     struct jp_thread *t = jp_self;
     if (JP_UNLIKELY((uintptr_t)t <= (uintptr_t)JP_SENTINEL)) {
         if (t == JP_FORKING)
