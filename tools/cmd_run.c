@@ -271,7 +271,8 @@ static int set_output(const char *dir, const char *opt)
 static int add_jprofopts(const char *key, const char *value)
 {
     if (strchr(value, ','))
-        return cli_usage_error("run", "a pattern cannot hold ',' (it separates JPROFOPTS' options): use '?' for it");
+        return cli_usage_error("run",
+                               "a pattern cannot hold ',' (it separates JPROFOPTS' options): use '?' for it");
     const char *old = getenv("JPROFOPTS");
     size_t size = (old ? strlen(old) : 0) + 2 * strlen(value) * (strlen(key) + 2) + strlen(key) + 8;
     char *opts = malloc(size), *end = opts;

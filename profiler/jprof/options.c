@@ -80,8 +80,14 @@ JP_NOINSTR static int append_patterns(char **list, const char *v)
     return 0;
 }
 
-JP_NOINSTR static int set_exclude(const char *v) { return append_patterns(&jp_opt.exclude, v); }
-JP_NOINSTR static int set_include(const char *v) { return append_patterns(&jp_opt.include, v); }
+JP_NOINSTR static int set_exclude(const char *v)
+{
+    return append_patterns(&jp_opt.exclude, v);
+}
+JP_NOINSTR static int set_include(const char *v)
+{
+    return append_patterns(&jp_opt.include, v);
+}
 
 JP_NOINSTR static int set_u32(const char *v, uint32_t lo, uint32_t hi, uint32_t *out)
 {
@@ -94,11 +100,30 @@ JP_NOINSTR static int set_u32(const char *v, uint32_t lo, uint32_t hi, uint32_t 
 }
 
 #define THROTTLE_CALLS_DEFAULT 65536
-JP_NOINSTR static int set_throttle(const char *v) { (void)v; jp_opt.throttle_calls = THROTTLE_CALLS_DEFAULT; return 0; }
-JP_NOINSTR static int set_throttle_calls(const char *v) { return set_u32(v, 0, 1u << 30, &jp_opt.throttle_calls); }
-JP_NOINSTR static int set_throttle_ns(const char *v) { return set_u32(v, 1, 1000000000, &jp_opt.throttle_ns); }
-JP_NOINSTR static int set_maxdepth(const char *v) { return set_u32(v, 1, 1u << 30, &jp_opt.maxdepth); }
-JP_NOINSTR static int set_nopatch(const char *v) { (void)v; jp_opt.patch = 0; return 0; }
+JP_NOINSTR static int set_throttle(const char *v)
+{
+    (void)v;
+    jp_opt.throttle_calls = THROTTLE_CALLS_DEFAULT;
+    return 0;
+}
+JP_NOINSTR static int set_throttle_calls(const char *v)
+{
+    return set_u32(v, 0, 1u << 30, &jp_opt.throttle_calls);
+}
+JP_NOINSTR static int set_throttle_ns(const char *v)
+{
+    return set_u32(v, 1, 1000000000, &jp_opt.throttle_ns);
+}
+JP_NOINSTR static int set_maxdepth(const char *v)
+{
+    return set_u32(v, 1, 1u << 30, &jp_opt.maxdepth);
+}
+JP_NOINSTR static int set_nopatch(const char *v)
+{
+    (void)v;
+    jp_opt.patch = 0;
+    return 0;
+}
 
 JP_NOINSTR static int set_compensate(const char *v) { (void)v; jp_opt.compensate = 1; return 0; }
 
@@ -139,8 +164,7 @@ static const struct optlist_entry options[] = {
       set_throttle_calls },
     { "throttle_ns=", "throttle_ns=N        a throttled context's calls take under N ns each (default 1000)",
       set_throttle_ns },
-    { "nopatch",
-      "nopatch              skipped functions' hook calls stay in the code (they return early)",
+    { "nopatch", "nopatch              skipped functions' hook calls stay in the code (they return early)",
       set_nopatch },
     { "lines",
       "lines                resolve source file:line of functions (reads DWARF at exit: memory and time)",

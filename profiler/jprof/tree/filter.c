@@ -159,7 +159,8 @@ JP_NOINSTR static int matches(const struct pattern *p, const struct a2n_result *
         return glob_match(p->glob, r->file) || (base && glob_match(p->glob, base + 1));
     }
     default:
-        return (r->flags & A2N_FOUND_SYMBOL) && (glob_match(p->glob, r->function) || glob_match(p->glob, simple));
+        return (r->flags & A2N_FOUND_SYMBOL)
+            && (glob_match(p->glob, r->function) || glob_match(p->glob, simple));
     }
 }
 
@@ -185,7 +186,8 @@ JP_NOINSTR int jp_filter_excludes(uint64_t fn)
     if (names) {
         a2n_lookup(names, fn, want_lines, &r);
         simple_name(r.function ? r.function : "", simple, sizeof simple);
-        out = any_match(exclude, nexclude, &r, simple) || (ninclude && !any_match(include, ninclude, &r, simple));
+        out = any_match(exclude, nexclude, &r, simple)
+            || (ninclude && !any_match(include, ninclude, &r, simple));
     }
     pthread_mutex_unlock(&names_lock);
     return out;

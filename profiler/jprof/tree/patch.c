@@ -34,7 +34,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-static int patching;       /* on, and mprotect has not refused */
+static int patching; /* on, and mprotect has not refused */
 static int patch_lock;
 static uintptr_t hook_addr[2]; /* __cyg_profile_func_enter, _exit as the program's calls reach them */
 static uintptr_t page_size;
@@ -241,7 +241,7 @@ JP_NOINSTR static int scanned_reaches_hook(const struct object_segments *q, uint
     memcpy(&disp, p + 2, 4);
     uintptr_t slot = (uintptr_t)(p + 6) + (intptr_t)disp;
     return mapped(q, slot, sizeof(uintptr_t))
-           && __atomic_load_n((const uintptr_t *)slot, __ATOMIC_RELAXED) == hook_addr[exit];
+        && __atomic_load_n((const uintptr_t *)slot, __ATOMIC_RELAXED) == hook_addr[exit];
 }
 
 /* Under patch_lock: fn's tail jumps to the exit hook patched; how many. */

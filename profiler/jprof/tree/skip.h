@@ -29,9 +29,9 @@ void jp_skip_start(void (*log)(const char *, ...));
 /* ---- per function (skip.c) ------------------------------------------------
  * A table of the functions decided so far, read without a lock. */
 enum {
-    JP_FN_DECIDED = 1,  /* the filters were asked */
-    JP_FN_EXCLUDED = 2, /* by a filter: never a node */
-    JP_FN_PATCHED = 4,  /* a hook call of its entry was patched out: its
+    JP_FN_DECIDED = 1,       /* the filters were asked */
+    JP_FN_EXCLUDED = 2,      /* by a filter: never a node */
+    JP_FN_PATCHED = 4,       /* a hook call of its entry was patched out: its
                          * frames may miss their exits, its nodes' counts
                          * may be incomplete */
     JP_FN_TAIL_SEARCHED = 8, /* its code was searched for tail jumps to the exit hook */
@@ -69,7 +69,8 @@ int jp_exit_patched(uint64_t fn);
 struct profile;
 struct prof_thread;
 /* build.c: the column count_incomplete for th, whose node i came from nodes[i]. */
-int jp_skip_thread(struct profile *p, struct prof_thread *th, const struct arena_copy_node *nodes, uint32_t n);
+int jp_skip_thread(struct profile *p, struct prof_thread *th, const struct arena_copy_node *nodes,
+                   uint32_t n);
 /* process.c: the filters, throttling's settings and the patching's counts. */
 int jp_skip_meta(struct profile *p);
 

@@ -422,8 +422,8 @@ JP_NOINSTR __attribute__((always_inline)) static inline void enter(int clock, vo
  * (control flow nobody reported, such as a Clang catch inside inlined
  * code).  Each counts as an unmatched exit, so a tree that may be wrong
  * says so (hookit report's "not exact" line) instead of looking exact. */
-JP_NOINSTR __attribute__((noinline)) static void exit_unmatched(struct jp_thread *t, uint64_t fn, uint64_t now,
-                                                                uintptr_t cfa)
+JP_NOINSTR __attribute__((noinline)) static void exit_unmatched(struct jp_thread *t, uint64_t fn,
+                                                                uint64_t now, uintptr_t cfa)
 {
     struct arena_thread *rec = t->rec;
     uint32_t d = rec->depth;
@@ -559,11 +559,23 @@ JP_NOINSTR __attribute__((always_inline)) static inline void leave(int clock, vo
  * library. */
 #define HOT_ENTRY JP_NOINSTR __attribute__((aligned(64)))
 HOT_ENTRY void jp_enter_tsc(void *fn, void *site) { enter(CLOCK_TSC, fn, site, 0); }
-HOT_ENTRY void jp_exit_tsc(void *fn, void *site) { (void)site; leave(CLOCK_TSC, fn, 0); }
+HOT_ENTRY void jp_exit_tsc(void *fn, void *site)
+{
+    (void)site;
+    leave(CLOCK_TSC, fn, 0);
+}
 HOT_ENTRY void jp_enter_mono(void *fn, void *site) { enter(CLOCK_MONO, fn, site, 0); }
-HOT_ENTRY void jp_exit_mono(void *fn, void *site) { (void)site; leave(CLOCK_MONO, fn, 0); }
+HOT_ENTRY void jp_exit_mono(void *fn, void *site)
+{
+    (void)site;
+    leave(CLOCK_MONO, fn, 0);
+}
 HOT_ENTRY void jp_enter_counted(void *fn, void *site) { enter(CLOCK_NONE, fn, site, 0); }
-HOT_ENTRY void jp_exit_counted(void *fn, void *site) { (void)site; leave(CLOCK_NONE, fn, 0); }
+HOT_ENTRY void jp_exit_counted(void *fn, void *site)
+{
+    (void)site;
+    leave(CLOCK_NONE, fn, 0);
+}
 
 JP_NOINSTR static int clock_in_use(void)
 {
