@@ -91,9 +91,10 @@ JP_NOINSTR void jp_patch_counts(struct jp_patch_counts *out)
     hk_spin_unlock(&patch_lock);
 }
 
-/* Where a jump to target ends up, through one PLT stub: `jmp *GOT(%rip)`,
- * with or without endbr64 and a bnd prefix (.plt.sec). */
-JP_NOINSTR static uintptr_t through_plt(uintptr_t target)
+/* The GOT slot a PLT stub at target jumps through (`jmp *slot(%rip)`,
+ * with or without endbr64 and a bnd prefix: .plt.sec), or 0 when target
+ * is no such stub.  Reads up to 11 bytes at target. */
+JP_NOINSTR static uintptr_t plt_slot(uintptr_t target)
 {
     const unsigned char *p = (const unsigned char *)target;
     if (p[0] == 0xf3 && p[1] == 0x0f && p[2] == 0x1e && p[3] == 0xfa)
@@ -101,11 +102,17 @@ JP_NOINSTR static uintptr_t through_plt(uintptr_t target)
     if (p[0] == 0xf2)
         p++;
     if (p[0] != 0xff || p[1] != 0x25)
-        return target;
+        return 0;
     int32_t disp;
     memcpy(&disp, p + 2, 4);
-    uintptr_t slot = (uintptr_t)(p + 6) + (intptr_t)disp;
-    return __atomic_load_n((const uintptr_t *)slot, __ATOMIC_RELAXED);
+    return (uintptr_t)(p + 6) + (intptr_t)disp;
+}
+
+/* Where a jump to target ends up, through one PLT stub. */
+JP_NOINSTR static uintptr_t through_plt(uintptr_t target)
+{
+    uintptr_t slot = plt_slot(target);
+    return slot ? __atomic_load_n((const uintptr_t *)slot, __ATOMIC_RELAXED) : target;
 }
 
 /* The rel32 before ret (a call's, or the compare's a patched call became)
@@ -230,17 +237,8 @@ JP_NOINSTR static int scanned_reaches_hook(const struct object_segments *q, uint
         return 1;
     if (target < q->text_lo || target + 16 > q->text_hi)
         return 0;
-    const unsigned char *p = (const unsigned char *)target;
-    if (p[0] == 0xf3 && p[1] == 0x0f && p[2] == 0x1e && p[3] == 0xfa)
-        p += 4;
-    if (p[0] == 0xf2)
-        p++;
-    if (p[0] != 0xff || p[1] != 0x25)
-        return 0;
-    int32_t disp;
-    memcpy(&disp, p + 2, 4);
-    uintptr_t slot = (uintptr_t)(p + 6) + (intptr_t)disp;
-    return mapped(q, slot, sizeof(uintptr_t))
+    uintptr_t slot = plt_slot(target);
+    return slot && mapped(q, slot, sizeof(uintptr_t))
         && __atomic_load_n((const uintptr_t *)slot, __ATOMIC_RELAXED) == hook_addr[exit];
 }
 
@@ -267,46 +265,31 @@ JP_NOINSTR static int patch_tail_jumps(uint64_t fn)
     return done;
 }
 
-JP_NOINSTR int jp_patch_entry(uintptr_t ret, uint64_t fn)
+/* patching is only ever on for x86-64 (jp_patch_start). */
+JP_NOINSTR static int patch_hook(uintptr_t ret, int exit, uint64_t fn)
 {
-#if defined(__x86_64__)
     if (!__atomic_load_n(&patching, __ATOMIC_RELAXED))
         return 0;
     int saved_errno = errno;
     hk_spin_lock(&patch_lock);
-    int rc = patch_call(ret, 0, fn);
+    int rc = patch_call(ret, exit, exit ? 0 : fn);
+    if (rc == 0 && exit && !(jp_fn_state(fn) & JP_FN_TAIL_SEARCHED)) {
+        jp_fn_mark(fn, JP_FN_TAIL_SEARCHED);
+        rc = patch_tail_jumps(fn) > 0;
+    }
     if (rc == 0)
         counts.refused++;
     hk_spin_unlock(&patch_lock);
     errno = saved_errno;
     return rc == 1;
-#else
-    (void)ret;
-    (void)fn;
-    return 0;
-#endif
+}
+
+JP_NOINSTR int jp_patch_entry(uintptr_t ret, uint64_t fn)
+{
+    return patch_hook(ret, 0, fn);
 }
 
 JP_NOINSTR int jp_patch_exit(uintptr_t ret, uint64_t fn)
 {
-#if defined(__x86_64__)
-    if (!__atomic_load_n(&patching, __ATOMIC_RELAXED))
-        return 0;
-    int saved_errno = errno;
-    hk_spin_lock(&patch_lock);
-    int rc = patch_call(ret, 1, 0);
-    if (rc == 0 && !(jp_fn_state(fn) & JP_FN_TAIL_SEARCHED)) {
-        jp_fn_mark(fn, JP_FN_TAIL_SEARCHED);
-        rc = patch_tail_jumps(fn) > 0;
-        if (!rc)
-            counts.refused++;
-    }
-    hk_spin_unlock(&patch_lock);
-    errno = saved_errno;
-    return rc == 1;
-#else
-    (void)ret;
-    (void)fn;
-    return 0;
-#endif
+    return patch_hook(ret, 1, fn);
 }
