@@ -273,12 +273,13 @@ JP_NOINSTR static int patch_hook(uintptr_t ret, int exit, uint64_t fn)
     int saved_errno = errno;
     hk_spin_lock(&patch_lock);
     int rc = patch_call(ret, exit, exit ? 0 : fn);
+    int refused = rc == 0 && !exit;
     if (rc == 0 && exit && !(jp_fn_state(fn) & JP_FN_TAIL_SEARCHED)) {
         jp_fn_mark(fn, JP_FN_TAIL_SEARCHED);
         rc = patch_tail_jumps(fn) > 0;
+        refused = rc == 0; /* counted once: the search is not made again */
     }
-    if (rc == 0)
-        counts.refused++;
+    counts.refused += refused;
     hk_spin_unlock(&patch_lock);
     errno = saved_errno;
     return rc == 1;
