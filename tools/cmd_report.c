@@ -474,19 +474,40 @@ static void unmatched_contexts(FILE *out, const struct profile *p, const struct 
 }
 
 /* What run-time filters and throttling left out of the profile
- * (docs/filters.md): one line, when anything was. */
+ * (docs/filters.md): one line, when anything was.  The throttled contexts
+ * named are those with the most calls counted. */
 #define INCOMPLETE_NAMED 3
+
+static uint32_t incomplete_top(const struct profile *p, const struct prof_node **top)
+{
+    uint32_t count = 0;
+    for (uint32_t t = 0; t < p->nthreads; t++) {
+        const struct prof_thread *th = &p->threads[t];
+        const struct prof_metric *m = profile_find_metric(th, "count_incomplete");
+        for (uint32_t i = 0; m && i < th->nnodes; i++) {
+            if (!m->values[i])
+                continue;
+            count++;
+            /* insert into the top INCOMPLETE_NAMED, most calls first */
+            const struct prof_node *nd = &th->nodes[i];
+            for (uint32_t k = 0; k < INCOMPLETE_NAMED; k++) {
+                if (top[k] && top[k]->calls >= nd->calls)
+                    continue;
+                memmove(&top[k + 1], &top[k], (INCOMPLETE_NAMED - 1 - k) * sizeof *top);
+                top[k] = nd;
+                break;
+            }
+        }
+    }
+    return count;
+}
 
 static void not_shown_line(FILE *out, const struct profile *p)
 {
     const char *filters = profile_get_meta(p, "filters");
     uint64_t maxdepth = meta_count(p, "maxdepth");
-    uint32_t incomplete = 0;
-    for (uint32_t t = 0; t < p->nthreads; t++) {
-        const struct prof_metric *m = profile_find_metric(&p->threads[t], "count_incomplete");
-        for (uint32_t i = 0; m && i < p->threads[t].nnodes; i++)
-            incomplete += m->values[i] != 0;
-    }
+    const struct prof_node *top[INCOMPLETE_NAMED + 1] = { NULL };
+    uint32_t incomplete = incomplete_top(p, top);
     if (!filters && !maxdepth && !incomplete)
         return;
     fputs("# not shown:", out);
@@ -499,17 +520,10 @@ static void not_shown_line(FILE *out, const struct profile *p)
     if (incomplete) {
         fprintf(out, " calls after throttling in %u context%s, whose counts stop there (count_incomplete):",
                 incomplete, incomplete == 1 ? "" : "s");
-        uint32_t named = 0;
-        for (uint32_t t = 0; t < p->nthreads && named < INCOMPLETE_NAMED; t++) {
-            const struct prof_thread *th = &p->threads[t];
-            const struct prof_metric *m = profile_find_metric(th, "count_incomplete");
-            for (uint32_t i = 0; m && i < th->nnodes && named < INCOMPLETE_NAMED; i++)
-                if (m->values[i])
-                    fprintf(out, "%s %s (%llu calls)", named++ ? "," : "",
-                            names_display(&p->funcs[th->nodes[i].func]),
-                            (unsigned long long)th->nodes[i].calls);
-        }
-        if (incomplete > named)
+        for (uint32_t k = 0; k < INCOMPLETE_NAMED && top[k]; k++)
+            fprintf(out, "%s %s (%llu calls)", k ? "," : "", names_display(&p->funcs[top[k]->func]),
+                    (unsigned long long)top[k]->calls);
+        if (incomplete > INCOMPLETE_NAMED)
             fputs(", ...", out);
     }
     fputc('\n', out);

@@ -122,6 +122,8 @@ struct jp_thread {
     uint32_t capacity;
     arena_ref cur;              /* = stack[rec->depth].node */
     uint32_t over;              /* open frames past maxdepth=, pushed nowhere (tree/tree.c) */
+    uint32_t exit_floor;        /* exits at this depth or below take the slow path: 0, or
+                                 * maxdepth= while frames past it are open */
     uint32_t fast_depth;        /* entries at this depth or deeper take the slow path:
                                  * capacity - 1, or maxdepth= (jp_set_capacity) */
     arena_ref chunk_next, chunk_end; /* this thread's free slots */

@@ -164,25 +164,33 @@ def test_long_calls_not_throttled(tmp):
 PHASES = ("tiny", "mid", "slow")
 
 
+def phase_shares(line):
+    """{phase: percent} of the CPU time a phases line gives its three phases."""
+    fields = dict(kv.split("=") for kv in line.split()[1:])
+    total = sum(int(fields["cpu_" + p]) for p in PHASES)
+    return {p: 100.0 * int(fields["cpu_" + p]) / total for p in PHASES}
+
+
+def worst(got, truth):
+    return max(abs(got[p] - truth[p]) for p in PHASES)
+
+
 def test_throttled_phases(tmp):
     """bench/phases.c under throttling: its two leaves of 1 and 60 ns are
-    throttled, the 2 us one is not; every other count exact, and each
-    phase's share of the profile near the uninstrumented build's own
-    timing (its CPU clock, the median of three runs).  The default mode is
-    5-7 points off here (docs/performance.md), throttled 3-3.5
-    (docs/filters.md); 6 allows for a loaded machine."""
+    throttled, the 2 us one is not; every other count exact; and each
+    phase's share of the profile within 3 points of the run's own timing of
+    its phases (its CPU clock, read outside them).  With the leaves' hook
+    calls patched out, that run is the program with hardly any hooks left
+    (docs/filters.md: 3-3.5 points from the uninstrumented build's shares
+    on a quiet machine, where the default mode is 5-7 off).  The
+    uninstrumented build's shares, which move by several points from run to
+    run on a loaded machine, are held to 10."""
     src = hk.os.path.join(hk.ROOT, "bench", "phases.c")
     plain = hk.cc(tmp, [src], "phases-plain", flags=["-O2"], link_hookit=False, instrument=False)
-    truth = {p: [] for p in PHASES}
-    for _ in range(3):
-        out = hk.run(tmp, [plain]).stdout
-        fields = dict(kv.split("=") for kv in out.split()[1:])
-        total = sum(int(fields["cpu_" + p]) for p in PHASES)
-        for p in PHASES:
-            truth[p].append(100.0 * int(fields["cpu_" + p]) / total)
-    truth = {p: sorted(v)[1] for p, v in truth.items()}
+    runs = [phase_shares(hk.run(tmp, [plain]).stdout) for _ in range(3)]
+    truth = {p: sorted(r[p] for r in runs)[1] for p in PHASES}
     exe = hk.cc(tmp, [src], "phases", flags=["-O2"])
-    hk.run(tmp, [exe], env={"JPROFOPTS": "throttle"})
+    own = phase_shares(hk.run(tmp, [exe], env={"JPROFOPTS": "throttle"}).stdout)
     doc = hk.export_json(tmp, hk.one_profile(tmp, "phases"))
     main = hk.thread_of(doc, 0)
     for leaf in ("tiny_leaf", "mid_leaf"):
@@ -197,5 +205,5 @@ def test_throttled_phases(tmp):
     no_lost_events(doc)
     incl = {p: hk.node(main, "phase_" + p)["incl_ns"] for p in PHASES}
     got = {p: 100.0 * incl[p] / sum(incl.values()) for p in PHASES}
-    off = max(abs(got[p] - truth[p]) for p in PHASES)
-    assert off <= 6, f"throttled shares {got} against the program's {truth}: {off:.1f} points off"
+    assert worst(got, own) <= 3, f"throttled shares {got} against the run's own {own}"
+    assert worst(got, truth) <= 10, f"throttled shares {got} against the uninstrumented build's {truth}"

@@ -312,12 +312,13 @@ JP_NOINSTR __attribute__((noinline)) static void enter_slow(struct jp_thread *t,
     if (jp_pending(rec))
         jp_pending_apply(t); /* a reset or zerobase given while the thread was away */
     if (!synthetic && t->stack[rec->depth].sp < sp) {
-        t->over = 0; /* a jump left frames past maxdepth too */
+        t->over = t->exit_floor = 0; /* a jump left frames past maxdepth too */
         cut_back(t, sp, site, now);
     }
     uint32_t depth = rec->depth;
     if (jp_opt.maxdepth && depth >= jp_opt.maxdepth) {
-        t->over++; /* its exit is the next one out (leave) */
+        t->over++; /* its exit is the next one out (exit_unmatched) */
+        t->exit_floor = depth;
         hook_end(rec, depth);
         return;
     }
@@ -427,7 +428,11 @@ JP_NOINSTR __attribute__((noinline)) static void exit_unmatched(struct jp_thread
 {
     struct arena_thread *rec = t->rec;
     uint32_t d = rec->depth;
-    if (jp_skipping && jp_skipped_exit(t, fn, cfa ? hook_return(cfa) : 0))
+    if (t->over) { /* a frame past maxdepth= (enter_slow) */
+        if (!--t->over)
+            t->exit_floor = 0;
+        d = UINT32_MAX;
+    } else if (jp_skipping && jp_skipped_exit(t, fn, cfa ? hook_return(cfa) : 0))
         d = UINT32_MAX; /* a skipped function's exit: nothing to do */
     while (d != UINT32_MAX && d > 0 && fn_of(jp_node(t->stack[d].node)) != fn)
         d--;
@@ -468,7 +473,7 @@ JP_NOINSTR __attribute__((always_inline)) static inline void
 leave_untimed(struct jp_thread *t, struct arena_thread *rec, uint32_t depth, void *fn, uintptr_t cfa)
 {
     struct arena_node *n = jp_node(t->cur);
-    if (JP_UNLIKELY(depth == 0 || fn_of(n) != (uint64_t)fn)) {
+    if (JP_UNLIKELY(depth <= t->exit_floor || fn_of(n) != (uint64_t)fn)) {
         exit_unmatched(t, (uint64_t)fn, 0, cfa);
         return;
     }
@@ -492,7 +497,7 @@ JP_NOINSTR __attribute__((noinline)) static void leave_requested(struct jp_threa
         jp_pending_apply(t);
     uint32_t depth = rec->depth;
     struct arena_frame *f = &t->stack[depth];
-    if (depth == 0 || fn_of(jp_node(f->node)) != fn) {
+    if (depth <= t->exit_floor || fn_of(jp_node(f->node)) != fn) {
         exit_unmatched(t, fn, now, cfa);
         return;
     }
@@ -522,11 +527,6 @@ JP_NOINSTR __attribute__((always_inline)) static inline void leave(int clock, vo
     uint64_t now;
     if (!hook_begin(t, rec, clock, &now))
         return;
-    if (JP_UNLIKELY(t->over)) { /* a frame past maxdepth= (enter_slow) */
-        t->over--;
-        jp_busy_done(rec);
-        return;
-    }
     if (JP_UNLIKELY(rec->request)) {
         leave_requested(t, (uint64_t)fn, now, clock != CLOCK_NONE, EXIT_RETURN);
         return;
@@ -538,7 +538,7 @@ JP_NOINSTR __attribute__((always_inline)) static inline void leave(int clock, vo
     }
     struct arena_frame *f = &t->stack[depth];
     struct arena_node *n = jp_node(f->node);
-    if (JP_UNLIKELY(depth == 0 || fn_of(n) != (uint64_t)fn)) {
+    if (JP_UNLIKELY(depth <= t->exit_floor || fn_of(n) != (uint64_t)fn)) {
         exit_unmatched(t, (uint64_t)fn, now, EXIT_RETURN);
         return;
     }
