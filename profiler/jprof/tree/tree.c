@@ -283,10 +283,6 @@ JP_NOINSTR __attribute__((always_inline)) static inline void hook_end(struct are
     jp_busy_done(rec);
 }
 
-/* An entry the fast path does not take: one that closes abandoned frames,
- * a child not found as the parent's last one, a full shadow stack.  Busy
- * is held; everything else is read again from t.  A synthetic frame
- * (see enter) never closes others. */
 /* The return address of the hook call that brought an entry (the hooks
  * reach us by a tail jump: it sits below the frame address sp). */
 JP_NOINSTR JP_READS_PROGRAM_FRAMES static uintptr_t hook_return(uintptr_t sp)
@@ -305,6 +301,12 @@ JP_NOINSTR static int entry_throttled(uint64_t fn, arena_ref c, uintptr_t sp)
     return 1;
 }
 
+/* An entry the fast path does not take: one that closes abandoned frames,
+ * a child not found as the parent's last one, a full shadow stack, a
+ * throttling checkpoint, a depth at maxdepth= (skip.h: such entries and
+ * those of excluded functions push no frame).  Busy is held; everything
+ * else is read again from t.  A synthetic frame (see enter) never closes
+ * others. */
 JP_NOINSTR __attribute__((noinline)) static void enter_slow(struct jp_thread *t, uint64_t fn, uintptr_t site,
                                                             uintptr_t sp, uint64_t now, int synthetic)
 {
@@ -422,21 +424,26 @@ JP_NOINSTR __attribute__((always_inline)) static inline void enter(int clock, vo
  * one matched no open frame, or the frames above its own never saw theirs
  * (control flow nobody reported, such as a Clang catch inside inlined
  * code).  Each counts as an unmatched exit, so a tree that may be wrong
- * says so (hookit report's "not exact" line) instead of looking exact. */
+ * says so (hookit report's "not exact" line) instead of looking exact.
+ * Not so the exits of entries that pushed no frame (past maxdepth=, or
+ * skipped: skip.h), nor frames closed because their function's exit call
+ * was patched out: those exits are expected not to come. */
 JP_NOINSTR __attribute__((noinline)) static void exit_unmatched(struct jp_thread *t, uint64_t fn,
                                                                 uint64_t now, uintptr_t cfa)
 {
     struct arena_thread *rec = t->rec;
     uint32_t d = rec->depth;
-    if (t->over) { /* a frame past maxdepth= (enter_slow) */
+    int skipped = 0; /* an exit with no frame of its own: nothing to do */
+    if (t->over) {   /* a frame past maxdepth= (enter_slow) */
         if (!--t->over)
             t->exit_floor = 0;
-        d = UINT32_MAX;
-    } else if (jp_skipping && jp_skipped_exit(t, fn, cfa ? hook_return(cfa) : 0))
-        d = UINT32_MAX; /* a skipped function's exit: nothing to do */
-    while (d != UINT32_MAX && d > 0 && fn_of(jp_node(t->stack[d].node)) != fn)
+        skipped = 1;
+    } else if (jp_skipping) {
+        skipped = jp_skipped_exit(t, fn, cfa ? hook_return(cfa) : 0);
+    }
+    while (!skipped && d > 0 && fn_of(jp_node(t->stack[d].node)) != fn)
         d--;
-    if (d == UINT32_MAX) {
+    if (skipped) {
     } else if (d == 0) {
         rec->unmatched++;
         jp_unmatched_at(t->stack[rec->depth].node, 1);
