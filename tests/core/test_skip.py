@@ -207,3 +207,39 @@ def test_throttled_phases(tmp):
     got = {p: 100.0 * incl[p] / sum(incl.values()) for p in PHASES}
     assert worst(got, own) <= 3, f"throttled shares {got} against the run's own {own}"
     assert worst(got, truth) <= 10, f"throttled shares {got} against the uninstrumented build's {truth}"
+
+
+def test_throttle_inlined_copies_per_call_site(tmp):
+    """inl is inlined into two hosts, each copy with hook calls of its own:
+    throttling its context in the loop's host patches that copy's calls
+    only, so the other host's copy still counts every call (its node is
+    marked too: a node of a patched function may miss calls, skip.c)."""
+    exe = build(tmp)
+    _, doc = profile_of(tmp, exe, ["inlined", str(HOT_CALLS)], f"throttle,throttle_calls={THROTTLE_AT}")
+    main = hk.thread_of(doc, 0)
+    looped = hk.node(main, "main", "run_inlined", "inl_loop", "inl")
+    assert looped["calls"] % THROTTLE_AT == THROTTLE_AT - 1 and looped["count_incomplete"] == 1, looped
+    hk.assert_tree(main, {("main",): 1, ("main", "run_inlined"): 1, ("main", "run_inlined", "inl_loop"): 1,
+                          ("main", "run_inlined", "inl_loop", "inl"): looped["calls"],
+                          ("main", "run_inlined", "inl_once"): 5, ("main", "run_inlined", "inl_once", "inl"): 5,
+                          ("main", "run_inlined", "after"): 1, ("main", "run_inlined", "after", "leaf"): 1})
+    no_lost_events(doc)
+    if X86_64:
+        assert int(meta(doc)["patched_entry_calls"]) >= 1, meta(doc)
+
+
+def test_throttle_recursion(tmp):
+    """down(3) recursing into itself: its four contexts are throttled
+    together once its one entry call goes, with no exit taken for another."""
+    exe = build(tmp)
+    _, doc = profile_of(tmp, exe, ["recurse", str(HOT_CALLS)], f"throttle,throttle_calls={THROTTLE_AT}")
+    main = hk.thread_of(doc, 0)
+    path, expected = ("main", "run_recurse"), {("main",): 1, ("main", "run_recurse"): 1}
+    for _ in range(4):
+        path += ("down",)
+        n = hk.node(main, *path)
+        assert n["calls"] < HOT_CALLS and n["count_incomplete"] == 1, (path, n)
+        expected[path] = n["calls"]
+    expected.update({("main", "run_recurse", "after"): 1, ("main", "run_recurse", "after", "leaf"): 1})
+    hk.assert_tree(main, expected)
+    no_lost_events(doc)

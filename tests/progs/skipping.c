@@ -6,6 +6,9 @@
  *   skipping throttle N  main -> hot_loop -> hot N times (to be throttled),
  *                        while a second thread holds a frame of hot open
  *                        until the loop is done; then a fixed tree after
+ *   skipping inlined N   inl, always inlined, N times in one host's loop
+ *                        (to be throttled there), then 5 times in another
+ *   skipping recurse N   down(3) N times: down recursing into itself
  *
  * Every function is noinline, so the tree is the source's. */
 #include <pthread.h>
@@ -111,12 +114,50 @@ NOINLINE void run_throttle(long n)
         after();
 }
 
+/* GCC instruments inlined copies too: each copy has hook calls of its own,
+ * in its host, all naming inl. */
+static inline __attribute__((always_inline)) void inl(void) { sink += 2; }
+
+NOINLINE void inl_loop(long n)
+{
+    for (long i = 0; i < n; i++)
+        inl();
+}
+
+NOINLINE void inl_once(void) { inl(); }
+
+NOINLINE void run_inlined(long n)
+{
+    inl_loop(n);
+    for (int i = 0; i < 5; i++)
+        inl_once();
+    after();
+}
+
+NOINLINE void down(int n)
+{
+    if (n > 0)
+        down(n - 1);
+    sink++;
+}
+
+NOINLINE void run_recurse(long n)
+{
+    for (long i = 0; i < n; i++)
+        down(3);
+    after();
+}
+
 int main(int argc, char **argv)
 {
     if (argc > 1 && !strcmp(argv[1], "filters"))
         run_filters();
     else if (argc > 2 && !strcmp(argv[1], "throttle"))
         run_throttle(atol(argv[2]));
+    else if (argc > 2 && !strcmp(argv[1], "inlined"))
+        run_inlined(atol(argv[2]));
+    else if (argc > 2 && !strcmp(argv[1], "recurse"))
+        run_recurse(atol(argv[2]));
     else
         return 2;
     return 0;
