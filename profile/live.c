@@ -999,7 +999,8 @@ int live_command(struct live *l, uint32_t cmd, int timeout_ms, uint32_t *result,
             if (__atomic_compare_exchange_n(&h->attention, &one, 0, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
                 __atomic_store_n(&h->control, ARENA_CMD_NONE, __ATOMIC_RELEASE);
                 snprintf(err, errlen, "process %d: no thread ran an instrumented function within "
-                         "%d ms, command withdrawn (a process is only reached through its hooks)",
+                         "%d ms, command withdrawn (a process is only reached through its hooks; "
+                         "a single-threaded one that blocks, when started with JPROFOPTS=control)",
                          (int)l->pid, timeout_ms);
                 return -1;
             }

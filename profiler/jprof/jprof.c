@@ -159,6 +159,7 @@ JP_NOINSTR static void handle_event(const struct hookit_event *ev)
     case HOOKIT_EV_THREAD_START:
         if (!jp_self)
             jp_thread_attach_numbered(ev->thread_num);
+        jp_agent_program_thread();
         break;
     case HOOKIT_EV_THREAD_END:
         jp_thread_end();

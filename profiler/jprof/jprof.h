@@ -269,11 +269,15 @@ void jp_clock_calibrate(void);
 uint64_t jp_now(void);
 
 /* ---- options (defaults in globals.c, JPROFOPTS parsed by options.c) ------ */
+/* When the control thread (live/agent.c) starts: never (nocontrol), with
+ * the program's first thread (the default), at start (control). */
+enum { JP_CONTROL_NEVER, JP_CONTROL_THREADED, JP_CONTROL_ALWAYS };
+
 struct jp_options {
     int use_tsc;                /* clock=tsc|monotonic */
     int lines;                  /* resolve file:line */
     int start_on;               /* nostart */
-    int control_thread;         /* nocontrol: no control thread (agent.c) */
+    int control_thread;         /* JP_CONTROL_*: when the control thread starts (agent.c) */
     int sample;                 /* timer=sample */
     uint32_t sample_us;         /* sample_us=N: sampling period */
     int sampler_timer;          /* sampler=timer: the CPU-time timer even where perf events work */

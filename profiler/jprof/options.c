@@ -125,12 +125,43 @@ JP_NOINSTR static int set_nopatch(const char *v)
     return 0;
 }
 
-JP_NOINSTR static int set_compensate(const char *v) { (void)v; jp_opt.compensate = 1; return 0; }
+JP_NOINSTR static int set_compensate(const char *v)
+{
+    (void)v;
+    jp_opt.compensate = 1;
+    return 0;
+}
 
-JP_NOINSTR static int set_lines(const char *v) { (void)v; jp_opt.lines = 1; return 0; }
-JP_NOINSTR static int set_nolines(const char *v) { (void)v; jp_opt.lines = 0; return 0; }
-JP_NOINSTR static int set_nostart(const char *v) { (void)v; jp_opt.start_on = 0; return 0; }
-JP_NOINSTR static int set_nocontrol(const char *v) { (void)v; jp_opt.control_thread = 0; return 0; }
+JP_NOINSTR static int set_lines(const char *v)
+{
+    (void)v;
+    jp_opt.lines = 1;
+    return 0;
+}
+JP_NOINSTR static int set_nolines(const char *v)
+{
+    (void)v;
+    jp_opt.lines = 0;
+    return 0;
+}
+JP_NOINSTR static int set_nostart(const char *v)
+{
+    (void)v;
+    jp_opt.start_on = 0;
+    return 0;
+}
+JP_NOINSTR static int set_nocontrol(const char *v)
+{
+    (void)v;
+    jp_opt.control_thread = JP_CONTROL_NEVER;
+    return 0;
+}
+JP_NOINSTR static int set_control(const char *v)
+{
+    (void)v;
+    jp_opt.control_thread = JP_CONTROL_ALWAYS;
+    return 0;
+}
 
 static const struct optlist_entry options[] = {
     { "clock=", "clock=tsc|monotonic  time source (default tsc when invariant)", set_clock },
@@ -171,6 +202,11 @@ static const struct optlist_entry options[] = {
       set_lines },
     { "nolines", "nolines              do not read debug line info at exit (default)", set_nolines },
     { "nostart", "nostart              start with collection off (hookit_start() turns it on)", set_nostart },
+    { "control",
+      "control              a control thread from the start, so that `hookit ctl` reaches a "
+      "single-threaded program whose thread blocks (by default it starts with the program's "
+      "first thread: one of ours would turn off glibc's single-threaded malloc and stdio; docs/live.md)",
+      set_control },
     { "nocontrol",
       "nocontrol            no control thread: `hookit ctl` is then carried out only by "
       "the program's threads at their hooks (docs/live.md)",

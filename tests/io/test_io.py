@@ -572,7 +572,8 @@ def run_ctl_phases(tmp, command, quiet=False):
     within 10 ms, the control thread)."""
     exe = hk.cc(tmp, [src("ctl_phases.c")], "ctl_phases")
     rt = os.path.join(tmp, "rt")
-    env = hk.test_env(HOOKIT_OUTPUT=tmp, HOOKIT_RUNTIME_DIR=rt, JPROFOPTS="alloc")
+    # quiet: the program blocks, single-threaded, so the control thread must be there from the start
+    env = hk.test_env(HOOKIT_OUTPUT=tmp, HOOKIT_RUNTIME_DIR=rt, JPROFOPTS="alloc,control" if quiet else "alloc")
     hk.sanitizer_env(env)
     p = subprocess.Popen([exe, tmp] + (["quiet"] if quiet else []), cwd=tmp, env=env, stdout=subprocess.PIPE,
                          stderr=subprocess.PIPE, text=True)

@@ -95,7 +95,10 @@ EXPECT = {
 
 
 def run_shape(tmp, mode, program_threads):
-    p, rt, pids = start(tmp, mode)
+    # A program with threads of its own gets the control thread with its
+    # first one; a single-threaded one only when asked (JPROFOPTS=control:
+    # a thread of ours would turn off glibc's single-threaded paths).
+    p, rt, pids = start(tmp, mode, env=None if program_threads > 1 else {"JPROFOPTS": "control"})
     try:
         before = {pid: program_tasks(pid) for pid in pids}
         want = {pid: program_threads if pid == pids[0] else 1 for pid in pids}
@@ -262,7 +265,8 @@ int main(void) {
 """)
     exe = hk.cc(tmp, [src], "ownmalloc", libs=["-lpthread"])
     rt = os.path.join(tmp, "rt")
-    p = subprocess.Popen([exe], cwd=tmp, env=hk.test_env(HOOKIT_OUTPUT=tmp, HOOKIT_RUNTIME_DIR=rt),
+    p = subprocess.Popen([exe], cwd=tmp, env=hk.test_env(HOOKIT_OUTPUT=tmp, HOOKIT_RUNTIME_DIR=rt,
+                                                         JPROFOPTS="control"),
                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         pid = int(p.stdout.readline().split()[1])
@@ -292,3 +296,65 @@ int main(void) {
         if p.poll() is None:
             p.kill()
             p.communicate()
+
+
+SINGLE = r"""
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/single_threaded.h>
+#include <unistd.h>
+#include <dirent.h>
+static void *nothing(void *a) { return a; }
+static int tasks(void) {
+    int n = 0;
+    DIR *d = opendir("/proc/self/task");
+    for (struct dirent *e; (e = readdir(d));)
+        n += e->d_name[0] != '.';
+    closedir(d);
+    return n;
+}
+__attribute__((noinline)) void work(void) { free(malloc(100)); }
+int main(int argc, char **argv) {
+    work();
+    printf("single %d tasks %d\n", (int)__libc_single_threaded, tasks());
+    if (argc > 1) {
+        pthread_t t;
+        pthread_create(&t, 0, nothing, 0);
+        pthread_join(t, 0);
+        usleep(100000);         /* the control thread is being made */
+        printf("single %d tasks %d\n", (int)__libc_single_threaded, tasks());
+    }
+    return 0;
+}
+"""
+
+
+def single_threaded_run(tmp, args=(), opts=None):
+    src = os.path.join(tmp, "single.c")
+    with open(src, "w") as f:
+        f.write(SINGLE)
+    exe = hk.cc(tmp, [src], "single", libs=["-lpthread"])
+    env = hk.test_env(HOOKIT_OUTPUT=tmp, HOOKIT_RUNTIME_DIR=os.path.join(tmp, "rt"),
+                      **({"JPROFOPTS": opts} if opts else {}))
+    r = subprocess.run([exe, *args], cwd=tmp, env=env, capture_output=True, text=True, timeout=30)
+    assert r.returncode == 0, r
+    return r.stdout
+
+
+def test_a_single_threaded_program_stays_single_threaded_for_glibc(tmp):
+    """No control thread in a program without threads of its own: glibc
+    keeps its single-threaded malloc and stdio (a thread of ours would turn
+    them off for good, and the program's time in them would grow)."""
+    assert single_threaded_run(tmp) == "single 1 tasks 1\n"
+
+
+def test_the_control_thread_comes_with_the_programs_first_thread(tmp):
+    """Once the program makes a thread, glibc is multi-threaded anyway:
+    the control thread starts then (and stays after the program's ends)."""
+    assert single_threaded_run(tmp, ["thread"]) == "single 1 tasks 1\nsingle 0 tasks 2\n"
+
+
+def test_jprofopts_control_starts_it_at_once(tmp):
+    assert single_threaded_run(tmp, opts="control") == "single 0 tasks 2\n"

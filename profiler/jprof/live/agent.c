@@ -19,13 +19,25 @@
  * instrumented malloc) and its I/O not counted.  Only a process with a
  * live view (a registry file a reader can open) gets one; a fork child
  * starts its own, the parent's does not survive the fork.  It ends before
- * the final profile is written. */
+ * the final profile is written.
+ *
+ * It is made only once the program has a thread of its own (by default):
+ * glibc runs a single-threaded process on fast paths (malloc and free
+ * without the arena lock and atomics, stdio without its locks) that its
+ * first pthread_create turns off for good.  A thread of ours in a
+ * single-threaded program would make the program slower where it
+ * allocates or prints, and put that time in the program's profile: Lua's
+ * allocator went from 10% of the uninstrumented run's time to 14-16% of
+ * hookit's (docs/performance.md).  JPROFOPTS=control makes it at start
+ * (a single-threaded program that blocks, such as an nginx master, is
+ * then reachable); nocontrol never. */
 #include "profiler/jprof/jprof.h"
 #include "live.h"
 
 #include <errno.h>
 #include <limits.h>
 #include <linux/futex.h>
+#include <sys/single_threaded.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <time.h>
@@ -35,7 +47,7 @@
 #define GRACE_NS 10000000L
 
 static volatile uint32_t agent_quit;
-static volatile uint32_t agent_running;     /* 1 from start to the end of its loop */
+static volatile uint32_t agent_running; /* 1 from start to the end of its loop */
 
 JP_NOINSTR static void wake(volatile uint32_t *word)
 {
@@ -58,7 +70,7 @@ JP_NOINSTR static void *agent_main(void *arg)
             struct timespec grace = { 0, GRACE_NS };
             syscall(SYS_futex, &h->attention, FUTEX_WAIT, 1, &grace, NULL, 0);
             if (!__atomic_load_n(&agent_quit, __ATOMIC_ACQUIRE))
-                jp_control_take(NULL);      /* claims it only if still waiting */
+                jp_control_take(NULL); /* claims it only if still waiting */
             continue;
         }
         /* Shared futex: the reader is another process.  EINTR (glibc's
@@ -79,9 +91,12 @@ JP_NOINSTR static void agent_quit_now(void)
 
 /* pthread_create may call malloc (the new thread's TLS), which may be the
  * program's own instrumented one: those hooks are ours, not the program's. */
+static uint32_t agent_spawned; /* once per process image (a fork child starts again) */
+
 JP_NOINSTR static void spawn(void)
 {
-    if (!jp_opt.control_thread || !jp_arena_live() || !HOOKIT_HOST_HAS(jp_host, own_thread) || !jp_host->own_thread)
+    if (jp_opt.control_thread == JP_CONTROL_NEVER || !jp_arena_live() || !HOOKIT_HOST_HAS(jp_host, own_thread)
+        || !jp_host->own_thread || __atomic_exchange_n(&agent_spawned, 1, __ATOMIC_ACQ_REL))
         return;
     int saved = errno;
     struct jp_thread *self = jp_self;
@@ -92,22 +107,42 @@ JP_NOINSTR static void spawn(void)
     if (rc != 0) {
         __atomic_store_n(&agent_running, 0, __ATOMIC_RELEASE);
         jp_host->debug_log("jprof: no control thread (error %d): a process whose threads all "
-                           "block cannot be controlled", rc);
+                           "block cannot be controlled",
+                           rc);
     }
     jp_self = self;
     errno = saved;
 }
 
-JP_NOINSTR void jp_agent_start(void)
+/* Now, unless that would make a single-threaded program multi-threaded
+ * for glibc (see the file comment). */
+JP_NOINSTR static void spawn_if_threaded(void)
 {
-    spawn();
+    if (jp_opt.control_thread == JP_CONTROL_ALWAYS || !__libc_single_threaded)
+        spawn();
 }
 
-/* Only the forking thread is in the child: the parent's control thread is not. */
+JP_NOINSTR void jp_agent_start(void)
+{
+    spawn_if_threaded();
+}
+
+/* A thread of the program started: glibc has left its single-threaded
+ * paths, a thread of ours costs the program nothing more. */
+JP_NOINSTR void jp_agent_program_thread(void)
+{
+    if (!__atomic_load_n(&agent_spawned, __ATOMIC_RELAXED))
+        spawn();
+}
+
+/* Only the forking thread is in the child: the parent's control thread is
+ * not (glibc keeps the child on its multi-threaded paths when the parent
+ * had threads; then so do we). */
 JP_NOINSTR void jp_agent_fork_child(void)
 {
     agent_running = 0;
-    spawn();
+    agent_spawned = 0;
+    spawn_if_threaded();
 }
 
 /* Before the final profile: the thread leaves its loop (a command it is

@@ -17,6 +17,7 @@ void jp_control_local(uint32_t cmd);
  * is blocked.  Started with the process, again in a fork child that has a
  * live view; stopped before the final profile. */
 void jp_agent_start(void);
+void jp_agent_program_thread(void);
 void jp_agent_fork_child(void);
 void jp_agent_stop(int wait);
 
