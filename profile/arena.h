@@ -8,7 +8,9 @@
  *
  * Slot 0 holds struct arena_header; reference 0 means "none"; slot 1
  * holds struct arena_process; slot 2 (version 2 on) struct
- * arena_control_log, slot 3 is spare (allocations are slot pairs).
+ * arena_control_log (and from its byte 32 struct arena_waits), slot 3
+ * struct arena_more (the MPI job, named frames; allocations are slot
+ * pairs).
  *
  * Writers and readers (see docs/live.md):
  *  - Only a thread writes its own nodes and thread record.
@@ -44,6 +46,7 @@
 #ifndef HOOKIT_ARENA_H
 #define HOOKIT_ARENA_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #define ARENA_MAGIC "HKARENA1"
@@ -97,21 +100,54 @@ struct arena_node {
     arena_ref parent;
     arena_ref first_child;
     arena_ref next_sibling;
-    /* Extension block or 0: additive u64 counters (I/O, memory, wait time),
-     * summed when trees are merged; ARENA_EXT_SLOTS slots, laid out by the
-     * writer (struct node_ext, profiler/jprof/metrics/metrics.h). */
+    /* Extension block or 0: struct node_ext (below), ARENA_EXT_SLOTS
+     * slots: counters summed when trees are merged (I/O, memory, wait
+     * time), and a wait in progress. */
     arena_ref ext;
     uint64_t calls;
     uint64_t incl;                  /* inclusive ticks of closed activations */
     arena_ref last_child;           /* writer's lookup cache; readers ignore it */
     arena_ref child_index;          /* writer's hash index of many children; readers ignore it */
     uint64_t samples;               /* timer=sample: CPU-time samples taken here */
-    uint64_t reserved;              /* MPI frames: bytes moved (profiler/jprof/frames/mpi.c) */
+    uint64_t reserved;              /* MPI frames: bytes moved (profiler/jprof/frames/mpi.c);
+                                     * other frames: ARENA_NODE_INLINED */
 };
 
+/* In arena_node.reserved of a machine frame's node: a call made there was
+ * an inlined copy (GCC and Clang instrument them; the copy's hook has its
+ * host's call site, the one of the frame below), as seen on the calls
+ * that left the writer's fast path (a context's first).  Set only. */
+#define ARENA_NODE_INLINED (1ull << 63)
+
 /* An extension block's size (arena_node.ext).  Was 1 before wait time
- * (issue 19); readers of the mapping do not read the counters. */
+ * (issue 19). */
 #define ARENA_EXT_SLOTS 2u
+
+/* A node's extension block (arena_node.ext): made by the node's own
+ * thread the first time the node does I/O, allocates or waits, and
+ * written by that thread only (libjprof's metrics*.c and wait.c); live
+ * readers (`hookit snapshot`, `top`, `recover`) read the wait fields,
+ * each an aligned 64-bit word loaded whole.  The fields before
+ * wait_since are additive counters (retire.c sums them when trees are
+ * merged, zerobase zeroes them: NODE_EXT_COUNTERS words). */
+struct node_ext {
+    uint64_t io_calls, io_bytes_read, io_bytes_written, io_ticks; /* ticks: arena_waits.clock */
+    uint64_t allocs, alloc_bytes, frees, free_bytes;
+    /* second slot: blocking calls that are not I/O (wait.c) */
+    uint64_t wait_calls, wait_ticks; /* ticks: arena_waits.clock */
+    uint64_t unmatched_exits;        /* where the tree may be wrong (unexact.c) */
+    /* throttling (libjprof's tree/skip.c): the context's count stopped (a
+     * flag, summed as the others), and the clock at its last checkpoint
+     * (summed too when trees merge: those trees no longer run) */
+    uint64_t throttled, throttle_t0;
+    uint64_t spare[2];
+    /* The start of the blocking call this node is in now (libjprof's
+     * clock, arena_header.clock), 0 when none: stored when the call
+     * begins, cleared when it ends, moved to a reset's or zerobase's
+     * moment when one is applied during it.  Not a counter. */
+    volatile uint64_t wait_since;
+};
+#define NODE_EXT_COUNTERS (offsetof(struct node_ext, wait_since) / sizeof(uint64_t))
 
 struct arena_frame {
     uint64_t t0;                    /* clock reading at entry */
@@ -179,6 +215,11 @@ struct arena_chunk {
  * blocking call, and its hook exits meanwhile are callbacks whose time is
  * not the wait's (profiler/jprof/metrics/wait.c).  Readers leave it alone. */
 #define ARENA_REQ_WAIT    0x20u
+/* Set by the thread that carries out `ctl start` after a stop, in every
+ * running thread; cleared by the thread at the start of its next hook,
+ * which closes the frames that returned while collection was off
+ * (libjprof's unexact.c).  Readers leave it alone. */
+#define ARENA_REQ_RESYNC 0x40u
 
 /*
  * Process metadata: slot 1 (reference ARENA_PROCESS_REF), right after the
@@ -227,6 +268,78 @@ struct arena_control_log {
     uint64_t mono_ns; /* CLOCK_MONOTONIC at the last one (arena_process.start_mono_ns's clock) */
 };
 
+/*
+ * How to read the wait fields of the extension blocks: the second half of
+ * slot 2 (byte ARENA_WAITS_OFFSET of the arena, version 2 on), written
+ * once at start by libjprof (a fork child keeps its parent's, an exec'ed
+ * image writes its own).  All zero in an arena of an older libjprof, or
+ * with JPROFOPTS=nowait: readers then have no wait times.
+ */
+#define ARENA_WAITS_OFFSET (ARENA_CONTROL_LOG_REF * ARENA_SLOT + 32u)
+enum { ARENA_WAITS_NONE = 0, ARENA_WAITS_COUNTER = 1, ARENA_WAITS_MONOTONIC = 2 };
+
+struct arena_waits {
+    /* The clock of io_ticks and wait_ticks (libhookit's I/O clock, not
+     * always libjprof's): ARENA_WAITS_COUNTER, the CPU counter (a reader
+     * measures its rate as for arena_process's start pair); _MONOTONIC,
+     * CLOCK_MONOTONIC ns; _NONE: no wait times recorded. */
+    uint32_t clock;
+    /* JPROFOPTS=cpu under timer=exact: arena_node.samples are CPU-time
+     * samples of this period (µs); 0 otherwise (under timer=sample,
+     * arena_process.sample_us says it). */
+    uint32_t cpu_us;
+};
+
+/*
+ * Slot 3 (ARENA_MORE_REF; zero in an arena made before it, which reads as
+ * "no job, no named frames"): what a reader needs besides the trees.
+ *
+ * The MPI job the process is a rank of, written at MPI_Init when the rank
+ * is known (profiler/jprof/live/job_mark.c), so that a reader finds every
+ * rank of a job on its host (`hookit snapshot --job ID`, docs/live.md
+ * "Several processes").  job.seq is 0 until then (not a rank), odd while
+ * written, even once complete; a reader takes the fields between two equal
+ * even loads.  A fork child clears it: its tree is not a rank's.
+ *
+ * The names of frames that are not machine code (MPI calls, Java methods:
+ * profiler/jprof/frames/synthetic.c), whose keys (top bit set) stand in
+ * the trees where a function's address would: a list of struct
+ * arena_frame_name, newest first, each complete before a release store
+ * links it into frame_names.
+ */
+#define ARENA_MORE_REF 3u
+#define ARENA_JOB_ID_MAX 40
+
+struct arena_job {
+    volatile uint32_t seq;
+    int32_t rank;              /* in MPI_COMM_WORLD */
+    int32_t size;              /* of MPI_COMM_WORLD, -1 unknown */
+    uint32_t launcher;         /* enum arena_job_launcher: where the id came from */
+    char id[ARENA_JOB_ID_MAX]; /* the job's id, NUL-terminated (see job_mark.c) */
+};
+
+enum arena_job_launcher {
+    ARENA_JOB_SLURM = 1,   /* SLURM_JOB_ID[.SLURM_STEP_ID] */
+    ARENA_JOB_OPENMPI = 2, /* OMPI_MCA_ess_base_jobid, else PMIX_NAMESPACE */
+    ARENA_JOB_HYDRA = 3,   /* MPICH's Hydra: mpiexec's control port (see job_mark.c) */
+    ARENA_JOB_OTHER = 4,   /* a rank without a launcher's id: its own pid */
+};
+
+struct arena_more {
+    struct arena_job job;
+    volatile arena_ref frame_names; /* struct arena_frame_name list, newest first */
+    uint32_t spare;
+};
+
+/* One named frame: its key, then name_len + 1 bytes of name and
+ * module_len + 1 of module, NUL-terminated, in the same block. */
+struct arena_frame_name {
+    uint64_t key;
+    arena_ref next;
+    uint16_t name_len, module_len;
+    char text[];
+};
+
 /* A node of a thread's own copy (ARENA_REQ_COPY) and of a reader's copy:
  * the tree in preorder, parent given as an index into the copy. */
 struct arena_copy_node {
@@ -243,5 +356,9 @@ _Static_assert(sizeof(struct arena_node) == ARENA_SLOT, "a node is one slot");
 _Static_assert(sizeof(struct arena_thread) <= ARENA_THREAD_SLOTS * ARENA_SLOT, "thread record");
 _Static_assert(sizeof(struct arena_process) == ARENA_SLOT, "process block is one slot");
 _Static_assert(sizeof(struct arena_control_log) <= ARENA_SLOT, "control log is one slot");
+_Static_assert(sizeof(struct arena_control_log) <= 32, "the control log is slot 2's first half");
+_Static_assert(sizeof(struct arena_waits) <= 32, "the wait clock is slot 2's second half");
+_Static_assert(sizeof(struct node_ext) == ARENA_EXT_SLOTS * ARENA_SLOT, "whole slots");
+_Static_assert(sizeof(struct arena_more) == ARENA_SLOT, "slot 3 is one slot");
 
 #endif

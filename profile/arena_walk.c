@@ -227,6 +227,7 @@ int arena_copy_thread(const struct arena_view *v, const struct arena_thread *rec
                               flags & ARENA_COPY_FRAMES ? c->stack : NULL, &depth);
     c->depth = depth;
     c->pending = pending;
+    c->pending_at = pending_at;
     c->taken = 1;
     return consistent;
 }
@@ -345,6 +346,57 @@ int arena_copy_to_thread(struct profile *p, struct arena_funcs *funcs,
     free(child_sum);
     free(below);
     return rc;
+}
+
+/* ---- contexts of inlined copies ----------------------------------------------- */
+
+int arena_inlined_column(struct profile *p, struct prof_thread *th, const struct arena_view *v,
+                         const struct arena_copy_node *nodes, uint32_t n)
+{
+    uint64_t *col = NULL;
+    for (uint32_t i = 0; i < n; i++) {
+        const struct arena_node *a = arena_view_node(v, nodes[i].ref);
+        /* (an MPI frame's bytes never reach the top bit) */
+        if (!a || !(__atomic_load_n(&a->reserved, __ATOMIC_RELAXED) & ARENA_NODE_INLINED))
+            continue;
+        if (!col && !(col = profile_new_column(p, th, "inlined", n)))
+            return -1;
+        col[i] = 1;
+    }
+    return 0;
+}
+
+/* ---- sampled times ---------------------------------------------------------------- */
+
+/* timer=sample: a node's time is its on-CPU samples plus its measured
+ * blocking calls (wait_ns), so time means what it means under timer=exact
+ * and the program's own clock: elapsed, less only the time the kernel kept
+ * the thread off a CPU it was ready for.  Each node's sample count goes
+ * in the `samples` column, for the estimate's error (docs/performance.md). */
+int arena_sampled_times(struct profile *p, struct prof_thread *th, const struct arena_copy_node *nodes)
+{
+    uint64_t *samples = profile_new_column(p, th, "samples", th->nnodes);
+    if (!samples)
+        return -1;
+    const struct prof_metric *wait = profile_find_metric(th, "wait_ns");
+    uint64_t *below = wait ? calloc((size_t)th->nnodes + 1, sizeof *below) : NULL;
+    if (wait && !below)
+        return -1;
+    /* Children come after their parents: a node's subtree has its waits
+     * summed in below[] by the time the node is reached. */
+    for (uint32_t i = th->nnodes; i-- > 0;) {
+        struct prof_node *nd = &th->nodes[i];
+        samples[i] = nodes[i].samples;
+        if (!wait)
+            continue;
+        uint64_t subtree = wait->values[i] + below[i];
+        nd->excl_ns += wait->values[i];
+        nd->incl_ns += subtree;
+        if (nd->parent != PROF_NONE)
+            below[nd->parent] += subtree;
+    }
+    free(below);
+    return 0;
 }
 
 /* ---- the control log ------------------------------------------------------------ */

@@ -77,6 +77,7 @@ struct arena_thread_copy {
     uint32_t fcap;                 /* room in stack */
     uint32_t n, depth;             /* the last whole copy's nodes and open frames */
     uint32_t pending;              /* the reset/zerobase bits applied to it (ARENA_COPY_PENDING) */
+    uint64_t pending_at;           /* ... as of this moment (arena_thread.pending_at) */
     /* A whole copy is in the buffers (seq-checked or not); the caller
      * clears it. */
     int taken;
@@ -145,6 +146,24 @@ int arena_copy_to_thread(struct profile *p, struct arena_funcs *funcs,
                          const struct arena_copy_node *nodes, uint32_t n,
                          const struct arena_frame *stack, uint32_t depth, uint64_t now,
                          const struct arena_timing *tm, struct prof_thread *th);
+
+/*
+ * The contexts whose calls were inlined copies (ARENA_NODE_INLINED in the
+ * nodes of view v that the copy's refs name): th's column "inlined" of 1s,
+ * made only when some node has it (hookit report --as-compiled folds
+ * them).  libjprof's own profiles and live readers' both.  0 or -1.
+ */
+int arena_inlined_column(struct profile *p, struct prof_thread *th, const struct arena_view *v,
+                         const struct arena_copy_node *nodes, uint32_t n);
+
+/*
+ * timer=sample, after arena_copy_to_thread and th's wait_ns column (if
+ * any): each node's time gets its blocking calls, exclusive its own and
+ * inclusive its subtree's, so that a sampled time means what an exact one
+ * does; nodes' sample counts go to a `samples` column (the estimate's
+ * error).  libjprof's own profiles and live readers' both.  0 or -1.
+ */
+int arena_sampled_times(struct profile *p, struct prof_thread *th, const struct arena_copy_node *nodes);
 
 /*
  * The control log (struct arena_control_log, slot 2 of a version-2 arena)

@@ -5,6 +5,8 @@
  * Every reference read from the arena is checked against the mapping, so
  * a torn or damaged arena gives a retry or an error, never a crash. */
 #include "profile/live.h"
+#include "profile/live_waits.h"
+#include "profile/live_internal.h"
 #include "common/clock.h"
 #include "profile/arena_walk.h"
 #include "profile/procinfo.h"
@@ -28,81 +30,18 @@
 
 #define SEQ_TRIES 64                    /* torn copies before asking the thread */
 #define SELF_COPY_WAIT_NS 1000000000ull /* how long to wait for a thread's own copy */
-#define GATHER_MAX_NS 100000000ull      /* process pause: longest wait for threads to park */
-#define RECOPY_ROUNDS 64                /* process pause: copies retaken until no thread moved */
 #define MIN_RATE_NS 2000000ull          /* counter rate measured over at least this */
 
-struct live {
-    pid_t pid;
-    int dead;
-    char path[REGISTRY_PATH_MAX + 64];
-    const char *base;                   /* read-only mapping */
-    char *rw;                           /* writable mapping, made on demand */
-    uint64_t size;
-    dev_t dev;
-    ino_t ino;
-    struct arena_view view;
-    char exe[4096];
-    uint32_t seq_tries;                 /* torn copies before asking the thread */
-};
+__thread uint32_t live_reader_waits;
 
-/* Times this reader thread slept waiting for something (the process's
- * threads, the clock): a process pause counts those it contains
- * (live_snapshot.waits), which tells a pause that waited for a thread from
- * one the scheduler made long. */
-static __thread uint32_t reader_waits;
-
-static void nap_us(long us)
+void live_nap_us(long us)
 {
     struct timespec ts = { 0, us * 1000 };
-    reader_waits++;
+    live_reader_waits++;
     nanosleep(&ts, NULL);
 }
 
-/* How long this thread has waited for a CPU while runnable, in ns
- * (/proc/thread-self/schedstat, second field); UINT64_MAX when the kernel
- * does not say (no CONFIG_SCHED_INFO). */
-static uint64_t runnable_ns(void)
-{
-    char buf[96];
-    int fd = open("/proc/thread-self/schedstat", O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return UINT64_MAX;
-    ssize_t n = read(fd, buf, sizeof buf - 1);
-    close(fd);
-    if (n <= 0)
-        return UINT64_MAX;
-    buf[n] = 0;
-    unsigned long long run, wait;
-    return sscanf(buf, "%llu %llu", &run, &wait) == 2 ? (uint64_t)wait : UINT64_MAX;
-}
-
-static const struct arena_header *header(const struct live *l)
-{
-    return (const struct arena_header *)l->base;
-}
-
-static const struct arena_process *process_block(const struct live *l)
-{
-    return (const struct arena_process *)(l->base + ARENA_SLOT);
-}
-
-/* The object at ref, size bytes, inside the mapping; NULL otherwise. */
-static const void *at(const struct live *l, arena_ref ref, uint64_t size)
-{
-    uint64_t off = (uint64_t)ref * ARENA_SLOT;
-    if (!ref || off + size > l->size || off + size < off)
-        return NULL;
-    return l->base + off;
-}
-
-/* The same object in the writable mapping (made on first use). */
-static void *at_rw(struct live *l, const volatile void *ro)
-{
-    return l->rw ? l->rw + ((const volatile char *)ro - l->base) : NULL;
-}
-
-static int make_writable(struct live *l, char *err, size_t errlen)
+int live_make_writable(struct live *l, char *err, size_t errlen)
 {
     if (l->rw)
         return 0;
@@ -154,15 +93,8 @@ static void follow_process_runtime_dir(pid_t pid)
     const char *mine = getenv("HOOKIT_RUNTIME_DIR");
     if (mine && *mine)
         return;
-    char path[64], buf[65536];
-    snprintf(path, sizeof path, "/proc/%d/environ", (int)pid);
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    ssize_t n = fd >= 0 ? read(fd, buf, sizeof buf - 1) : -1;
-    if (fd >= 0)
-        close(fd);
-    if (n <= 0)
-        return;
-    buf[n] = 0;
+    char buf[65536];
+    ssize_t n = procinfo_read(pid, "environ", buf, sizeof buf);
     static const char key[] = "HOOKIT_RUNTIME_DIR=";
     for (ssize_t i = 0; i < n; i += (ssize_t)strlen(buf + i) + 1)
         if (!strncmp(buf + i, key, sizeof key - 1) && buf[i + sizeof key - 1])
@@ -240,7 +172,7 @@ static int check_file(struct live *l, int fd, uid_t owner, char *err, size_t err
 
 static int check_arena(struct live *l, char *err, size_t errlen)
 {
-    const struct arena_header *h = header(l);
+    const struct arena_header *h = live_header(l);
     if (!memcmp(h->magic, ARENA_MAGIC_ENDED, 8)) {
         snprintf(err, errlen, "process %d ended normally (its profile was written); %s is what it "
                  "could not remove", (int)l->pid, l->path);
@@ -255,13 +187,13 @@ static int check_arena(struct live *l, char *err, size_t errlen)
         snprintf(err, errlen, "%s belongs to pid %d, not %d", l->path, h->pid, (int)l->pid);
         return -1;
     }
-    uint64_t start = process_block(l)->proc_starttime;
+    uint64_t start = live_process_block(l)->proc_starttime;
     if (!l->dead && !registry_alive(l->pid, start)) {
         snprintf(err, errlen, "%s is left over from an earlier process %d (the pid was reused); "
                  "'hookit recover' handles it", l->path, (int)l->pid);
         return -1;
     }
-    const char *exe = at(l, process_block(l)->exe, 1);
+    const char *exe = live_at(l, live_process_block(l)->exe, 1);
     snprintf(l->exe, sizeof l->exe, "%s", exe ? exe : "");
     l->exe[sizeof l->exe - 1] = 0;
     return 0;
@@ -377,7 +309,7 @@ static struct live *attach_in(pid_t pid, const char *dir, uid_t owner, char *err
     if (rc == 0) {
         l->base = p;
         l->view = (struct arena_view){ l->base, l->size };
-        l->dead = !registry_alive(pid, process_block(l)->proc_starttime);
+        l->dead = !registry_alive(pid, live_process_block(l)->proc_starttime);
         rc = check_arena(l, err, errlen);
     }
     if (rc != 0) {
@@ -400,7 +332,7 @@ void live_detach(struct live *l)
 
 int live_alive(const struct live *l)
 {
-    return !l->dead && registry_alive(l->pid, process_block(l)->proc_starttime);
+    return !l->dead && registry_alive(l->pid, live_process_block(l)->proc_starttime);
 }
 
 pid_t live_pid(const struct live *l) { return l->pid; }
@@ -425,10 +357,10 @@ int live_leftover_ended(pid_t pid, char *path, size_t size)
 
 /* The process's clock now, and its rate, measured from the start pair it
  * stored (the CPU counter and CLOCK_MONOTONIC are machine-wide). */
-static uint64_t process_now(const struct live *l, double *ticks_per_ns)
+uint64_t live_process_now(const struct live *l, double *ticks_per_ns)
 {
-    const struct arena_process *pr = process_block(l);
-    if (header(l)->clock != 0) {
+    const struct arena_process *pr = live_process_block(l);
+    if (live_header(l)->clock != 0) {
         *ticks_per_ns = 1.0;
         return hk_mono_ns();
     }
@@ -436,7 +368,7 @@ static uint64_t process_now(const struct live *l, double *ticks_per_ns)
     do {
         hk_clock_pair(&mono, &tsc);
         if (mono - pr->start_mono_ns < MIN_RATE_NS)
-            nap_us(200);
+            live_nap_us(200);
     } while (mono - pr->start_mono_ns < MIN_RATE_NS);
     *ticks_per_ns = (double)(tsc - pr->start_tsc) / (double)(mono - pr->start_mono_ns);
     if (*ticks_per_ns <= 0)
@@ -448,7 +380,7 @@ static uint64_t process_now(const struct live *l, double *ticks_per_ns)
 
 static const struct arena_thread *thread_rec(const struct live *l, arena_ref r)
 {
-    return at(l, r, sizeof(struct arena_thread));
+    return live_at(l, r, sizeof(struct arena_thread));
 }
 
 static void take_fields(struct live_thread *t, const struct arena_thread *rec)
@@ -475,6 +407,8 @@ static int copy_under_seq(struct live *l, const struct arena_thread *rec, struct
         return rc;
     if (c->pending)
         t->dropped = t->unmatched = 0;
+    t->pending = c->pending;
+    t->pending_at = c->pending_at;
     t->nnodes = c->n;
     t->depth = c->depth;
     return 1;
@@ -489,7 +423,7 @@ static int copy_from_self(struct live *l, const struct arena_thread *rec, uint32
         return 0;
     uint32_t n = rec->copy_nodes, depth = rec->copy_depth;
     uint64_t bytes = (uint64_t)n * sizeof(struct arena_copy_node) + ((uint64_t)depth + 1) * sizeof(struct arena_frame);
-    const char *block = at(l, rec->copy_ref, bytes);
+    const char *block = live_at(l, rec->copy_ref, bytes);
     if (!block || arena_thread_copy_reserve(c, n, depth) != 0)
         return -1;
     memcpy(c->nodes, block, (size_t)n * sizeof *c->nodes);
@@ -524,9 +458,9 @@ static int copy_into(struct live *l, const struct arena_thread *rec, struct live
         /* Always mid-update: ask the thread for its own copy, and keep
          * trying ourselves meanwhile (it may have gone quiet). */
         uint32_t seen = __atomic_load_n(&rec->copy_seq, __ATOMIC_ACQUIRE);
-        if (make_writable(l, err, errlen) != 0)
+        if (live_make_writable(l, err, errlen) != 0)
             return -1;
-        __atomic_fetch_or((uint32_t *)at_rw(l, &rec->request), ARENA_REQ_COPY, __ATOMIC_RELEASE);
+        __atomic_fetch_or((uint32_t *)live_at_rw(l, &rec->request), ARENA_REQ_COPY, __ATOMIC_RELEASE);
         uint64_t deadline = hk_mono_ns() + SELF_COPY_WAIT_NS;
         while (rc == 0 && hk_mono_ns() < deadline) {
             rc = copy_from_self(l, rec, seen, t, c);
@@ -536,7 +470,7 @@ static int copy_into(struct live *l, const struct arena_thread *rec, struct live
             }
             if (rc == 0 && (rc = copy_under_seq(l, rec, t, c)) == 0) {
                 t->retries++;
-                nap_us(100);
+                live_nap_us(100);
             }
         }
     }
@@ -555,8 +489,8 @@ oom:
 
 /* The thread's copy into t, whose buffers it then owns (also on failure:
  * live_snapshot_free frees them). */
-static int copy_thread(struct live *l, const struct arena_thread *rec, struct live_thread *t, char *err,
-                       size_t errlen)
+int live_copy_thread(struct live *l, const struct arena_thread *rec, struct live_thread *t, char *err,
+                     size_t errlen)
 {
     struct arena_thread_copy c = { 0 };
     int rc = copy_into(l, rec, t, &c, err, errlen);
@@ -568,9 +502,9 @@ static int copy_thread(struct live *l, const struct arena_thread *rec, struct li
 /* ---- snapshots ---------------------------------------------------------------------- */
 
 /* The clock of the process now (process_now gave the rate). */
-static uint64_t clock_now(const struct live *l)
+uint64_t live_clock_now(const struct live *l)
 {
-    return header(l)->clock != 0 ? hk_mono_ns() : hk_counter();
+    return live_header(l)->clock != 0 ? hk_mono_ns() : hk_counter();
 }
 
 /* A dead thread's last moment we can vouch for: its deepest open frame
@@ -599,10 +533,10 @@ static int by_index(const void *a, const void *b)
 }
 
 /* The thread records, newest first as listed; at most max. */
-static uint32_t thread_list(const struct live *l, const struct arena_thread **recs, uint32_t max)
+uint32_t live_thread_list(const struct live *l, const struct arena_thread **recs, uint32_t max)
 {
     uint32_t n = 0;
-    arena_ref r = __atomic_load_n(&header(l)->first_thread, __ATOMIC_ACQUIRE);
+    arena_ref r = __atomic_load_n(&live_header(l)->first_thread, __ATOMIC_ACQUIRE);
     while (r && n < max) {
         const struct arena_thread *rec = thread_rec(l, r);
         if (!rec)
@@ -613,206 +547,28 @@ static uint32_t thread_list(const struct live *l, const struct arena_thread **re
     return n;
 }
 
-#define MAX_THREADS 65536
-
-static int pause_take(struct live *l, uint32_t *gen, char *err, size_t errlen)
-{
-    struct arena_process *pr = at_rw(l, process_block(l));
-    uint64_t deadline = hk_mono_ns() + 2 * SELF_COPY_WAIT_NS;
-    for (;;) {
-        uint32_t g = __atomic_load_n(&pr->pause_gen, __ATOMIC_ACQUIRE);
-        if (!(g & 1)) {
-            if (__atomic_compare_exchange_n(&pr->pause_gen, &g, g + 1, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
-                pr->pause_owner = getpid();
-                *gen = g + 1;
-                return 0;
-            }
-            continue;
-        }
-        pid_t owner = pr->pause_owner;
-        if (owner > 0 && kill(owner, 0) != 0 && errno == ESRCH)   /* a reader died holding it */
-            __atomic_compare_exchange_n(&pr->pause_gen, &g, g + 1, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE);
-        if (hk_mono_ns() > deadline) {
-            snprintf(err, errlen, "another reader keeps process %d paused", (int)l->pid);
-            return -1;
-        }
-        nap_us(500);
-    }
-}
-
-static void pause_release(struct live *l, uint32_t gen)
-{
-    struct arena_process *pr = at_rw(l, process_block(l));
-    pr->pause_owner = 0;
-    __atomic_store_n(&pr->pause_gen, gen + 1, __ATOMIC_RELEASE);
-    syscall(SYS_futex, &pr->pause_gen, FUTEX_WAKE, INT_MAX, NULL, NULL, 0);
-}
-
-/* Ask every running thread to park, and wait only for the threads inside
- * a hook (seq odd, not parked): they park at that hook's exit.  A thread
- * outside every hook (blocked in a system call, or running code without
- * hooks) cannot change its tree until it enters one, so it is not waited
- * for: its copy is checked afterwards instead (pause_copy).  At most
- * GATHER_MAX_NS. */
-static void gather(struct live *l, const struct arena_thread **recs, uint32_t n, struct live_snapshot *s)
-{
-    for (uint32_t i = 0; i < n; i++)
-        if (recs[i]->state == ARENA_THREAD_RUNNING)
-            __atomic_fetch_or((uint32_t *)at_rw(l, &recs[i]->request), ARENA_REQ_PAUSE, __ATOMIC_RELEASE);
-    uint64_t t0 = hk_mono_ns();
-    const struct arena_process *pr = process_block(l);
-    for (;;) {
-        uint32_t parked = 0, quiet = 0, busy = 0;
-        uint32_t parked_word = __atomic_load_n(&pr->parked, __ATOMIC_ACQUIRE);
-        for (uint32_t i = 0; i < n; i++) {
-            uint32_t seq = __atomic_load_n(&recs[i]->seq, __ATOMIC_ACQUIRE);
-            if (__atomic_load_n(&recs[i]->parked, __ATOMIC_ACQUIRE))
-                parked++;
-            else if (recs[i]->state != ARENA_THREAD_RUNNING || !(seq & 1))
-                quiet++;
-            else
-                busy++;
-        }
-        s->parked = parked;
-        s->quiet = quiet;
-        if (!busy || hk_mono_ns() - t0 >= GATHER_MAX_NS)
-            break;
-        /* Until a thread parks (it wakes us), 50 us at most: a thread in a
-         * hook is microseconds from its exit unless it lost its core. */
-        struct timespec ts = { 0, 50000 };
-        reader_waits++;
-        syscall(SYS_futex, &pr->parked, FUTEX_WAIT, parked_word, &ts, NULL, 0);
-    }
-    s->gather_ns = hk_mono_ns() - t0;
-}
-
-/* Copy every thread so that all copies hold at one moment: a thread's copy
- * is taken again until its seq did not move between the first copy's
- * start and the last copy's end (a parked thread never moves; one outside
- * the hooks rarely does, and parks at its next hook exit when it does).
- * Then, at every moment of that interval, each thread was in the state
- * copied. */
-static int pause_copy(struct live *l, const struct arena_thread **recs, uint32_t n,
-                      struct live_snapshot *s, char *err, size_t errlen)
-{
-    uint32_t *before = calloc(n + 1, sizeof *before);
-    if (!before) {
-        snprintf(err, errlen, "out of memory");
-        return -1;
-    }
-    for (uint32_t i = 0; i < n; i++)
-        before[i] = UINT32_MAX;         /* not copied yet */
-    int rc = 0;
-    for (uint32_t round = 0; round < RECOPY_ROUNDS && rc == 0; round++) {
-        int moved = 0;
-        for (uint32_t i = 0; i < n && rc == 0; i++) {
-            uint32_t seq = __atomic_load_n(&recs[i]->seq, __ATOMIC_ACQUIRE);
-            if (seq == before[i])
-                continue;
-            if (before[i] != UINT32_MAX) {
-                free(s->threads[i].nodes);
-                free(s->threads[i].stack);
-                memset(&s->threads[i], 0, sizeof s->threads[i]);
-                s->recopied++;
-            }
-            before[i] = seq;
-            rc = copy_thread(l, recs[i], &s->threads[i], err, errlen);
-            if (rc == 0 && s->threads[i].how != LIVE_COPY_SELF)
-                s->threads[i].now = clock_now(l);
-            moved = 1;
-        }
-        if (!moved)
-            break;
-        /* Check them all again: who moved since its copy? */
-        for (uint32_t i = 0; i < n && rc == 0; i++)
-            if (__atomic_load_n(&recs[i]->seq, __ATOMIC_ACQUIRE) != before[i])
-                moved = 2;
-        if (moved != 2)
-            break;
-        nap_us(20);                     /* let the movers reach their park */
-    }
-    free(before);
-    return rc;
-}
-
-int live_snapshot(struct live *l, enum live_consistency c, struct live_snapshot *s,
-                  char *err, size_t errlen)
+/* A snapshot's first steps: the thread list and room for the copies. */
+static int prepare(struct live *l, enum live_consistency c, struct live_snapshot *s,
+                   const struct arena_thread ***recs, uint32_t *n, char *err, size_t errlen)
 {
     memset(s, 0, sizeof *s);
     s->consistency = c;
-    const struct arena_thread **recs = malloc(MAX_THREADS * sizeof *recs);
-    if (!recs) {
-        snprintf(err, errlen, "out of memory");
-        return -1;
-    }
-    uint32_t n = thread_list(l, recs, MAX_THREADS);
-    s->threads = calloc(n + 1, sizeof *s->threads);
+    *recs = malloc(LIVE_MAX_THREADS * sizeof **recs);
+    *n = *recs ? live_thread_list(l, *recs, LIVE_MAX_THREADS) : 0;
+    s->threads = *recs ? calloc(*n + 1, sizeof *s->threads) : NULL;
     if (!s->threads) {
-        free(recs);
+        free(*recs);
+        *recs = NULL;
         snprintf(err, errlen, "out of memory");
         return -1;
     }
-    uint32_t gen = 0, waits0 = 0;
-    uint64_t t_post = 0, runnable0 = UINT64_MAX;
-    int paused = 0;
-    if (c == LIVE_PROCESS && !l->dead) {
-        if (make_writable(l, err, errlen) != 0 || pause_take(l, &gen, err, errlen) != 0) {
-            free(recs);
-            return -1;
-        }
-        paused = 1;
-        runnable0 = runnable_ns();
-        waits0 = reader_waits;
-        t_post = hk_mono_ns();
-        gather(l, recs, n, s);
-    }
-    s->now = process_now(l, &s->ticks_per_ns);
-    int rc = 0;
-    uint64_t t_copy = hk_mono_ns();
-    if (paused) {
-        rc = pause_copy(l, recs, n, s, err, errlen);
-        for (uint32_t i = 0; i < n && rc == 0; i++) {
-            struct live_thread *t = &s->threads[i];
-            if (t->now > s->now)
-                s->now = t->now;
-            if (t->how == LIVE_COPY_SEQ && __atomic_load_n(&recs[i]->parked, __ATOMIC_ACQUIRE))
-                t->how = LIVE_COPY_PARKED;
-            s->nthreads = i + 1;
-        }
-        if (rc != 0)
-            s->nthreads = n;
-    }
-    for (uint32_t i = 0; i < n && rc == 0 && !paused; i++) {
-        struct live_thread *t = &s->threads[i];
-        int was_parked = __atomic_load_n(&recs[i]->parked, __ATOMIC_ACQUIRE);
-        rc = copy_thread(l, recs[i], t, err, errlen);
-        /* The clock read after the copy: every activation in it closed
-         * before, so open frames cover their closed children. */
-        if (rc == 0 && t->how != LIVE_COPY_SELF)
-            t->now = clock_now(l);
-        if (rc == 0 && t->now > s->now)
-            s->now = t->now;
-        if (rc == 0 && was_parked && t->how == LIVE_COPY_SEQ)
-            t->how = LIVE_COPY_PARKED;
-        if (l->dead)
-            t->how = LIVE_COPY_DEAD;
-        s->nthreads = i + 1;
-    }
-    if (paused) {
-        pause_release(l, gen);
-        s->pause_ns = hk_mono_ns() - t_post;
-        s->copy_ns = hk_mono_ns() - t_copy;
-        s->waits = reader_waits - waits0;
-        uint64_t runnable1 = runnable0 != UINT64_MAX ? runnable_ns() : UINT64_MAX;
-        s->runnable_ns =
-            runnable1 != UINT64_MAX && runnable1 >= runnable0 ? runnable1 - runnable0 : UINT64_MAX;
-    }
+    return 0;
+}
+
+/* Its last steps: a dead process's clock, the threads in index order. */
+static void finish(const struct live *l, struct live_snapshot *s)
+{
     s->mono_ns = hk_mono_ns();
-    free(recs);
-    if (rc != 0) {
-        live_snapshot_free(s);
-        return -1;
-    }
     if (l->dead) {
         /* No clock runs in a dead process: open frames count up to the
          * last moment we know it was alive, its newest frame entry. */
@@ -827,6 +583,117 @@ int live_snapshot(struct live *l, enum live_consistency c, struct live_snapshot 
             s->threads[i].now = last;
     }
     qsort(s->threads, s->nthreads, sizeof *s->threads, by_index);
+}
+
+/* Thread consistency: each thread copied whole, one after the other. */
+static int thread_by_thread(struct live *l, const struct arena_thread **recs, uint32_t n,
+                            struct live_snapshot *s, char *err, size_t errlen)
+{
+    s->now = live_process_now(l, &s->ticks_per_ns);
+    int rc = 0;
+    for (uint32_t i = 0; i < n && rc == 0; i++) {
+        struct live_thread *t = &s->threads[i];
+        int was_parked = __atomic_load_n(&recs[i]->parked, __ATOMIC_ACQUIRE);
+        rc = live_copy_thread(l, recs[i], t, err, errlen);
+        /* The clock read after the copy: every activation in it closed
+         * before, so open frames cover their closed children. */
+        if (rc == 0 && t->how != LIVE_COPY_SELF)
+            t->now = live_clock_now(l);
+        if (rc == 0 && t->now > s->now)
+            s->now = t->now;
+        if (rc == 0 && was_parked && t->how == LIVE_COPY_SEQ)
+            t->how = LIVE_COPY_PARKED;
+        if (l->dead)
+            t->how = LIVE_COPY_DEAD;
+        s->nthreads = i + 1;
+    }
+    return rc;
+}
+
+/* The processes ls[0 .. n) paused at once (live_pause.c), each snapshot
+ * consistency c (LIVE_PROCESS for one, LIVE_JOB for a set). */
+static int paused(struct live **ls, uint32_t n, enum live_consistency c, struct live_snapshot *snaps,
+                  const struct live_sync *sync, char *err, size_t errlen)
+{
+    const struct arena_thread ***recs = calloc(n + 1, sizeof *recs);
+    uint32_t *nrecs = calloc(n + 1, sizeof *nrecs), ready = 0;
+    int rc = recs && nrecs ? 0 : -1;
+    if (rc)
+        snprintf(err, errlen, "out of memory");
+    for (; ready < n && rc == 0; ready++)
+        rc = prepare(ls[ready], c, &snaps[ready], &recs[ready], &nrecs[ready], err, errlen);
+    if (rc == 0)
+        rc = live_pause_snapshots(ls, recs, nrecs, n, snaps, sync, err, errlen);
+    for (uint32_t i = 0; i < n; i++) {
+        if (rc == 0)
+            finish(ls[i], &snaps[i]);
+        else if (i < ready)
+            live_snapshot_free(&snaps[i]);
+        if (recs)
+            free(recs[i]);
+    }
+    free(recs);
+    free(nrecs);
+    return rc;
+}
+
+int live_snapshot(struct live *l, enum live_consistency c, struct live_snapshot *s, char *err, size_t errlen)
+{
+    if (c != LIVE_THREAD && !l->dead)
+        return paused(&l, 1, c, s, NULL, err, errlen);
+    const struct arena_thread **recs;
+    uint32_t n;
+    if (prepare(l, c, s, &recs, &n, err, errlen) != 0)
+        return -1;
+    int rc = thread_by_thread(l, recs, n, s, err, errlen);
+    free(recs);
+    if (rc != 0) {
+        live_snapshot_free(s);
+        return -1;
+    }
+    finish(l, s);
+    return 0;
+}
+
+static int snapshot_set(struct live **ls, uint32_t n, enum live_consistency c, struct live_snapshot *snaps,
+                        struct live_set_pause *sp, const struct live_sync *sync, char *err, size_t errlen)
+{
+    memset(sp, 0, sizeof *sp);
+    uint64_t t0 = hk_mono_ns();
+    int rc = 0;
+    uint32_t done = 0;
+    if (c == LIVE_JOB) {
+        rc = paused(ls, n, c, snaps, sync, err, errlen);
+        done = rc == 0 ? n : 0;
+    } else {
+        /* thread, or process: each process consistent on its own, one
+         * after the other (TAU's radial sweep) */
+        for (; done < n && rc == 0; done++)
+            rc = live_snapshot(ls[done], c, &snaps[done], err, errlen);
+        if (rc != 0)
+            done--;
+    }
+    if (rc != 0) {
+        for (uint32_t i = 0; i < done; i++)
+            live_snapshot_free(&snaps[i]);
+        return -1;
+    }
+    sp->wall_ns = hk_mono_ns() - t0;
+    for (uint32_t i = 0; i < n; i++) {
+        const struct live_snapshot *s = &snaps[i];
+        sp->pause_sum_ns += s->pause_ns;
+        if (s->pause_ns >= sp->pause_max_ns) {
+            sp->pause_max_ns = s->pause_ns;
+            sp->pause_max_pid = live_pid(ls[i]);
+        }
+        sp->threads += s->nthreads;
+    }
+    /* job: every process paused over one interval, from the first request
+     * to the last release (live_pause.c sets it in each snapshot) */
+    sp->pause_ns = c == LIVE_JOB && n ? snaps[0].set_pause_ns : sp->pause_sum_ns;
+    sp->copy_ns = c == LIVE_JOB && n ? snaps[0].copy_ns : 0;
+    for (uint32_t i = 0; c != LIVE_JOB && i < n; i++)
+        sp->copy_ns += snaps[i].copy_ns;
     return 0;
 }
 
@@ -844,24 +711,13 @@ void live_snapshot_free(struct live_snapshot *s)
 
 static int fill_process(struct live *l, const struct live_snapshot *s, struct profile *p, const char *end)
 {
-    const struct arena_process *pr = process_block(l);
+    const struct arena_process *pr = live_process_block(l);
     p->process.pid = l->pid;
     p->process.ppid = 0;
-    if (!l->dead) {
-        char path[64], stat[512];
-        snprintf(path, sizeof path, "/proc/%d/stat", (int)l->pid);
-        FILE *f = fopen(path, "re");
-        if (f && fgets(stat, sizeof stat, f)) {
-            char *close_paren = strrchr(stat, ')');
-            int ppid;
-            if (close_paren && sscanf(close_paren + 1, " %*c %d", &ppid) == 1)
-                p->process.ppid = ppid;
-        }
-        if (f)
-            fclose(f);
-    }
+    if (!l->dead)
+        p->process.ppid = procinfo_parent(l->pid, NULL, 0);
     p->process.exe = profile_intern(p, l->exe);
-    const char *args = at(l, pr->argv, (uint64_t)pr->argv_len + 1);
+    const char *args = live_at(l, pr->argv, (uint64_t)pr->argv_len + 1);
     uint32_t len = args ? pr->argv_len : 0, argc = 0;
     for (uint32_t i = 0; i < len; i += (uint32_t)strnlen(args + i, len - i) + 1)
         argc++;
@@ -877,18 +733,28 @@ static int fill_process(struct live *l, const struct live_snapshot *s, struct pr
         p->process.argc = k;
     }
     p->process.start_ns = pr->start_wall_ns;
-    uint64_t start_ticks = header(l)->clock ? pr->start_mono_ns : pr->start_tsc;
+    uint64_t start_ticks = live_header(l)->clock ? pr->start_mono_ns : pr->start_tsc;
     p->process.duration_ns = s->now > start_ticks ? arena_ticks_to_ns(s->now - start_ticks, s->ticks_per_ns) : 0;
     struct procinfo_meta m = {
         .profiler = "jprof",
-        .clock = header(l)->clock ? "monotonic" : HK_COUNTER_NAME,
+        .clock = live_header(l)->clock ? "monotonic" : HK_COUNTER_NAME,
         .ticks_per_ns = s->ticks_per_ns,
         .end = end,
     };
     int rc = procinfo_set_meta(p, &m);
-    rc |= profile_set_meta(p, "live_consistency", l->dead ? "dead" :
-                           s->consistency == LIVE_PROCESS ? "process" : "thread");
-    if (s->consistency == LIVE_PROCESS && !l->dead) {
+    static const char *const level[] = { "thread", "process", "job" };
+    rc |= profile_set_meta(p, "live_consistency", l->dead ? "dead" : level[s->consistency]);
+    struct live_job job;
+    if (live_job_of(l, &job)) {
+        p->process.rank = job.rank;
+        p->process.size = job.size;
+        rc |= profile_set_meta(p, "mpi_job_id", job.id);
+    }
+    if (s->consistency == LIVE_JOB && !l->dead) {
+        rc |= procinfo_set_meta_u64(p, "live_set_pause_ns", s->set_pause_ns);
+        rc |= procinfo_set_meta_u64(p, "live_set_processes", s->set_processes);
+    }
+    if (s->consistency != LIVE_THREAD && !l->dead) {
         rc |= procinfo_set_meta_u64(p, "live_pause_ns", s->pause_ns);
         rc |= procinfo_set_meta_u64(p, "live_gather_ns", s->gather_ns);
         rc |= procinfo_set_meta_u64(p, "live_threads_parked", s->parked);
@@ -908,10 +774,33 @@ static int fill_process(struct live *l, const struct live_snapshot *s, struct pr
     rc |= procinfo_set_meta_u64(p, "live_threads_self_copied", self);
     rc |= procinfo_set_meta_u64(p, "dropped_events", dropped);
     rc |= procinfo_set_meta_u64(p, "unmatched_exits", unmatched);
-    if (header(l)->version >= 2)
-        rc |= arena_control_log_meta(p, at(l, ARENA_CONTROL_LOG_REF, sizeof(struct arena_control_log)),
+    if (live_header(l)->version >= 2)
+        rc |= arena_control_log_meta(p, live_at(l, ARENA_CONTROL_LOG_REF, sizeof(struct arena_control_log)),
                                      pr->start_mono_ns);
     return rc ? -1 : 0;
+}
+
+/* The frames that are not machine code (MPI calls, Java methods), named
+ * from the arena's list (profile/arena.h, struct arena_frame_name); the
+ * caller names the others. */
+static int name_frames(const struct live *l, struct profile *p)
+{
+    const struct arena_more *more = live_at(l, ARENA_MORE_REF, sizeof *more);
+    arena_ref r = more ? __atomic_load_n(&more->frame_names, __ATOMIC_ACQUIRE) : 0;
+    for (uint32_t guard = 0; r && guard < 1u << 20; guard++) {
+        const struct arena_frame_name *f = live_at(l, r, sizeof *f);
+        if (!f)
+            break;
+        uint64_t bytes = sizeof *f + (uint64_t)f->name_len + f->module_len + 2;
+        if (!live_at(l, r, bytes) || f->text[f->name_len] || f->text[f->name_len + 1 + f->module_len])
+            break; /* damaged: the rest stays unnamed */
+        for (uint32_t i = 0; i < p->nfuncs; i++)
+            if (p->funcs[i].addr == f->key && !p->funcs[i].name
+                && profile_name_func(p, &p->funcs[i], f->text, f->text + f->name_len + 1, NULL, 0) != 0)
+                return -1;
+        r = __atomic_load_n(&f->next, __ATOMIC_ACQUIRE);
+    }
+    return 0;
 }
 
 struct profile *live_profile(struct live *l, const struct live_snapshot *s, const char *end)
@@ -921,6 +810,12 @@ struct profile *live_profile(struct live *l, const struct live_snapshot *s, cons
     if (!p)
         return NULL;
     int rc = arena_funcs_init(&funcs);
+    /* wait times: their clock, in slot 2 (live_waits.h) */
+    const char *slot2 = live_header(l)->version >= 2 ? live_at(l, ARENA_CONTROL_LOG_REF, ARENA_SLOT) : NULL;
+    const struct arena_waits *waits = slot2
+        ? (const struct arena_waits *)(slot2 + (ARENA_WAITS_OFFSET - ARENA_CONTROL_LOG_REF * ARENA_SLOT))
+        : NULL;
+    double wait_rate = live_wait_rate(waits, live_process_block(l), live_header(l)->clock == 0, s->ticks_per_ns);
     if (rc == 0)
         rc = fill_process(l, s, p, end);
     p->threads = rc == 0 ? profile_alloc(p, ((size_t)s->nthreads + 1) * sizeof *p->threads) : NULL;
@@ -935,14 +830,24 @@ struct profile *live_profile(struct live *l, const struct live_snapshot *s, cons
         uint32_t depth = t->state == ARENA_THREAD_RUNNING ? t->depth : 0;
         struct arena_timing tm = {
             .ticks_per_ns = s->ticks_per_ns,
-            .sample_period_ns = (uint64_t)process_block(l)->sample_us * 1000u,
-            .open_waits = 1,
+            .sample_period_ns = (uint64_t)live_process_block(l)->sample_us * 1000u,
+            /* sampled: the wait column has a call in progress, else the frame's start */
+            .open_waits = wait_rate == 0,
         };
         rc = arena_copy_to_thread(p, &funcs, t->nodes, t->nnodes, t->stack, depth, t->now, &tm, th);
         p->nthreads = i + 1;
+        if (rc == 0)
+            rc = live_wait_columns(&l->view, waits, wait_rate, tm.sample_period_ns != 0, s, t, p, th);
+        rc = rc < 0 ? -1 : 0;
+        if (rc == 0 && tm.sample_period_ns) /* as libjprof's own profile: CPU samples plus waits */
+            rc = arena_sampled_times(p, th, t->nodes);
+        if (rc == 0)
+            rc = arena_inlined_column(p, th, &l->view, t->nodes, t->nnodes);
     }
     if (rc == 0)
         rc = arena_funcs_to_profile(&funcs, p);
+    if (rc == 0)
+        rc = name_frames(l, p);
     arena_funcs_free(&funcs);
     if (rc != 0) {
         profile_free(p);
@@ -960,9 +865,9 @@ int live_command(struct live *l, uint32_t cmd, int timeout_ms, uint32_t *result,
         snprintf(err, errlen, "process %d has ended", (int)l->pid);
         return -1;
     }
-    if (make_writable(l, err, errlen) != 0)
+    if (live_make_writable(l, err, errlen) != 0)
         return -1;
-    struct arena_header *h = at_rw(l, header(l));
+    struct arena_header *h = live_at_rw(l, live_header(l));
     uint64_t deadline = hk_mono_ns() + (uint64_t)timeout_ms * 1000000ull;
     uint32_t none = ARENA_CMD_NONE;
     while (!__atomic_compare_exchange_n(&h->control, &none, cmd, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
@@ -972,18 +877,19 @@ int live_command(struct live *l, uint32_t cmd, int timeout_ms, uint32_t *result,
                      "threads to run a hook", (int)l->pid);
             return -1;
         }
-        nap_us(500);
+        live_nap_us(500);
     }
     uint32_t seq = __atomic_load_n(&h->control_seq, __ATOMIC_ACQUIRE) + 1;
     __atomic_store_n(&h->control_seq, seq, __ATOMIC_RELEASE);
     __atomic_store_n(&h->attention, 1, __ATOMIC_RELEASE);
     /* The process's control thread waits on the word (profiler/jprof/live/agent.c). */
     syscall(SYS_futex, &h->attention, FUTEX_WAKE, 1, NULL, NULL, 0);
-    const struct arena_thread **recs = malloc(MAX_THREADS * sizeof *recs);
-    uint32_t n = recs ? thread_list(l, recs, MAX_THREADS) : 0;
+    const struct arena_thread **recs = malloc(LIVE_MAX_THREADS * sizeof *recs);
+    uint32_t n = recs ? live_thread_list(l, recs, LIVE_MAX_THREADS) : 0;
     for (uint32_t i = 0; i < n; i++)
         if (recs[i]->state == ARENA_THREAD_RUNNING)
-            __atomic_fetch_or((uint32_t *)at_rw(l, &recs[i]->request), ARENA_REQ_CONTROL, __ATOMIC_RELEASE);
+            __atomic_fetch_or((uint32_t *)live_at_rw(l, &recs[i]->request), ARENA_REQ_CONTROL,
+                              __ATOMIC_RELEASE);
     free(recs);
     for (;;) {
         if (__atomic_load_n(&h->control_done, __ATOMIC_ACQUIRE) == seq) {
@@ -998,7 +904,8 @@ int live_command(struct live *l, uint32_t cmd, int timeout_ms, uint32_t *result,
             uint32_t one = 1;
             if (__atomic_compare_exchange_n(&h->attention, &one, 0, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
                 __atomic_store_n(&h->control, ARENA_CMD_NONE, __ATOMIC_RELEASE);
-                snprintf(err, errlen, "process %d: no thread ran an instrumented function within "
+                snprintf(err, errlen,
+                         "process %d: no thread ran an instrumented function within "
                          "%d ms, command withdrawn (a process is only reached through its hooks; "
                          "a single-threaded one that blocks, when started with JPROFOPTS=control)",
                          (int)l->pid, timeout_ms);
@@ -1006,7 +913,7 @@ int live_command(struct live *l, uint32_t cmd, int timeout_ms, uint32_t *result,
             }
             deadline += 1000000000ull;      /* claimed: it is being carried out */
         }
-        nap_us(200);
+        live_nap_us(200);
     }
 }
 
@@ -1063,4 +970,41 @@ int live_list(uid_t uid, pid_t **pids, char *err, size_t errlen)
         registry_moved_each(dir, pid_list_add, &l);
     *pids = l.pids;
     return l.n;
+}
+
+int live_snapshot_set(struct live **ls, uint32_t n, enum live_consistency c, struct live_snapshot *snaps,
+                      struct live_set_pause *sp, char *err, size_t errlen)
+{
+    return snapshot_set(ls, n, c, snaps, sp, NULL, err, errlen);
+}
+
+int live_snapshot_set_sync(struct live **ls, uint32_t n, struct live_snapshot *snaps,
+                           struct live_set_pause *sp, const struct live_sync *sync, char *err, size_t errlen)
+{
+    return snapshot_set(ls, n, LIVE_JOB, snaps, sp, sync, err, errlen);
+}
+
+int live_job_of(const struct live *l, struct live_job *j)
+{
+    const struct arena_more *more = live_at(l, ARENA_MORE_REF, sizeof *more);
+    const struct arena_job *aj = more ? &more->job : NULL;
+    memset(j, 0, sizeof *j);
+    for (int tries = 0; aj && tries < 64; tries++) {
+        uint32_t s1 = __atomic_load_n(&aj->seq, __ATOMIC_ACQUIRE);
+        if (!s1)
+            return 0;
+        if (s1 & 1) {
+            live_nap_us(10);
+            continue;
+        }
+        j->rank = aj->rank;
+        j->size = aj->size;
+        j->launcher = aj->launcher;
+        memcpy(j->id, aj->id, sizeof j->id);
+        j->id[sizeof j->id - 1] = 0;
+        __atomic_thread_fence(__ATOMIC_ACQUIRE);
+        if (__atomic_load_n(&aj->seq, __ATOMIC_RELAXED) == s1)
+            return j->rank >= 0;
+    }
+    return 0;
 }

@@ -33,7 +33,10 @@ const char *live_arena_path(const struct live *l);
  * the process ended normally but could not remove it); its path in path. */
 int live_leftover_ended(pid_t pid, char *path, size_t size);
 
-enum live_consistency { LIVE_THREAD = 0, LIVE_PROCESS = 1 };
+/* thread: each thread's copy whole; process: all of a process's threads
+ * at one moment; job: all threads of several processes at one moment
+ * (live_snapshot_set; docs/live.md "Several processes"). */
+enum live_consistency { LIVE_THREAD = 0, LIVE_PROCESS = 1, LIVE_JOB = 2 };
 
 /* One thread as copied. */
 struct live_thread {
@@ -47,6 +50,8 @@ struct live_thread {
     struct arena_frame *stack;      /* stack[0 .. depth] */
     uint32_t depth;
     uint64_t now;                   /* ticks: the moment the copy stands for */
+    uint32_t pending;               /* a reset or zerobase shown applied (ARENA_REQ_PENDING bits) */
+    uint64_t pending_at;            /* ... as of this moment (ticks) */
     int how;                        /* LIVE_COPY_* */
     uint32_t retries;               /* torn copies thrown away */
 };
@@ -72,6 +77,10 @@ struct live_snapshot {
      * pause; UINT64_MAX when the kernel does not say). */
     uint32_t waits;
     uint64_t runnable_ns;
+    /* job consistency: the whole set's pause, from the first process
+     * asked to the last released, and how many processes it held */
+    uint64_t set_pause_ns;
+    uint32_t set_processes;
 };
 
 /* A snapshot.  0, or -1 with err. */
@@ -79,9 +88,49 @@ int live_snapshot(struct live *l, enum live_consistency c, struct live_snapshot 
                   char *err, size_t errlen);
 void live_snapshot_free(struct live_snapshot *s);
 
-/* A normal profile of a snapshot, function names not filled in yet (the
- * caller resolves p->funcs[i].addr, e.g. through A2N).  end is the
- * profile's "end" metadata ("snapshot", "killed"). */
+/* Several processes (n), snaps[i] of ls[i].  LIVE_THREAD and LIVE_PROCESS
+ * take them one after the other (for process, each consistent on its own:
+ * TAU's radial sweep); LIVE_JOB pauses every thread of every process at
+ * once, copies them all, then releases them all.  What the pause cost: */
+struct live_set_pause {
+    uint64_t pause_ns;     /* job: first request to last release; else the sum */
+    uint64_t pause_sum_ns; /* the processes' own pauses, summed */
+    uint64_t pause_max_ns; /* the longest a process was paused, and which */
+    pid_t pause_max_pid;
+    uint64_t copy_ns; /* copying (job: all of it; else summed) */
+    uint64_t wall_ns; /* the whole set's snapshot */
+    uint32_t threads;
+};
+int live_snapshot_set(struct live **ls, uint32_t n, enum live_consistency c, struct live_snapshot *snaps,
+                      struct live_set_pause *sp, char *err, size_t errlen);
+/* The job level with other readers (a job on several hosts: docs/live.md
+ * "Several hosts"): sync->at(ctx, step) is called once every process is
+ * paused (LIVE_SYNC_PAUSED) and once every thread is copied
+ * (LIVE_SYNC_COPIED), before the release, so that the readers wait for
+ * each other there (a barrier); non-zero gives up (everything released,
+ * -1 with err).  Called also with no process at all (n = 0). */
+enum { LIVE_SYNC_PAUSED = 1, LIVE_SYNC_COPIED = 2 };
+struct live_sync {
+    int (*at)(void *ctx, int step, char *err, size_t errlen);
+    void *ctx;
+};
+int live_snapshot_set_sync(struct live **ls, uint32_t n, struct live_snapshot *snaps,
+                           struct live_set_pause *sp, const struct live_sync *sync, char *err, size_t errlen);
+
+/* The MPI job the process is a rank of (profile/arena.h, struct
+ * arena_job): 1 with *j filled, 0 when it is no rank (or not yet). */
+struct live_job {
+    int32_t rank, size;
+    uint32_t launcher;
+    char id[ARENA_JOB_ID_MAX];
+};
+int live_job_of(const struct live *l, struct live_job *j);
+
+/* A normal profile of a snapshot.  Frames that are not machine code (MPI
+ * calls, Java methods) are named from the arena; the other functions'
+ * names are not filled in yet (name NULL: the caller resolves
+ * p->funcs[i].addr, e.g. through A2N).  end is the profile's "end"
+ * metadata ("snapshot", "killed"). */
 struct profile *live_profile(struct live *l, const struct live_snapshot *s, const char *end);
 
 /* Send an ARENA_CMD_* and wait (at most timeout_ms) until a thread of the

@@ -3,6 +3,7 @@
 
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #define NOINSTR __attribute__((no_instrument_function))
 
@@ -15,16 +16,26 @@ NOINSTR static const char *valid_names(const struct optlist *spec, char *buf, si
     return buf;
 }
 
+/* `help`: the table, and the program ends before it runs.  Asked for
+ * the options, the user wants them, not a run (as glibc's LD_DEBUG=help):
+ * a program that went on would bury the list under its own output, or
+ * run for hours.  _exit: nothing of the program has run (this is
+ * libhookit's start, before main), and no profile is due. */
+NOINSTR static void help_and_end(const struct optlist *spec, void (*log)(const char *, ...))
+{
+    log("%s: %s options (comma separated):", spec->plugin, spec->variable);
+    for (size_t i = 0; i < spec->n; i++)
+        log("%s:   %s", spec->plugin, spec->entries[i].help);
+    log("%s: %s=help lists the options and ends the program before it runs (exit status 0); "
+        "leave help out to profile it",
+        spec->plugin, spec->variable);
+    _exit(0);
+}
+
 NOINSTR static void apply_one(const struct optlist *spec, const char *item,
                               void (*log)(const char *, ...))
 {
     char names[256];
-    if (!strcmp(item, "help")) {
-        log("%s: %s options (comma separated):", spec->plugin, spec->variable);
-        for (size_t i = 0; i < spec->n; i++)
-            log("%s:   %s", spec->plugin, spec->entries[i].help);
-        return;
-    }
     const char *eq = strchr(item, '=');
     size_t key_len = eq ? (size_t)(eq - item) + 1 : strlen(item);
     for (size_t i = 0; i < spec->n; i++) {
@@ -43,6 +54,7 @@ NOINSTR static void apply_one(const struct optlist *spec, const char *item,
 NOINSTR void optlist_parse(const struct optlist *spec, const char *text, void (*log)(const char *, ...))
 {
     char item[256];
+    int help = 0;
     while (text && *text) {
         const char *end = strchr(text, ',');
         size_t len = end ? (size_t)(end - text) : strlen(text);
@@ -52,8 +64,13 @@ NOINSTR void optlist_parse(const struct optlist *spec, const char *text, void (*
         } else if (len > 0) {
             memcpy(item, text, len);
             item[len] = 0;
-            apply_one(spec, item, log);
+            if (!strcmp(item, "help"))
+                help = 1; /* after the others: their own lines first */
+            else
+                apply_one(spec, item, log);
         }
         text = end ? end + 1 : NULL;
     }
+    if (help)
+        help_and_end(spec, log);
 }

@@ -1,7 +1,8 @@
 /* A profiler plugin's options: NAME=value,flag,... in one environment
  * variable (JPROFOPTS, HKTRACEOPTS), parsed against a table.  `help` lists
- * the table; an unknown option or a bad value gets one line and the
- * default stays (profile/optlist.c). */
+ * the table and ends the program before it runs, status 0; an unknown
+ * option or a bad value gets one line and the default stays
+ * (profile/optlist.c). */
 #ifndef HOOKIT_OPTLIST_H
 #define HOOKIT_OPTLIST_H
 

@@ -120,3 +120,35 @@ NOINSTR const char *procinfo_end_name(int how)
     default: return "flush";
     }
 }
+
+NOINSTR pid_t procinfo_parent(pid_t pid, char *comm, size_t size)
+{
+    char path[64], line[512];
+    snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
+    FILE *f = fopen(path, "re");
+    int ok = f && fgets(line, sizeof line, f);
+    if (f)
+        fclose(f);
+    /* the command name may hold spaces and parentheses: up to the last ')' */
+    char *open = ok ? strchr(line, '(') : NULL, *close = ok ? strrchr(line, ')') : NULL;
+    int ppid = 0;
+    if (!open || !close || close < open || sscanf(close + 1, " %*c %d", &ppid) != 1)
+        return 0;
+    if (comm)
+        snprintf(comm, size, "%.*s", (int)(close - open - 1), open + 1);
+    return (pid_t)ppid;
+}
+
+NOINSTR ssize_t procinfo_read(pid_t pid, const char *what, char *buf, size_t size)
+{
+    char path[64];
+    snprintf(path, sizeof path, "/proc/%d/%s", (int)pid, what);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    ssize_t n = fd >= 0 && size > 0 ? read(fd, buf, size - 1) : -1;
+    if (fd >= 0)
+        close(fd);
+    if (n < 0)
+        return -1;
+    buf[n] = 0;
+    return n;
+}

@@ -35,6 +35,12 @@ void procinfo_exe_name(char *out, size_t size);
 /* hookit.<exe>[.r<rank>].<pid>[.<attempt>].<suffix>; rank -1 for none. */
 void procinfo_file_name(char *out, size_t size, const char *exe, int rank, int pid,
                         int attempt, const char *suffix);
+/* /proc/PID/WHAT ("cmdline", "environ": NUL-separated strings) into buf,
+ * NUL-terminated; the bytes read, or -1 (gone, not readable). */
+ssize_t procinfo_read(pid_t pid, const char *what, char *buf, size_t size);
+/* pid's parent, and its command name into comm (size bytes; comm may be
+ * NULL), from /proc/PID/stat; 0 when /proc does not say (gone). */
+pid_t procinfo_parent(pid_t pid, char *comm, size_t size);
 /* "exit", "signal", "exec" or "flush" for a HOOKIT_END_* value (0: flush). */
 const char *procinfo_end_name(int how);
 

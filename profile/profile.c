@@ -228,3 +228,18 @@ PUBLIC const struct prof_metric *profile_find_metric(const struct prof_thread *t
             return &t->metrics[i];
     return NULL;
 }
+
+PUBLIC uint64_t *profile_new_column(struct profile *p, struct prof_thread *th, const char *name, uint32_t n)
+{
+    struct prof_metric *m = profile_alloc(p, (th->nmetrics + 1) * sizeof *m);
+    uint64_t *values = profile_alloc(p, (size_t)n * sizeof *values + 1);
+    const char *key = profile_intern(p, name);
+    if (!m || !values || !key)
+        return NULL;
+    if (th->nmetrics)
+        memcpy(m, th->metrics, th->nmetrics * sizeof *m);
+    m[th->nmetrics] = (struct prof_metric){ .name = key, .values = values };
+    th->metrics = m;
+    th->nmetrics++;
+    return values;
+}

@@ -104,6 +104,9 @@ const char *profile_get_meta(const struct profile *p, const char *key);
 
 /* The metric column called name in thread t, or NULL. */
 const struct prof_metric *profile_find_metric(const struct prof_thread *t, const char *name);
+/* A new zeroed column of n values appended to th's metrics (memory of p),
+ * or NULL when out of memory. */
+uint64_t *profile_new_column(struct profile *p, struct prof_thread *th, const char *name, uint32_t n);
 
 /*
  * Write p to DIR/NAME atomically: written to a temporary file in DIR

@@ -54,6 +54,14 @@ static int send_one(pid_t pid, const char *name, uint32_t cmd, int timeout_ms)
     struct live *l = live_cli_attach(pid, 0);
     if (!l)
         return EXIT_FAIL;
+    /* Where a flush writes, read from /proc while the process surely runs:
+     * it may end right after the flush, before we look (under qemu-user,
+     * where this command is slow, a test's program did). */
+    char dir[PATH_MAX], file[NAME_MAX + 1], before[NAME_MAX + 1] = "";
+    if (cmd == ARENA_CMD_FLUSH) {
+        live_cli_outdir(pid, dir, sizeof dir);
+        live_cli_last_name(dir, pid, before, sizeof before);
+    }
     char err[1024];
     uint32_t result;
     int rc = live_command(l, cmd, timeout_ms, &result, err, sizeof err);
@@ -63,11 +71,11 @@ static int send_one(pid_t pid, const char *name, uint32_t cmd, int timeout_ms)
     if (result != 0)
         return cli_fail("process %d: %s failed: %s", (int)pid, name, strerror((int)result));
     printf("process %d: %s done", (int)pid, name);
-    /* a flush wrote a profile: which (the newest of the process there) */
-    char dir[PATH_MAX], file[NAME_MAX + 1];
+    /* a flush wrote a profile: the next name after the last before it (not
+     * the newest: the process may have ended and written its exit profile
+     * since, as a test's program did under qemu-user) */
     if (cmd == ARENA_CMD_FLUSH) {
-        live_cli_outdir(pid, dir, sizeof dir);
-        if (live_cli_written(dir, pid, file, sizeof file))
+        if (live_cli_next_name(dir, pid, before, file, sizeof file))
             printf(": wrote %s/%s", dir, file);
     }
     putchar('\n');

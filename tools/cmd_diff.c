@@ -22,6 +22,7 @@
 #include "profile/aggregate.h"
 #include "profile/read_file.h"
 #include "profile/waittime.h"
+#include "tools/find_fn.h"
 #include "tools/fold.h"
 #include "tools/names.h"
 #include "tools/tree.h"
@@ -33,7 +34,7 @@
 #include <string.h>
 
 static const char *const diff_usage =
-    "usage: hookit diff [--limit N] [--sort KEY] [--functions|--paths] [--all] A B\n"
+    "usage: hookit diff [--limit N] [--sort KEY] [--functions|--paths] [--function FN] [--all] A B\n"
     "\n"
     "Compare profile (or trace) A with B, per function and per call path:\n"
     "calls and time before (A) and after (B), the change B - A and the change\n"
@@ -45,6 +46,10 @@ static const char *const diff_usage =
     "  -F, --functions   only the function table\n"
     "  -P, --paths       only the call path table\n"
     "  -a, --all         also list what did not change\n"
+    "  -f, --function FN only FN: its row in the function table, the paths that\n"
+    "                    end in it in the path table.  FN as in report --callers:\n"
+    "                    a name, a glob ('*::Match'), or a suffix at a '::'\n"
+    "                    ('ExtractUserKey' for leveldb::ExtractUserKey)\n"
     "  -s, --sort KEY    order by the change of: self (the default), incl, cpu,\n"
     "                    wait or calls (largest change first)\n"
     "CPU CHANGE and WAIT CHANGE (when a profile has wait time) split the change\n"
@@ -52,6 +57,8 @@ static const char *const diff_usage =
     "      --fold-frames PATTERN, --no-fold-frames  as in hookit report: wrapper\n"
     "                    frames folded into their callers (by default the standard\n"
     "                    library's thread and invoke wrappers)\n"
+    "      --as-compiled inlined copies folded into the functions they were\n"
+    "                    inlined into, as in hookit report\n"
     "      --demangle=MODE  C++ names: simple (the default: no return type, template\n"
     "                    arguments or parameters, unless needed to tell two\n"
     "                    functions apart), full (as demangled), or no (as stored)\n"
@@ -67,6 +74,29 @@ struct row {
 enum diff_sort { DIFF_SELF, DIFF_INCL, DIFF_CPU, DIFF_WAIT, DIFF_CALLS };
 static enum diff_sort diff_sort;
 static int diff_waits; /* a profile has wait time: the CPU and WAIT columns */
+static const uint8_t *diff_only; /* --function: per function of the merged profile, or NULL */
+
+/* The rows whose function --function keeps (func: a row's function); how many. */
+static uint32_t keep_rows(struct row *rows, uint32_t n, uint32_t (*func)(uint32_t key, const void *ctx),
+                          const void *ctx)
+{
+    uint32_t k = 0;
+    for (uint32_t i = 0; i < n; i++)
+        if (!diff_only || diff_only[func(rows[i].key, ctx)])
+            rows[k++] = rows[i];
+    return k;
+}
+
+static uint32_t func_itself(uint32_t f, const void *ctx)
+{
+    (void)ctx;
+    return f;
+}
+
+static uint32_t func_of_node(uint32_t node, const void *th)
+{
+    return ((const struct prof_thread *)th)->nodes[node].func;
+}
 
 static const char *signed_ns(int64_t d, char buf[UNITS_BUF + 1])
 {
@@ -168,6 +198,7 @@ struct fn_ctx {
     const struct agg *agg;
     struct row *rows;           /* per function */
     uint32_t *active;
+    uint8_t *seen; /* in some context (folded frames are in none) */
 };
 
 static void fn_enter(const struct tree *t, uint32_t node, void *vctx)
@@ -176,6 +207,7 @@ static void fn_enter(const struct tree *t, uint32_t node, void *vctx)
     uint32_t f = t->thread->nodes[node].func;
     struct row *r = &c->rows[f];
     int outermost = c->active[f]++ == 0;
+    c->seen[f] = 1;
     for (uint32_t in = 0; in < 2; in++) {
         struct agg_values v = agg_value(c->agg, 0, node, in);
         r->calls[in] += v.calls;
@@ -334,21 +366,26 @@ static int compare(const struct profile *m, const struct agg *agg, const char *a
     int rc = 0;
     if (which & 1) {
         struct fn_ctx c = { agg, calloc(m->nfuncs + 1, sizeof *c.rows),
-                            calloc(m->nfuncs + 1, sizeof *c.active) };
+                            calloc(m->nfuncs + 1, sizeof *c.active), calloc(m->nfuncs + 1, 1) };
         struct tree t;
-        if (!c.rows || !c.active || tree_build(&t, m, th) != 0) {
+        if (!c.rows || !c.active || !c.seen || tree_build(&t, m, th) != 0) {
             rc = -1;
         } else {
             rc = tree_walk(&t, fn_enter, fn_leave, &c);
             tree_free(&t);
+            uint32_t n = 0;
             for (uint32_t f = 0; f < m->nfuncs; f++)
-                c.rows[f].key = f;
+                if (c.seen[f]) { /* not a function folded away (--fold-frames, --as-compiled) */
+                    c.rows[n] = c.rows[f];
+                    c.rows[n++].key = f;
+                }
             printf("\n== functions (self = exclusive time, summed over calling contexts)\n");
             print_header("SELF", "FUNCTION");
-            print_table(c.rows, m->nfuncs, limit, all, name_fn, &nc);
+            print_table(c.rows, keep_rows(c.rows, n, func_itself, NULL), limit, all, name_fn, &nc);
         }
         free(c.rows);
         free(c.active);
+        free(c.seen);
     }
     if (rc == 0 && (which & 2)) {
         struct row *rows = calloc(th->nnodes + 1, sizeof *rows);
@@ -367,7 +404,7 @@ static int compare(const struct profile *m, const struct agg *agg, const char *a
         }
         printf("\n== call paths (exclusive and inclusive time of each calling context)\n");
         print_header("EXCL", "CALL PATH");
-        print_table(rows, th->nnodes, limit, all, name_path, &nc);
+        print_table(rows, keep_rows(rows, th->nnodes, func_of_node, th), limit, all, name_path, &nc);
         free(rows);
     }
     return rc;
@@ -380,13 +417,21 @@ int cmd_diff(int argc, char **argv)
         { "paths", no_argument, NULL, 'P' },          { "all", no_argument, NULL, 'a' },
         { "sort", required_argument, NULL, 's' },     { "fold-frames", required_argument, NULL, 'R' },
         { "no-fold-frames", no_argument, NULL, 'r' }, { "demangle", required_argument, NULL, 'D' },
+        { "function", required_argument, NULL, 'f' }, { "as-compiled", no_argument, NULL, 'C' },
         { "help", no_argument, NULL, 'h' },           { 0, 0, 0, 0 },
     };
     long limit = 20;
     int which = 0, all = 0, c;
+    const char *only = NULL;
     cli_reset_getopt();
-    while ((c = getopt_long(argc, argv, ":n:FPas:h", opts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, ":n:FPaf:s:h", opts, NULL)) != -1) {
         switch (c) {
+        case 'f':
+            only = optarg;
+            break;
+        case 'C':
+            fold_frames_as_compiled();
+            break;
         case 'n': {
             char *end;
             errno = 0;
@@ -444,13 +489,19 @@ int cmd_diff(int argc, char **argv)
             profile_free(in[0]);
             return cli_fail("%s", err);
         }
+    }
+    /* (checked in both: a function may be in one of them only) */
+    if (fold_frames_check((const struct profile *const *)in, 2, "A or B") != 0) {
+        profile_free(in[0]);
+        profile_free(in[1]);
+        return EXIT_FAIL;
+    }
+    for (int i = 0; i < 2; i++)
         if (fold_frames(in[i]) != 0) {
             profile_free(in[0]);
-            if (i)
-                profile_free(in[1]);
+            profile_free(in[1]);
             return cli_fail("out of memory");
         }
-    }
     diff_waits = waittime_in(in[0]) || waittime_in(in[1]);
     struct match_note note = { { "", "" }, 0 };
     snprintf(note.exe[0], sizeof note.exe[0], "%s", exe_module(in[0]));
@@ -469,10 +520,24 @@ int cmd_diff(int argc, char **argv)
     }
     struct profile *m = agg_finish(agg);
     names_use_profile(m);
-    rc = m ? compare(m, agg, argv[optind], argv[optind + 1], limit, which, all, &note) : -1;
+    uint8_t *target = m && only ? malloc(m->nfuncs + 1) : NULL;
+    rc = m && (!only || target) ? 0 : -1;
+    if (rc == 0 && only) { /* found in A and B as one, as the tables show them */
+        const struct profile *const one[1] = { m };
+        rc = find_fn_check(one, 1, only, "--function: ", "A or B") != 0 ? 1 : 0;
+        if (rc == 0)
+            find_fn(m, only, target);
+        diff_only = target;
+    }
+    if (rc == 0)
+        rc = compare(m, agg, argv[optind], argv[optind + 1], limit, which, all, &note);
     names_use_profile(NULL);
+    diff_only = NULL;
+    free(target);
     profile_free(m);
     agg_free(agg);
+    if (rc > 0)
+        return EXIT_FAIL;
     if (rc != 0)
         return cli_fail("out of memory");
     if (fflush(stdout) != 0 || ferror(stdout))

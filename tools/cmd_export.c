@@ -57,6 +57,8 @@ static void export_usage(FILE *f)
             "                        form) matches the glob into their callers, besides the\n"
             "                        default list (std::thread's and std::__invoke's\n"
             "                        wrappers); --no-fold-frames: none, as recorded\n"
+            "      --as-compiled     inlined copies folded into the functions they were\n"
+            "                        inlined into, as in hookit report\n"
             "      --nested          json: each node's children inside it (\"roots\" and\n"
             "                        \"children\") instead of the flat \"nodes\" table\n"
             "      --demangle=MODE   full (the default, for the tools that read exports):\n"
@@ -121,6 +123,7 @@ int cmd_export(int argc, char **argv)
         { "demangle", required_argument, NULL, 'M' },
         { "fold-frames", required_argument, NULL, 'R' },
         { "no-fold-frames", no_argument, NULL, 'r' },
+        { "as-compiled", no_argument, NULL, 'C' },
         { "help", no_argument, NULL, 'h' },
         { 0, 0, 0, 0 },
     };
@@ -166,6 +169,9 @@ int cmd_export(int argc, char **argv)
             break;
         case 'r':
             fold_frames_off();
+            break;
+        case 'C':
+            fold_frames_as_compiled();
             break;
         case 'T':
         case 'F':

@@ -95,6 +95,11 @@ static const char *const report_usage =
     "                       the default list: std::thread's and std::__invoke's\n"
     "                       wrappers, std::function's handler (repeatable)\n"
     "      --no-fold-frames none folded, not even the default list\n"
+    "      --as-compiled    the program as compiled: each inlined copy of a function\n"
+    "                       (GCC and Clang call the hooks around them too) folded\n"
+    "                       into the function it was inlined into, as perf and a\n"
+    "                       debugger see the optimized binary; by default the view\n"
+    "                       is the source's, every function a call\n"
     "      --lines          each function's source file and line, \"(file:line)\"\n"
     "                       after its name, read from the program's binary when\n"
     "                       it is still the one that ran (or from a profile made\n"
@@ -426,6 +431,21 @@ static void lost_events_line(FILE *out, const struct profile *p, const struct re
         unmatched_contexts(out, p, o);
 }
 
+/* Frames a `ctl stop` left open that returned while collection was off,
+ * and exits of calls that began then (libjprof's unexact.c): the stop's
+ * doing, counted apart from the unmatched exits, and said so. */
+static void stopped_line(FILE *out, const struct profile *p, const struct report_opts *o)
+{
+    uint64_t n = meta_count(p, "unmatched_after_start");
+    if (!n)
+        return;
+    fprintf(out,
+            "%s# collection was off, then started (hookit ctl stop, start; JPROFOPTS=nostart): %llu frame%s "
+            "returned or began while it was off (closed as of the stop, or an exit that paired with "
+            "nothing); not unmatched exits: the tree lacks only what ran while collection was off%s\n",
+            style_dim(o), (unsigned long long)n, n == 1 ? "" : "s", style_reset(o));
+}
+
 /* The contexts the fallback repaired, from the per-node column
  * "unmatched_exits" (profiler/jprof/unexact.c): each with its count and
  * path, the first few in preorder. */
@@ -534,6 +554,7 @@ static int report_profile(FILE *out, const struct profile *p, const struct repor
 {
     names_use_profile(p);
     lost_events_line(out, p, o);
+    stopped_line(out, p, o);
     not_shown_line(out, p);
     estimate_line(out, p);
     for (uint32_t i = 0; i < p->nthreads; i++) {
@@ -573,56 +594,13 @@ static int report_profile(FILE *out, const struct profile *p, const struct repor
     return 0;
 }
 
-/* --callers/--callees FN found by a suffix that fits functions of several
- * names: which one is meant is not for hookit to guess.  The candidates
- * in one line; 1 when FN is ambiguous (message printed), else 0. */
-static int ambiguous_fn(const struct loaded_profile *ps, size_t n, const char *fn)
+/* The profiles of ps, for find_fn_check (a new array: free it), or NULL. */
+static const struct profile **profiles_of(const struct loaded_profile *ps, size_t n)
 {
-    for (size_t i = 0; i < n; i++) {
-        char *list = NULL;
-        size_t len = 0;
-        FILE *mem = open_memstream(&list, &len);
-        uint32_t k = mem ? find_fn_candidates(mem, ps[i].prof, fn, 8) : 0;
-        if (mem)
-            fclose(mem);
-        if (k > 1)
-            cli_fail("'%s' ends %u function names in %s: %s; give more of the name "
-                     "(A::%s), module:name, or a glob ('*::%s') for all of them",
-                     fn, k, ps[i].path, list, fn, fn);
-        free(list);
-        if (k > 1)
-            return 1;
-    }
-    return 0;
-}
-
-/* Whether some profile has a function FN names. */
-static int fn_anywhere(const struct loaded_profile *ps, size_t n, const char *fn)
-{
-    int any = 0;
-    for (size_t i = 0; i < n && !any; i++) {
-        uint8_t *target = malloc(ps[i].prof->nfuncs + 1);
-        any = !target || find_fn(ps[i].prof, fn, target) != FIND_NONE;
-        free(target);
-    }
-    return any;
-}
-
-/* No function named FN: the closest names, if any, for the message. */
-static int no_such_fn(const struct loaded_profile *ps, size_t n, const char *fn, const char *where)
-{
-    char *list = NULL;
-    size_t len = 0;
-    FILE *mem = open_memstream(&list, &len);
-    uint32_t k = 0;
-    for (size_t i = 0; mem && i < n && !k; i++)
-        k = find_fn_closest(mem, ps[i].prof, fn, 3);
-    if (mem)
-        fclose(mem);
-    int rc = k ? cli_fail("no function named '%s' in %s; the closest: %s", fn, where, list)
-               : cli_fail("no function named '%s' in %s", fn, where);
-    free(list);
-    return rc;
+    const struct profile **out = malloc((n + 1) * sizeof *out);
+    for (size_t i = 0; out && i < n; i++)
+        out[i] = ps[i].prof;
+    return out;
 }
 
 static int is_trace(const struct profile *p)
@@ -770,7 +748,8 @@ enum {
     OPT_NO_COLLAPSE,
     OPT_LINES,
     OPT_FOLD_FRAMES,
-    OPT_NO_FOLD_FRAMES
+    OPT_NO_FOLD_FRAMES,
+    OPT_AS_COMPILED
 };
 
 int cmd_report(int argc, char **argv)
@@ -802,6 +781,7 @@ int cmd_report(int argc, char **argv)
         { "lines", no_argument, NULL, OPT_LINES },
         { "fold-frames", required_argument, NULL, OPT_FOLD_FRAMES },
         { "no-fold-frames", no_argument, NULL, OPT_NO_FOLD_FRAMES },
+        { "as-compiled", no_argument, NULL, OPT_AS_COMPILED },
         { "help", no_argument, NULL, 'h' },
         { 0, 0, 0, 0 },
     };
@@ -901,6 +881,9 @@ int cmd_report(int argc, char **argv)
         case OPT_NO_FOLD_FRAMES:
             fold_frames_off();
             break;
+        case OPT_AS_COMPILED:
+            fold_frames_as_compiled();
+            break;
         case OPT_DEMANGLE:
             if (names_parse_demangle(optarg) != 0)
                 return cli_usage_error("report", "--demangle is full, simple or no, not '%s'",
@@ -974,10 +957,19 @@ int cmd_report(int argc, char **argv)
         cli_free_profiles(ps, n);
         return cli_fail("out of memory merging the profiles");
     }
+    const struct profile **profs = profiles_of(ps, n);
+    const char *where = nfiles == 1 ? files[0] : "the profiles given";
+    if (!profs || fold_frames_check(profs, n, where) != 0) {
+        free(profs);
+        cli_free_profiles(ps, n);
+        newest_free(found, nfound);
+        return profs ? EXIT_FAIL : cli_fail("out of memory");
+    }
     /* The standard library's wrappers (and --fold-frames) folded into their
      * callers, in every view but a trace's listing. */
     for (size_t i = 0; i < n; i++)
         if (!(listing && is_trace(ps[i].prof)) && fold_frames(ps[i].prof) != 0) {
+            free(profs);
             cli_free_profiles(ps, n);
             return cli_fail("out of memory");
         }
@@ -985,6 +977,7 @@ int cmd_report(int argc, char **argv)
      * folded into one node (--callers/--callees collapse on their own). */
     for (size_t i = 0; i < n && o.collapse == 1 && !o.callers && !o.callees; i++)
         if (fold_recursion(ps[i].prof) != 0) {
+            free(profs);
             cli_free_profiles(ps, n);
             return cli_fail("out of memory");
         }
@@ -992,6 +985,7 @@ int cmd_report(int argc, char **argv)
      * have nothing to act on there, and say so rather than be ignored. */
     for (size_t i = 0; i < n && listing && (o.min_pct > 0 || o.sort != SORT_DEFAULT); i++)
         if (is_trace(ps[i].prof)) {
+            free(profs);
             cli_free_profiles(ps, n);
             newest_free(found, nfound);
             return cli_usage_error("report", "%s does not apply to a trace's listing (every call "
@@ -1000,10 +994,8 @@ int cmd_report(int argc, char **argv)
         }
     for (int k = 0; k < 2; k++) {
         const char *fn = k ? o.callees : o.callers;
-        if (fn
-            && (ambiguous_fn(ps, n, fn)
-                || (!fn_anywhere(ps, n, fn)
-                    && no_such_fn(ps, n, fn, nfiles == 1 ? files[0] : "the profiles given")))) {
+        if (fn && find_fn_check(profs, n, fn, "", where) != 0) {
+            free(profs);
             cli_free_profiles(ps, n);
             newest_free(found, nfound);
             return EXIT_FAIL;
@@ -1036,8 +1028,8 @@ int cmd_report(int argc, char **argv)
         rc = cli_fail("no thread with tid %ld in %s", o.tid,
                       nfiles == 1 ? files[0] : "the profiles given");
     else if (!rc && (o.callers || o.callees) && !fn_found)
-        rc = no_such_fn(ps, n, o.callers ? o.callers : o.callees,
-                        nfiles == 1 ? files[0] : "the profiles given");
+        rc = find_fn_missing(profs, n, o.callers ? o.callers : o.callees, "", where);
+    free(profs);
     cli_free_profiles(ps, n);
     if (!rc && (fflush(stdout) != 0 || ferror(stdout)))
         rc = cli_fail("error writing standard output: %s", strerror(errno));

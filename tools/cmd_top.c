@@ -14,10 +14,12 @@
  */
 #include "tools/cli.h"
 #include "tools/live_cli.h"
+#include "tools/top_set.h"
 #include "tools/names.h"
 #include "tools/thread_state.h"
 #include "tools/tree.h"
 #include "tools/units.h"
+#include "profile/waittime.h"
 #include <hookit/a2n.h>
 
 #include <getopt.h>
@@ -34,6 +36,8 @@
 
 static const char *const top_usage =
     "usage: hookit top [--interval S] [--once] [--rows N] PID\n"
+    "       hookit top [--interval S] [--once] [--rows N] [--consistency=thread|process|job]\n"
+    "                  --job ID | --pids P1,P2... | --family PID | --all\n"
     "\n"
     "Show where the running process PID (profiled by libjprof) spends its\n"
     "time, refreshed every interval: for each thread, its state as the kernel\n"
@@ -43,6 +47,11 @@ static const char *const top_usage =
     "share of the thread's time) and the hottest call paths.  On a terminal\n"
     "the view fits it: long lines are elided in the middle, the header kept.\n"
     "When the process ends, top says when and which profile it wrote.\n"
+    "\n"
+    "Of several processes (an MPI job's ranks on this host, a fork family):\n"
+    "per process its time outside and inside MPI and its calls/s, the slowest\n"
+    "named; per function and per calling context the sum over the processes\n"
+    "and the min and max with the rank (or pid) that has each.\n"
     "\n"
     "Keys: t / Tab next thread, T previous thread, a all threads, v next view\n"
     "(all, functions, paths, stack), q quit.\n"
@@ -54,7 +63,9 @@ static const char *const top_usage =
     "  -n, --rows N       rows per table (default 10)\n"
     "      --demangle=MODE  C++ names: simple (the default), full or no, as in\n"
     "                     hookit report\n"
-    "  -h, --help         this help\n";
+    "  -c, --consistency=L  of several processes: thread (default: nobody waits),\n"
+    "                     process (each paused on its own in turn) or job (all\n"
+    "                     paused at once; docs/live.md)\n" LIVE_SET_USAGE "  -h, --help         this help\n";
 
 enum view { VIEW_ALL, VIEW_FUNCS, VIEW_PATHS, VIEW_STACK, NVIEWS };
 static const char *const view_names[] = { "all", "functions", "paths", "stack" };
@@ -144,18 +155,34 @@ static int by_self_desc(const void *a, const void *b)
     return (*(const uint32_t *)a > *(const uint32_t *)b) - (*(const uint32_t *)a < *(const uint32_t *)b);
 }
 
+/* Per function, its contexts' on-CPU and waiting time (both exclusive,
+ * so they sum over contexts like the exclusive time). */
+static void func_cpu_wait(const struct prof_thread *th, uint64_t *cpu, uint64_t *wait)
+{
+    struct waittime w;
+    waittime_of(th, &w);
+    for (uint32_t i = 0; i < th->nnodes; i++) {
+        cpu[th->nodes[i].func] += waittime_cpu(&w, th, i);
+        wait[th->nodes[i].func] += waittime_wait(&w, i);
+    }
+}
+
 static void print_funcs(FILE *out, const struct profile *p, const struct prof_thread *th, int rows)
 {
     struct tree t;
     struct func_total *tot = calloc(p->nfuncs + 1, sizeof *tot);
     uint32_t *order = malloc((p->nfuncs + 1) * sizeof *order);
-    if (!tot || !order || tree_build(&t, p, th) < 0) {
+    uint64_t *cpu = calloc(p->nfuncs + 1, sizeof *cpu), *wait = calloc(p->nfuncs + 1, sizeof *wait);
+    if (!tot || !order || !cpu || !wait || tree_build(&t, p, th) < 0) {
         free(tot);
         free(order);
+        free(cpu);
+        free(wait);
         return;
     }
     tree_func_totals(&t, tot);
     tree_free(&t);
+    func_cpu_wait(th, cpu, wait);
     uint32_t n = 0;
     uint64_t total = 0;
     for (uint32_t f = 0; f < p->nfuncs; f++)
@@ -165,18 +192,28 @@ static void print_funcs(FILE *out, const struct profile *p, const struct prof_th
         }
     sort_totals = tot;
     qsort(order, n, sizeof *order, by_self_desc);
-    fprintf(out, "  top functions by exclusive time:\n    %6s %10s %10s %12s  %s\n", "SHARE", "EXCL",
-            "INCL", "CALLS", "NAME");
+    /* CPU and WAIT split EXCL (docs/io.md, "Wait time"), when the process records waits */
+    struct waittime has;
+    int split = waittime_of(th, &has);
+    fprintf(out, "  top functions by exclusive time:\n    %6s %10s ", "SHARE", "EXCL");
+    if (split)
+        fprintf(out, "%10s %10s ", "CPU", "WAIT");
+    fprintf(out, "%10s %12s  %s\n", "INCL", "CALLS", "NAME");
     for (uint32_t i = 0; i < n && i < (uint32_t)rows; i++) {
         const struct func_total *ft = &tot[order[i]];
         char a[UNITS_BUF], b[UNITS_BUF];
-        fprintf(out, "    %5.1f%% %10s %10s %12llu  ", total ? 100.0 * (double)ft->self_ns / (double)total : 0.0,
-                units_ns(ft->self_ns, a), units_ns(ft->incl_ns, b), (unsigned long long)ft->calls);
+        fprintf(out, "    %5.1f%% %10s ", total ? 100.0 * (double)ft->self_ns / (double)total : 0.0,
+                units_ns(ft->self_ns, a));
+        if (split)
+            fprintf(out, "%10s %10s ", units_ns(cpu[order[i]], a), units_ns(wait[order[i]], b));
+        fprintf(out, "%10s %12llu  ", units_ns(ft->incl_ns, b), (unsigned long long)ft->calls);
         print_func(out, p, order[i]);
         fputc('\n', out);
     }
     free(tot);
     free(order);
+    free(cpu);
+    free(wait);
 }
 
 static const struct prof_thread *sort_thread;
@@ -546,12 +583,15 @@ int cmd_top(int argc, char **argv)
         { "rows", required_argument, NULL, 'n' },
         { "demangle", required_argument, NULL, 'D' },
         { "help", no_argument, NULL, 'h' },
+        { "consistency", required_argument, NULL, 'c' },
+        LIVE_SET_OPTIONS,
         { 0, 0, 0, 0 },
     };
     int interval_ms = 1000, once = 0, opt;
     struct top tp = { .rows = 10, .thread = -1, .view = VIEW_ALL };
+    struct top_set_opts set = { .sel = { SET_NONE, NULL }, .consistency = LIVE_THREAD };
     cli_reset_getopt();
-    while ((opt = getopt_long(argc, argv, ":i:1n:h", opts, NULL)) != -1) {
+    while ((opt = getopt_long(argc, argv, ":i:1n:hc:P:F:J:A", opts, NULL)) != -1) {
         switch (opt) {
         case 'i':
             if ((interval_ms = live_cli_ms(optarg)) < 0)
@@ -572,10 +612,38 @@ int cmd_top(int argc, char **argv)
         case 'h':
             fputs(top_usage, stdout);
             return EXIT_OK;
-        default:
-            return cli_option_error("top", opt, argv);
+        case 'c':
+            if (!strcmp(optarg, "thread"))
+                set.consistency = LIVE_THREAD;
+            else if (!strcmp(optarg, "process"))
+                set.consistency = LIVE_PROCESS;
+            else if (!strcmp(optarg, "job"))
+                set.consistency = LIVE_JOB;
+            else
+                return cli_usage_error("top", "--consistency must be thread, process or job, not '%s'",
+                                       optarg);
+            break;
+        default: {
+            int taken = live_set_option(&set.sel, opt, optarg ? optarg : "", "top");
+            if (taken < 0)
+                return EXIT_USAGE;
+            if (!taken)
+                return cli_option_error("top", opt, argv);
+        }
         }
     }
+    if (set.sel.kind != SET_NONE) {
+        if (optind != argc)
+            return cli_usage_error("top", "a PID or a set of processes, not both");
+        set.interval_ms = interval_ms;
+        set.once = once;
+        set.rows = tp.rows;
+        set.clear = !once && isatty(STDOUT_FILENO);
+        return top_set(&set);
+    }
+    if (set.consistency != LIVE_THREAD)
+        return cli_usage_error("top",
+                               "--consistency is for several processes (one is read thread by thread)");
     if (optind != argc - 1)
         return cli_usage_error("top", optind >= argc ? "missing PID" : "one PID only");
     pid_t pid = live_cli_pid("top", argv[optind]);

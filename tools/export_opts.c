@@ -48,9 +48,24 @@ static struct profile *merged(struct loaded_profile *ps, size_t n, int flags)
     return out;
 }
 
+/* --fold-frames PATTERNs against the profiles: each names a function. */
+static int check_fold_patterns(const struct loaded_profile *ps, size_t n)
+{
+    const struct profile **profs = calloc(n + 1, sizeof *profs);
+    if (!profs)
+        return cli_fail("out of memory"), -1;
+    for (size_t i = 0; i < n; i++)
+        profs[i] = ps[i].prof;
+    int rc = fold_frames_check(profs, n, n == 1 ? ps[0].path : "the profiles given");
+    free(profs);
+    return rc;
+}
+
 int export_apply_options(struct loaded_profile *ps, size_t n)
 {
     size_t kept = 0;
+    if (check_fold_patterns(ps, n) != 0)
+        return -1;
     for (size_t i = 0; i < n; i++) {
         if (fold_frames(ps[i].prof) != 0)
             return cli_fail("out of memory"), -1;

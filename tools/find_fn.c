@@ -1,5 +1,6 @@
 /* Finding functions by name, glob or suffix (find_fn.h). */
 #include "tools/find_fn.h"
+#include "tools/cli.h"
 #include "tools/names.h"
 #include "tools/report.h"
 
@@ -171,4 +172,63 @@ uint32_t find_fn_closest(FILE *out, const struct profile *p, const char *fn, uin
         free(s[i].name);
     free(s);
     return written;
+}
+
+/* FN ends the names of functions of several names in one of the
+ * profiles: the candidates in one line, and 1; else 0. */
+static int ambiguous(const struct profile *const *ps, size_t n, const char *fn, const char *option,
+                     const char *where)
+{
+    for (size_t i = 0; i < n; i++) {
+        char *list = NULL;
+        size_t len = 0;
+        FILE *mem = open_memstream(&list, &len);
+        uint32_t k = mem ? find_fn_candidates(mem, ps[i], fn, 8) : 0;
+        if (mem)
+            fclose(mem);
+        if (k > 1)
+            cli_fail("%s'%s' ends %u function names in %s: %s; give more of the name "
+                     "(A::%s), module:name, or a glob ('*::%s') for all of them",
+                     option, fn, k, n == 1 ? where : "the profiles given", list, fn, fn);
+        free(list);
+        if (k > 1)
+            return 1;
+    }
+    return 0;
+}
+
+static int anywhere(const struct profile *const *ps, size_t n, const char *fn)
+{
+    int any = 0;
+    for (size_t i = 0; i < n && !any; i++) {
+        uint8_t *target = malloc(ps[i]->nfuncs + 1);
+        any = !target || find_fn(ps[i], fn, target) != FIND_NONE;
+        free(target);
+    }
+    return any;
+}
+
+int find_fn_missing(const struct profile *const *ps, size_t n, const char *fn, const char *option,
+                    const char *where)
+{
+    char *list = NULL;
+    size_t len = 0;
+    FILE *mem = open_memstream(&list, &len);
+    uint32_t k = 0;
+    for (size_t i = 0; mem && i < n && !k; i++)
+        k = find_fn_closest(mem, ps[i], fn, 3);
+    if (mem)
+        fclose(mem);
+    int rc = k ? cli_fail("%sno function named '%s' in %s; the closest: %s", option, fn, where, list)
+               : cli_fail("%sno function named '%s' in %s", option, fn, where);
+    free(list);
+    return rc;
+}
+
+int find_fn_check(const struct profile *const *ps, size_t n, const char *fn, const char *option,
+                  const char *where)
+{
+    if (ambiguous(ps, n, fn, option, where))
+        return EXIT_FAIL;
+    return anywhere(ps, n, fn) ? 0 : find_fn_missing(ps, n, fn, option, where);
 }

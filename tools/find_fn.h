@@ -12,6 +12,7 @@
 #ifndef HOOKIT_TOOLS_FIND_FN_H
 #define HOOKIT_TOOLS_FIND_FN_H
 
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 
@@ -33,6 +34,17 @@ uint32_t find_fn_candidates(FILE *out, const struct profile *p, const char *fn, 
  * and its last "::" component; a name that contains fn, ignoring case, is
  * close), written to out joined by ", ".  Returns how many were written. */
 uint32_t find_fn_closest(FILE *out, const struct profile *p, const char *fn, uint32_t max);
+
+/* An option's FN against the profiles ps[0 .. n) (where: how the message
+ * names them): 0 when a profile has a function FN names and FN is not an
+ * ambiguous suffix in any; else one line on stderr, prefixed by option
+ * ("" or "--fold-frames: "), listing the candidates or the closest names,
+ * and EXIT_FAIL. */
+int find_fn_check(const struct profile *const *ps, size_t n, const char *fn, const char *option,
+                  const char *where);
+/* That line for a FN that names nothing (with the closest names); EXIT_FAIL. */
+int find_fn_missing(const struct profile *const *ps, size_t n, const char *fn, const char *option,
+                    const char *where);
 
 /* --thread T: T is a kernel thread id (a number), or a thread name or a
  * glob of names ("worker*").  Parsed into *tid (-1 for a name) and

@@ -14,6 +14,7 @@
  * leaves its callees as roots; its own time, a few ns, leaves the view.
  */
 #include "tools/fold.h"
+#include "tools/find_fn.h"
 #include "tools/names.h"
 
 #include <fnmatch.h>
@@ -55,17 +56,23 @@ void fold_frames_off(void)
     npatterns = 0;
 }
 
-static int folded_name(const char *name)
+static int default_folded(const char *name)
 {
     char *simple = names_simple(name);
     const char *s = simple ? simple : name;
     int hit = 0;
     for (size_t i = 0; !defaults_off && !hit && i < sizeof default_patterns / sizeof *default_patterns; i++)
         hit = !fnmatch(default_patterns[i], s, 0);
-    for (size_t i = 0; !hit && i < npatterns; i++)
-        hit = !fnmatch(patterns[i], s, 0) || !fnmatch(patterns[i], name, 0);
     free(simple);
     return hit;
+}
+
+int fold_frames_check(const struct profile *const *ps, size_t n, const char *where)
+{
+    for (size_t i = 0; i < npatterns; i++)
+        if (find_fn_check(ps, n, patterns[i], "--fold-frames: ", where) != 0)
+            return -1;
+    return 0;
 }
 
 struct slot {
@@ -82,8 +89,10 @@ static uint64_t mix(uint64_t x)
 }
 
 /* hide: per function, fold its frames into their callers (NULL: none);
- * recursion: fold direct recursion too. */
-static int fold_thread(struct profile *p, struct prof_thread *th, const uint8_t *hide, int recursion)
+ * hide_node: the same per node, when non-zero (NULL: none); recursion:
+ * fold direct recursion too. */
+static int fold_thread(struct profile *p, struct prof_thread *th, const uint8_t *hide,
+                       const uint64_t *hide_node, int recursion)
 {
     uint32_t n = th->nnodes;
     if (n == 0)
@@ -104,7 +113,7 @@ static int fold_thread(struct profile *p, struct prof_thread *th, const uint8_t 
         const struct prof_node *src = &th->nodes[i];
         uint32_t parent = src->parent == PROF_NONE || src->parent >= i ? PROF_NONE : map[src->parent];
         uint32_t to;
-        if (hide && hide[src->func]) {
+        if ((hide && hide[src->func]) || (hide_node && hide_node[i])) {
             map[i] = parent; /* its callees are its caller's (or roots) */
             if (parent == PROF_NONE)
                 continue;
@@ -156,24 +165,61 @@ static int fold_thread(struct profile *p, struct prof_thread *th, const uint8_t 
 int fold_recursion(struct profile *p)
 {
     for (uint32_t t = 0; t < p->nthreads; t++)
-        if (fold_thread(p, &p->threads[t], NULL, 1) != 0)
+        if (fold_thread(p, &p->threads[t], NULL, NULL, 1) != 0)
             return -1;
     return 0;
 }
 
+static int as_compiled;
+
+void fold_frames_as_compiled(void)
+{
+    as_compiled = 1;
+}
+
 int fold_frames(struct profile *p)
 {
+    if (as_compiled && fold_inlined(p) == UINT32_MAX)
+        return -1;
     if (defaults_off && !npatterns)
         return 0;
     uint8_t *hide = calloc(p->nfuncs + 1, 1);
     if (!hide)
         return -1;
+    uint8_t *named = calloc(p->nfuncs + 1, 1);
     int any = 0;
-    for (uint32_t f = 0; f < p->nfuncs; f++)
-        any |= hide[f] = (uint8_t)folded_name(p->funcs[f].name ? p->funcs[f].name : "");
+    for (uint32_t f = 0; named && f < p->nfuncs; f++)
+        any |= hide[f] = (uint8_t)default_folded(p->funcs[f].name ? p->funcs[f].name : "");
+    /* the user's: found as --callers finds a function (a name, a glob, a suffix) */
+    for (size_t i = 0; named && i < npatterns; i++)
+        if (find_fn(p, patterns[i], named) != FIND_NONE)
+            for (uint32_t f = 0; f < p->nfuncs; f++)
+                any |= hide[f] |= named[f];
+    free(named);
     int rc = 0;
     for (uint32_t t = 0; any && rc == 0 && t < p->nthreads; t++)
-        rc = fold_thread(p, &p->threads[t], hide, 0);
+        rc = fold_thread(p, &p->threads[t], hide, NULL, 0);
     free(hide);
     return rc;
+}
+
+uint32_t fold_inlined(struct profile *p)
+{
+    uint32_t folded = 0;
+    for (uint32_t t = 0; t < p->nthreads; t++) {
+        struct prof_thread *th = &p->threads[t];
+        const struct prof_metric *m = profile_find_metric(th, "inlined");
+        if (!m)
+            continue;
+        uint32_t n = th->nnodes;
+        for (uint32_t i = 0; i < n; i++)
+            folded += m->values[i] != 0 && th->nodes[i].parent != PROF_NONE;
+        /* (the column is copied by the fold: read it before) */
+        if (fold_thread(p, th, NULL, m->values, 0) != 0)
+            return UINT32_MAX;
+        /* the copies are gone: their hosts, which took their 1s, are not copies */
+        m = profile_find_metric(th, "inlined");
+        memset(m->values, 0, (size_t)th->nnodes * sizeof *m->values);
+    }
+    return folded;
 }

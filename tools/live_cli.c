@@ -45,6 +45,8 @@ static int resolve(struct profile *p, struct a2n *a2n)
     for (uint32_t i = 0; i < p->nfuncs && rc == 0; i++) {
         struct prof_func *f = &p->funcs[i];
         struct a2n_result r;
+        if (f->name)
+            continue; /* a frame the arena names (MPI, Java) */
         char fallback[32];
         if (a2n) {
             a2n_lookup(a2n, f->addr, 1, &r);
@@ -62,6 +64,19 @@ static int resolve(struct profile *p, struct a2n *a2n)
     return rc;
 }
 
+struct profile *live_cli_named(struct live *l, const struct live_snapshot *s, const char *end,
+                               struct a2n *a2n)
+{
+    struct profile *p = live_profile(l, s, end);
+    if (p && resolve(p, a2n) != 0) {
+        profile_free(p);
+        p = NULL;
+    }
+    if (!p)
+        cli_fail("out of memory");
+    return p;
+}
+
 struct profile *live_cli_profile(struct live *l, enum live_consistency c, const char *end,
                                  struct a2n *a2n, struct live_snapshot *keep)
 {
@@ -71,13 +86,7 @@ struct profile *live_cli_profile(struct live *l, enum live_consistency c, const 
         cli_fail("process %d: %s", (int)live_pid(l), err);
         return NULL;
     }
-    struct profile *p = live_profile(l, &s, end);
-    if (p && resolve(p, a2n) != 0) {
-        profile_free(p);
-        p = NULL;
-    }
-    if (!p)
-        cli_fail("out of memory");
+    struct profile *p = live_cli_named(l, &s, end, a2n);
     if (keep)
         *keep = s;
     else
@@ -138,20 +147,26 @@ void live_cli_outdir(pid_t pid, char *dir, size_t size)
         snprintf(dir, size, "%s", cwd);
 }
 
-/* A profile or trace of pid in dir (hookit.EXE[.rRANK].PID[.N].prof or
- * .trace), the newest; 1 found, 0 not. */
-int live_cli_written(const char *dir, pid_t pid, char *name, size_t size)
+/* Whether name is a profile or trace of pid (hookit.EXE[.rRANK].PID[.N]
+ * .prof or .trace). */
+static int of_pid(const char *name, pid_t pid)
 {
     char mid[32];
     snprintf(mid, sizeof mid, ".%d.", (int)pid);
+    const char *dot = strrchr(name, '.');
+    return !strncmp(name, "hookit.", 7) && strstr(name, mid) && dot
+        && (!strcmp(dot, ".prof") || !strcmp(dot, ".trace"));
+}
+
+/* The newest; 1 found, 0 not. */
+int live_cli_written(const char *dir, pid_t pid, char *name, size_t size)
+{
     DIR *d = *dir ? opendir(dir) : NULL;
     struct dirent *e;
     int found = 0;
     struct timespec newest = { 0, 0 };
     while (d && (e = readdir(d))) {
-        const char *dot = strrchr(e->d_name, '.');
-        if (strncmp(e->d_name, "hookit.", 7) || !strstr(e->d_name, mid) || !dot
-            || (strcmp(dot, ".prof") && strcmp(dot, ".trace")))
+        if (!of_pid(e->d_name, pid))
             continue;
         char path[PATH_MAX + NAME_MAX + 2];
         struct stat st;
@@ -165,6 +180,45 @@ int live_cli_written(const char *dir, pid_t pid, char *name, size_t size)
         }
         found = 1;
     }
+    if (d)
+        closedir(d);
+    return found;
+}
+
+/* The order a process names its profiles in: the first free of
+ * hookit.E.P.prof, hookit.E.P.1.prof, .2, ... (a shorter name first). */
+static int name_order(const char *a, const char *b)
+{
+    size_t la = strlen(a), lb = strlen(b);
+    return la != lb ? (la < lb ? -1 : 1) : strcmp(a, b);
+}
+
+int live_cli_last_name(const char *dir, pid_t pid, char *name, size_t size)
+{
+    DIR *d = *dir ? opendir(dir) : NULL;
+    struct dirent *e;
+    int found = 0;
+    while (d && (e = readdir(d)))
+        if (of_pid(e->d_name, pid) && (!found || name_order(e->d_name, name) > 0)) {
+            snprintf(name, size, "%s", e->d_name);
+            found = 1;
+        }
+    if (d)
+        closedir(d);
+    return found;
+}
+
+int live_cli_next_name(const char *dir, pid_t pid, const char *after, char *name, size_t size)
+{
+    DIR *d = *dir ? opendir(dir) : NULL;
+    struct dirent *e;
+    int found = 0;
+    while (d && (e = readdir(d)))
+        if (of_pid(e->d_name, pid) && (!*after || name_order(e->d_name, after) > 0)
+            && (!found || name_order(e->d_name, name) < 0)) {
+            snprintf(name, size, "%s", e->d_name);
+            found = 1;
+        }
     if (d)
         closedir(d);
     return found;

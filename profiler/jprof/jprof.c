@@ -247,6 +247,7 @@ JP_NOINSTR static void handle_event(const struct hookit_event *ev)
     case HOOKIT_EV_MPI_RANK:
         jp_rank = ev->rank;
         jp_size = ev->size;
+        jp_job_mark(ev->rank, ev->size);
         break;
     case HOOKIT_EV_SIGNAL_DEATH:
         jp_death_signal = ev->signo;

@@ -110,10 +110,25 @@ struct jp_wait {
     arena_ref node;      /* the waiting context */
     uint32_t depth;      /* open frames when it began */
     uint32_t active;
+    struct node_ext *shown; /* the block whose wait_since shows it to readers, or NULL */
     /* jp_now() of the last reset or zerobase applied to the thread's tree:
      * a blocking call that spanned it counts only its time after it
      * (jp_wait_cut, jp_blocking_ticks). */
     uint64_t cut;
+};
+
+/* The thread's open frames when collection started again after a stop
+ * (`hookit ctl start`; unexact.c): frozen while it was off, they may have
+ * returned unseen meanwhile.  An exit that then pairs with nothing, or
+ * closes one of them, is the stop's doing, not an unmatched exit.  Written
+ * by the thread that carries out the start while every thread's tree
+ * stands still (collection off), read by the thread. */
+#define JP_RESTART_NODES 16
+struct jp_restart {
+    uint32_t depth;                       /* frames open then; 0: no restart, or none open */
+    uint32_t since;                       /* 1 once collection started again */
+    uint64_t stopped_at;                  /* jp_now() at the stop: when those that returned had */
+    arena_ref node[JP_RESTART_NODES + 1]; /* stack[1 .. JP_RESTART_NODES]'s nodes then */
 };
 
 struct jp_thread {
@@ -140,6 +155,7 @@ struct jp_thread {
     int rec_reused;             /* rec was a retired thread's (retire.c) */
     uint32_t named;             /* rec->name was given (a Java thread's name): kept at the end */
     struct jp_wait wait;        /* the blocking call in progress (wait.c) */
+    struct jp_restart restart;  /* frames open across a stop (unexact.c) */
     arena_ref edges[1u << JP_EDGE_BITS]; /* see jp_edge_slot */
     /* Kept when the state is recycled (reuse_thread clears what is above):
      * the list of every state made, and the I/O and memory numbers, which
@@ -252,9 +268,11 @@ void jp_thread_list(struct jp_thread *t);
  * another thread with its moment in pending_at; profile/arena.h): tested
  * at the start of every hook, before the tree changes (live/attend.h
  * applies it). */
+/* ... or the frames a stop left open to check (ARENA_REQ_RESYNC). */
+#define JP_REQ_APPLY (ARENA_REQ_PENDING | ARENA_REQ_RESYNC)
 static inline uint32_t jp_pending(const struct arena_thread *rec)
 {
-    return rec->request & ARENA_REQ_PENDING;
+    return rec->request & JP_REQ_APPLY;
 }
 
 /* ---- clock (base/clock.c, over common/clock.h) ---------------------------------

@@ -125,31 +125,11 @@ JP_NOINSTR static int set_nopatch(const char *v)
     return 0;
 }
 
-JP_NOINSTR static int set_compensate(const char *v)
-{
-    (void)v;
-    jp_opt.compensate = 1;
-    return 0;
-}
+JP_NOINSTR static int set_compensate(const char *v) { (void)v; jp_opt.compensate = 1; return 0; }
 
-JP_NOINSTR static int set_lines(const char *v)
-{
-    (void)v;
-    jp_opt.lines = 1;
-    return 0;
-}
-JP_NOINSTR static int set_nolines(const char *v)
-{
-    (void)v;
-    jp_opt.lines = 0;
-    return 0;
-}
-JP_NOINSTR static int set_nostart(const char *v)
-{
-    (void)v;
-    jp_opt.start_on = 0;
-    return 0;
-}
+JP_NOINSTR static int set_lines(const char *v) { (void)v; jp_opt.lines = 1; return 0; }
+JP_NOINSTR static int set_nolines(const char *v) { (void)v; jp_opt.lines = 0; return 0; }
+JP_NOINSTR static int set_nostart(const char *v) { (void)v; jp_opt.start_on = 0; return 0; }
 JP_NOINSTR static int set_nocontrol(const char *v)
 {
     (void)v;

@@ -113,19 +113,38 @@ def test_unknown_jprofopts_among_valid(tmp):
 
 
 def test_jprofopts_help(tmp):
-    """help lists the options on stderr, every line prefixed; the program
-    itself runs unchanged."""
+    """help lists the options on stderr, every line prefixed, and ends the
+    program before it runs (exit status 0, nothing on stdout, no profile),
+    saying so in the last line: asked for the options, the user wants them,
+    not a run that buries them (before, the whole program ran)."""
     exe = hk.cc(tmp, ["calls.c"], "calls")
     rc, out, err, pid = hk.popen_run(tmp, [exe], env={"JPROFOPTS": "help"})
-    assert rc == calls_tree.STATUS and out == calls_tree.STDOUT, (rc, out, err)
+    assert rc == 0 and out == "" and not hk.profiles(tmp), (rc, out, err)
     lines = err.splitlines()
     assert len(lines) >= 2, err
     assert all(l.startswith(f"hookit[{pid}]: ") for l in lines), err
+    assert lines[-1] == (f"hookit[{pid}]: jprof: JPROFOPTS=help lists the options and ends the "
+                         "program before it runs (exit status 0); leave help out to profile it"), err
+    # the other options are read first: their own complaints come before the list
+    rc, out, err, pid = hk.popen_run(tmp, [exe], env={"JPROFOPTS": "clock=bogus,help"})
+    assert rc == 0 and out == "" and "bad value in JPROFOPTS option 'clock=bogus'" in err.splitlines()[0]
     # Every option the "unknown option" line names is explained by help.
     line, _ = run_calls(tmp, {"JPROFOPTS": "bogus"}, exe=exe)
     valid = line.split("valid options:")[-1]
     for opt in [o.strip().rstrip("=") for o in valid.split(",") if o.strip() != "help"]:
         assert any(re.search(rf"\b{re.escape(opt)}\b", l) for l in lines), (opt, err)
+
+
+def test_hktraceopts_help(tmp):
+    """The trace profiler's HKTRACEOPTS=help does the same."""
+    exe = hk.cc(tmp, ["calls.c"], "calls")
+    rc, out, err, pid = hk.popen_run(tmp, [exe], env={"HOOKIT_PROFILER": "libhktrace.so",
+                                                      "HKTRACEOPTS": "help"})
+    assert rc == 0 and out == "", (rc, out, err)
+    assert not [f for f in os.listdir(tmp) if f.endswith(".trace")], os.listdir(tmp)
+    assert "hktrace: HKTRACEOPTS options" in err and err.splitlines()[-1].endswith(
+        "hktrace: HKTRACEOPTS=help lists the options and ends the program before it runs (exit "
+        "status 0); leave help out to profile it"), err
 
 
 def run_calls_fallback(tmp, bad, reason):

@@ -3,7 +3,7 @@ it (ctl), recovering a killed one (recover), the registry and its rules.
 
 Every test uses its own registry directory (HOOKIT_RUNTIME_DIR) so tests
 running in parallel never see each other's processes."""
-import glob, json, os, signal, subprocess, time
+import glob, json, os, re, signal, subprocess, time
 
 import hk
 
@@ -18,10 +18,10 @@ def runtime(tmp):
     return os.path.join(tmp, "rt")
 
 
-def start(tmp, *args, env=None, wait_threads=True):
-    """Start busy with args; return (Popen, registry dir) once its arena is
-    registered (and, with wait_threads, its threads are running)."""
-    exe = build(tmp)
+def start(tmp, *args, env=None, wait_threads=True, exe=None):
+    """Start busy (or exe) with args; return (Popen, registry dir) once its
+    arena is registered (and, with wait_threads, its threads are running)."""
+    exe = exe or build(tmp)
     rt = runtime(tmp)
     e = hk.test_env(HOOKIT_OUTPUT=tmp, HOOKIT_RUNTIME_DIR=rt)
     for k, v in (env or {}).items():
@@ -385,6 +385,11 @@ def test_sigkill_then_recover(tmp):
     time.sleep(0.3)
     r = hookit(tmp, rt, "recover", str(p.pid), check=False)
     assert r.returncode == 1 and "is running" in r.stderr, r.stderr
+    # the list tells a running process from a leftover
+    r = hookit(tmp, rt, "recover")
+    assert re.fullmatch(rf"process {p.pid}: running, \S+/busy: not a leftover \(hookit snapshot "
+                        rf"{p.pid} reads it\)\n"
+                        r"nothing to recover \(the processes above are running\)\n", r.stdout), r.stdout
     p.send_signal(signal.SIGKILL)
     p.communicate()
     assert os.path.exists(os.path.join(rt, f"{p.pid}.arena")), "SIGKILL leaves the arena behind"
@@ -392,7 +397,13 @@ def test_sigkill_then_recover(tmp):
     out = os.path.join(tmp, "rec")
     os.mkdir(out)
     r = hookit(tmp, rt, "recover", "-o", out)
-    assert f"process {p.pid}: " in r.stdout and "3 thread(s), would be recovered" in r.stdout, r.stdout
+    # what it was, when it started, when it was last alive (and how long
+    # ago), so that a leftover of long ago is told from the one just killed
+    arena = os.path.join(rt, f"{p.pid}.arena")
+    assert re.fullmatch(rf"process {p.pid}: killed, \S+/busy, started \d{{4}}-\d\d-\d\d \d\d:\d\d:\d\d, "
+                        rf"last alive \d\d:\d\d:\d\d \(\d+ s ago\), 3 threads: {re.escape(arena)} would be "
+                        r"recovered\n1 leftover\(s\) of processes that are gone: .* hookit recover --remove "
+                        r"PID \(or --remove --all\) removes without a profile\n", r.stdout), r.stdout
     assert os.listdir(out) == [] and os.path.exists(os.path.join(rt, f"{p.pid}.arena")), "listing only"
     r = hookit(tmp, rt, "recover", "-o", out, str(p.pid))
     assert f"process {p.pid}: recovered" in r.stdout, r.stdout
@@ -411,6 +422,43 @@ def test_sigkill_then_recover(tmp):
     assert os.listdir(rt) == [], "recover removes what it recovered"
     r = hookit(tmp, rt, "recover")
     assert "nothing to recover" in r.stdout
+
+
+def test_recover_remove_without_a_profile(tmp):
+    """`recover --remove PID` removes a killed process's leftover without
+    writing a profile; a running process is refused; `--remove --all`
+    removes every leftover and leaves running processes alone."""
+    p, rt = start(tmp, 1, 60)
+    q, _ = start(tmp, 1, 60)
+    try:
+        time.sleep(0.2)
+        r = hookit(tmp, rt, "recover", "--remove", str(p.pid), check=False)
+        assert r.returncode == 1 and r.stderr.strip() == (
+            f"hookit: process {p.pid} is running: not a leftover, nothing removed"), r.stderr
+        for x in (p, q):
+            x.send_signal(signal.SIGKILL)
+            x.communicate()
+        r = hookit(tmp, rt, "recover", "--remove", str(p.pid))
+        arena = os.path.join(rt, f"{p.pid}.arena")
+        assert re.fullmatch(rf"process {p.pid}: killed, \S+/busy, started .*: removed {re.escape(arena)}, "
+                            r"no profile written\n", r.stdout), r.stdout
+        assert sorted(os.listdir(rt)) == [f"{q.pid}.arena", f"{q.pid}.maps"], os.listdir(rt)
+        live, _ = start(tmp, 1, 60)
+        try:
+            r = hookit(tmp, rt, "recover", "--remove", "--all")
+            assert f"process {q.pid}: killed" in r.stdout and str(live.pid) not in r.stdout, r.stdout
+            assert sorted(os.listdir(rt)) == [f"{live.pid}.arena", f"{live.pid}.maps"], os.listdir(rt)
+        finally:
+            live.kill()
+            live.communicate()
+        assert hk.profiles(tmp, "busy") == [] and not glob.glob(os.path.join(tmp, "*.prof"))
+        r = hookit(tmp, rt, "recover", "--remove", check=False)
+        assert r.returncode == 2 and "--remove needs a PID or --all" in r.stderr, r.stderr
+    finally:
+        for x in (p, q):
+            if x.poll() is None:
+                x.kill()
+                x.communicate()
 
 
 DLMAPS = os.path.join(hk.ROOT, "tests", "live", "dlmaps.c")
@@ -833,7 +881,8 @@ def test_killed_after_dropping_root_is_recovered_by_root(tmp):
     assert sorted(os.listdir(moved)) == [f"{p.pid}.arena", f"{p.pid}.maps"], os.listdir(moved)
     # root: listed, then recovered and removed
     r = hookit(tmp, rt, "recover")
-    assert f"process {p.pid}: {arena}, 1 thread(s), would be recovered" in r.stdout, r.stdout
+    assert re.search(rf"^process {p.pid}: killed, .*, 1 thread: {re.escape(arena)} would be recovered$",
+                     r.stdout, re.M), r.stdout
     r = hookit(tmp, rt, "recover", "-o", out, str(p.pid))
     assert f"process {p.pid}: recovered {out}/hookit.setuid.{p.pid}.prof" in r.stdout, r.stdout
     assert os.listdir(moved) == [], os.listdir(moved)

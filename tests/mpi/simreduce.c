@@ -34,7 +34,10 @@
  * levels are reported from the folds along rank 0's chain.
  *
  * Memory: the heap in use (mallinfo2) at the root of each level's fold:
- * the merged tree so far, the child's message and its partial.
+ * the merged tree so far, the child's message and its partial; level by
+ * level, its peak over the heap at the start against the bound "the
+ * merged tree plus two inputs": the level's result merged alone, the
+ * child's message and the partial read from it.
  */
 #include "profile/merge.h"
 #include "profile/profile.h"
@@ -132,6 +135,10 @@ static struct profile *rank_profile(int rank, int size)
 
 struct level {
     uint64_t ser_ns, read_ns, fold_ns, bytes, heap_peak, heap_tree;
+    /* the memory bound (level by level): the peak over the heap at the
+     * start, the level's merged tree alone (a fresh merge of its result)
+     * and the child's partial once read */
+    uint64_t peak_over_start, tree_alone, heap_input;
     uint32_t nodes;
 };
 
@@ -161,6 +168,7 @@ static unsigned char *serialise(struct merge *m, size_t *len, uint64_t *ns)
 static void take(struct merge *m, unsigned char *buf, size_t len, struct level *lv)
 {
     char err[256];
+    uint64_t h0 = heap();
     uint64_t t0 = now_ns();
     struct profile *part = profile_read_mem(buf, len, "partial", err, sizeof err);
     if (!part)
@@ -178,6 +186,7 @@ static void take(struct merge *m, unsigned char *buf, size_t len, struct level *
         lv->fold_ns = t2 - t1;
         lv->bytes = len;
         lv->heap_peak = h > h2 ? h : h2;
+        lv->heap_input = h - h0;
     }
 }
 
@@ -261,8 +270,24 @@ static unsigned char *renumber(const unsigned char *buf, size_t len, int off, si
 
 /* Level by level: partial(k + 1) = partial(k) + partial(k) renumbered,
  * exact below V ranks. */
+/* The heap a merge of the partial message buf takes alone. */
+static uint64_t tree_alone(const unsigned char *buf, size_t len)
+{
+    char err[256];
+    uint64_t h0 = heap();
+    struct merge *m = merge_new(0);
+    struct profile *p = profile_read_mem(buf, len, "partial", err, sizeof err);
+    if (!m || !p || merge_add_partial(m, p) != 0)
+        die("cannot merge a partial alone");
+    profile_free(p);
+    uint64_t h = heap();
+    merge_free(m);
+    return h - h0;
+}
+
 static void by_level(int size, int nlevels)
 {
+    uint64_t start = heap();
     struct merge *m = own(0, size);
     size_t len;
     uint64_t ns;
@@ -301,6 +326,8 @@ static void by_level(int size, int nlevels)
         if (k + 1 < 32)
             levels[k + 1].ser_ns = ns;
         merge_free(left);
+        levels[k].peak_over_start = levels[k].heap_peak - start;
+        levels[k].tree_alone = tree_alone(cur, len);
     }
     free(cur);
 }
@@ -370,5 +397,16 @@ int main(int argc, char **argv)
     }
     printf("critical path: %.3f s (own fold %.2f ms + %d levels); simulation took %.1f s of CPU\n",
            total / 1e3, (double)own_fold_ns / 1e6, nlevels, run_s);
+    /* The bound (issue 31): a rank holds at most the merged tree and two
+     * inputs (the child's message and the partial read from it); the
+     * ratio is over 1 by the allocator's own slack only (about 1%). */
+    for (int k = 0; k < nlevels && !exact; k++) {
+        const struct level *lv = &levels[k];
+        uint64_t bound = lv->tree_alone + lv->bytes + lv->heap_input;
+        printf("memory at level %d: peak %.3f MB over the start, merged tree %.3f + message %.3f + input "
+               "%.3f MB: %.3f of that\n",
+               k, (double)lv->peak_over_start / 1e6, (double)lv->tree_alone / 1e6, (double)lv->bytes / 1e6,
+               (double)lv->heap_input / 1e6, (double)lv->peak_over_start / (double)bound);
+    }
     return 0;
 }

@@ -236,7 +236,7 @@ def test_mpich_constants_are_its_header(tmp):
     MPICH's numbers as its mpi.h defines them, Open MPI's objects as its
     mpi.h names them."""
     MPICH.need()
-    src = open(os.path.join(hk.ROOT, "profiler", "jprof", "output", "mpi_comm.c")).read()
+    src = open(os.path.join(hk.ROOT, "profile", "mpi_comm.c")).read()
     m = re.search(r"world = \(mh\)\(uintptr_t\)(0x[0-9a-f]+);\s*byte_type = \(mh\)\(uintptr_t\)"
                   r"(0x[0-9a-f]+);\s*errors_return = \(mh\)\(uintptr_t\)(0x[0-9a-f]+);", src)
     assert m, "mpi_comm.c's MPICH constants"

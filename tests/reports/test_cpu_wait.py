@@ -28,7 +28,12 @@ def split_run(scale=1):
         if scale not in _runs:
             d = tempfile.mkdtemp(prefix="hookit-split-")
             exe = hk.cc(d, [os.path.join(HERE, "progs", "split.c")], "split", libs=["-lpthread"])
-            out = hk.run(d, [exe, str(scale)]).stdout
+            # Under qemu-user a sample's program counter is a translated
+            # block's boundary and its CPU clock qemu's (docs/testing.md):
+            # there every call is timed instead, CPU being the time outside
+            # the blocking calls, which the program's own CPU clock bounds.
+            env = {"JPROFOPTS": "timer=exact"} if hk.TARGET else None
+            out = hk.run(d, [exe, str(scale)], env=env).stdout
             used = [float(x) for x in re.findall(r"crunch (\d+) ms", out)]
             assert len(used) == 2, out
             _runs[scale] = (hk.one_profile(d, "split"), sum(used) * MS)
@@ -252,21 +257,38 @@ def test_folded_by_cpu_in_speedscope(tmp):
 
 # ---- hookit top: the state of each thread, fitting the terminal, the end -------------
 
-def start_split(tmp, scale):
+def start_split(tmp, scale, *args, jprofopts=None):
     """split running with hookit, once its arena is registered."""
     import time
     exe = hk.cc(tmp, [os.path.join(HERE, "progs", "split.c")], "split", libs=["-lpthread"])
     rt = os.path.join(tmp, "rt")
     os.makedirs(rt, mode=0o700, exist_ok=True)
-    env = hk.test_env(HOOKIT_OUTPUT=tmp, HOOKIT_RUNTIME_DIR=rt)
-    p = subprocess.Popen([exe, str(scale)], cwd=tmp, env=env, stdout=subprocess.PIPE,
+    env = hk.test_env(HOOKIT_OUTPUT=tmp, HOOKIT_RUNTIME_DIR=rt, JPROFOPTS=jprofopts)
+    p = subprocess.Popen([exe, str(scale), *args], cwd=tmp, env=env, stdout=subprocess.PIPE,
                          stderr=subprocess.PIPE, text=True)
-    deadline = time.monotonic() + 10
+    deadline = time.monotonic() + 30
     while not os.path.exists(os.path.join(rt, f"{p.pid}.arena")):
         assert p.poll() is None and time.monotonic() < deadline, "no arena"
         time.sleep(0.01)
-    time.sleep(0.3)             # the threads are in crunch and idle_wait
+    # the four threads have started (they name themselves: under qemu-user,
+    # or on a loaded machine, that can take a second) ...
+    while sorted(thread_names(p.pid)).count("idler") < 2 or thread_names(p.pid).count("cruncher") < 2:
+        assert p.poll() is None and time.monotonic() < deadline, thread_names(p.pid)
+        time.sleep(0.01)
+    time.sleep(0.3)             # ... and are in crunch and idle_wait
     return p, {"HOOKIT_RUNTIME_DIR": rt}
+
+
+def thread_names(pid):
+    """The names of pid's threads (/proc/PID/task/*/comm)."""
+    names = []
+    for tid in os.listdir(f"/proc/{pid}/task"):
+        try:
+            with open(f"/proc/{pid}/task/{tid}/comm") as f:
+                names.append(f.read().strip())
+        except OSError:
+            pass
+    return names
 
 
 def thread_blocks(out):
@@ -274,7 +296,9 @@ def thread_blocks(out):
 
 
 def test_top_thread_state(tmp):
-    p, env = start_split(tmp, 10)
+    # (killed once top has printed: under qemu-user, where top takes
+    # seconds, the program runs longer than that)
+    p, env = start_split(tmp, 30 if hk.TARGET else 10)
     try:
         out = hk.hookit(tmp, "top", "--once", "-i", "0.3", "--rows", "3", str(p.pid),
                         env=env).stdout
@@ -293,10 +317,32 @@ def test_top_thread_state(tmp):
         assert re.search(r"tid \d+  R running, cpu \d+%", b) and "blocking" not in b.split("\n")[0], b
     # main joins: in a blocking call too
     assert re.search(r"\(main\) tid \d+  S sleeping, in a blocking call", out), out
+    # the functions' CPU and WAIT, from the live arena: waiting is wait
+    # (300 ms in at least), computing is CPU
+    for b in waiting:
+        excl, cpu, wait = top_func_row(b, "idle_wait")
+        assert wait >= 250 * MS and cpu < 20 * MS and excl >= wait, b
+    for b in working:
+        excl, cpu, wait = top_func_row(b, "crunch")
+        assert wait == 0 and cpu == excl > 0, b
+
+
+UNIT_NS = {"ns": 1, "us": 1e3, "ms": 1e6, "s": 1e9}
+
+
+def top_func_row(block, fn):
+    """(EXCL, CPU, WAIT) in ns of fn's row in top's functions table."""
+    assert re.search(r"SHARE\s+EXCL\s+CPU\s+WAIT\s+INCL\s+CALLS\s+NAME", block), block
+    m = re.search(rf"^\s+[\d.]+%\s+(\S+)\s+(\S+)\s+(\S+)\s+\S+\s+\d+\s+F:split\.{fn}\(\)$", block, re.M)
+    assert m, block
+    return [float(re.match(r"[\d.]+", v).group(0)) * UNIT_NS[re.sub(r"[\d.]+", "", v)]
+            for v in m.groups()]
 
 
 def test_top_fits_the_width_and_says_the_end(tmp):
-    p, env = start_split(tmp, 3)
+    # (under qemu-user each hookit command takes a second or two: the
+    # program must outlive the first)
+    p, env = start_split(tmp, 12 if hk.TARGET else 3)
     try:
         narrow = hk.hookit(tmp, "top", "--once", "-i", "0.2", str(p.pid),
                            env={**env, "COLUMNS": "48"}).stdout
@@ -318,7 +364,9 @@ def test_ctl_flush_names_its_file_and_report_reads_the_last(tmp):
     """`ctl PID flush` says which file it wrote; two flushes and the exit
     make three profiles of one process, and `hookit report` (no file) reads
     the last, which holds everything, not the three as a fork family."""
-    p, env = start_split(tmp, 4)
+    # (under qemu-user each hookit command takes a second or two: the
+    # program must outlive both flushes)
+    p, env = start_split(tmp, 12 if hk.TARGET else 4)
     try:
         wrote = []
         for _ in range(2):
@@ -336,3 +384,87 @@ def test_ctl_flush_names_its_file_and_report_reads_the_last(tmp):
     assert "fork family" not in r.stderr and r.stderr.count("\n") == 1, r.stderr
     last = re.search(r"reading (\S+), the newest profile", r.stderr).group(1)
     assert os.path.join(tmp, last) not in wrote, (last, wrote)
+
+
+# ---- snapshots: CPU and waiting apart too -----------------------------------------
+
+def snapshot_split(tmp, jprofopts):
+    """A snapshot of split (scale 10, the idlers waiting in 50 ms pieces)
+    about 1 s into its run, and the seconds from its start to the
+    snapshot's end (an upper bound of any thread's time)."""
+    import time
+    t0 = time.monotonic()
+    p, env = start_split(tmp, 10, "pieces", jprofopts=jprofopts)
+    try:
+        time.sleep(0.7)
+        snap = os.path.join(tmp, "now.prof")
+        hk.hookit(tmp, "snapshot", "-o", snap, str(p.pid), env=env)
+        elapsed = time.monotonic() - t0
+    finally:
+        p.kill()
+        p.communicate()
+    return snap, elapsed
+
+
+# A thread that only waits still uses some CPU: main creates four threads
+# before its join; under qemu-user, translating that code takes 60 ms.
+IDLE_CPU = (250 if hk.TARGET else 50) * MS
+
+
+def check_snapshot_split(tmp, snap, elapsed):
+    """Each thread's waiting and CPU time in the snapshot: the idlers'
+    ended waits (the pieces) and main's join still in progress are wait,
+    the crunchers' time is CPU.  The threads ran at least 1 s (0.3 s after
+    the arena, then 0.7 s) less their start-up, at most `elapsed`."""
+    doc = hk.export_json(tmp, snap)
+    at_most = elapsed * 1e9
+    seen = {"idler": 0, "cruncher": 0}
+    for t in doc["threads"]:
+        nodes = {n["name"]: n for n in t["nodes"]}
+        # (a live thread keeps the name it started with: told by its root)
+        kind = next((n["name"] for n in t["nodes"] if n["parent"] is None), "?")
+        if kind == "idler":
+            n = nodes["idle_wait"]
+            # ended waits: many pieces, counted in full (not only the one in progress)
+            assert n["calls"] >= 5 and n["wait_calls"] >= n["calls"], n
+            assert 700 * MS <= n["wait_ns"] <= at_most and n["excl_ns"] >= n["wait_ns"], n
+            assert n["excl_ns"] - n["wait_ns"] < IDLE_CPU, n   # next to no CPU
+            assert n["incl_ns"] >= n["wait_ns"], n
+        elif kind == "cruncher":
+            n = nodes["crunch"]
+            assert n["wait_ns"] == 0 and n["excl_ns"] >= 50 * MS, n
+        elif kind == "main":
+            # main joins the threads: one wait, still in progress
+            n = nodes["main"]
+            assert n["wait_calls"] >= 1 and 700 * MS <= n["wait_ns"] <= at_most, n
+            assert n["excl_ns"] - n["wait_ns"] < IDLE_CPU, n
+        seen[kind] = seen.get(kind, 0) + 1
+    assert seen == {"idler": 2, "cruncher": 2, "main": 1}, seen
+    # report and its sort keys read them: by wait the waiting first, by CPU the computing
+    by_wait = flat(tmp, snap, "--merge-threads", "--sort", "wait")
+    by_cpu = flat(tmp, snap, "--merge-threads", "--sort", "cpu")
+    assert by_wait[0][0] in ("idle_wait", "main") and by_cpu[0][0] == "crunch", (by_wait, by_cpu)
+
+
+def test_snapshot_keeps_cpu_and_wait_sampled(tmp):
+    snap, elapsed = snapshot_split(tmp, None)
+    check_snapshot_split(tmp, snap, elapsed)
+    # sampled (the default): a node's time is its samples plus its waits,
+    # as in the profile the process writes; the samples have their column
+    doc = hk.export_json(tmp, snap)
+    assert all("samples" in n for t in doc["threads"] for n in t["nodes"]), doc["threads"][0]
+
+
+def test_snapshot_keeps_cpu_and_wait_exact(tmp):
+    snap, elapsed = snapshot_split(tmp, "timer=exact")
+    check_snapshot_split(tmp, snap, elapsed)
+
+
+def test_snapshot_cpu_sampled_under_exact_timing(tmp):
+    """JPROFOPTS=cpu: the snapshot has cpu_ns, as the process's profile does."""
+    snap, _ = snapshot_split(tmp, "timer=exact,cpu")
+    doc = hk.export_json(tmp, snap)
+    crunch = [n for t in doc["threads"] for n in t["nodes"] if n["name"] == "crunch"]
+    idle = [n for t in doc["threads"] for n in t["nodes"] if n["name"] == "idle_wait"]
+    assert len(crunch) == 2 and all(n["cpu_ns"] >= 50 * MS for n in crunch), crunch
+    assert all(n["cpu_ns"] < 20 * MS for n in idle), idle

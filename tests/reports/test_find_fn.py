@@ -80,3 +80,49 @@ def test_thread_by_name(tmp):
                           for l in folded.splitlines()), folded
     r = hk.hookit(tmp, "report", "--thread", "nobody", prof, check=False)
     assert r.returncode == 1 and "no thread named 'nobody'" in r.stderr, r.stderr
+
+
+def test_diff_function_by_suffix(tmp):
+    """diff --function FN: FN found as --callers finds it; only its rows."""
+    prof = profile(tmp)
+    out = hk.hookit(tmp, "diff", "--all", "--function", "Iterate", prof, prof).stdout
+    fns = re.findall(r"^\s*\d+ .*\s(\S+)$", out.split("== call paths")[0], re.M)
+    assert fns == ["names:Walker::Iterate"], out
+    paths = [l for l in out.split("== call paths")[1].splitlines()[2:] if l.strip()
+             and not l.startswith("...")]
+    assert paths and all(l.endswith("Walker::Iterate") for l in paths), out
+    # a glob takes every match; an ambiguous suffix and a missing name are refused
+    out = hk.hookit(tmp, "diff", "--all", "-F", "-f", "*::deallocate", prof, prof).stdout
+    fns = re.findall(r"^\s*\d+ .*\s(\S+)$", out, re.M)
+    assert len(fns) >= 2 and all(f.endswith("::deallocate") for f in fns), out
+    r = hk.hookit(tmp, "diff", "--function", "deallocate", prof, prof, check=False)
+    assert r.returncode == 1 and r.stdout == "", r
+    assert re.fullmatch(r"hookit: --function: 'deallocate' ends \d+ function names in A or B: "
+                        r"std::.*; give more of the name .*", r.stderr.strip()), r.stderr
+    r = hk.hookit(tmp, "diff", "--function", "Iterat", prof, prof, check=False)
+    assert r.returncode == 1 and re.fullmatch(
+        r"hookit: --function: no function named 'Iterat' in A or B; the closest: "
+        r"Walker::Iterate(, [^,]+){0,2}", r.stderr.strip()), r.stderr
+
+
+def test_fold_frames_finds_functions_like_callers(tmp):
+    """--fold-frames takes a suffix (report, export, diff); a pattern that
+    names nothing is refused with the closest names, not ignored."""
+    prof = profile(tmp)
+    flat = hk.hookit(tmp, "report", "--flat", "--no-pager", prof).stdout
+    assert "Walker::Iterate" in flat, flat
+    folded = hk.hookit(tmp, "report", "--flat", "--no-pager", "--fold-frames", "Iterate", prof).stdout
+    assert "Walker::Iterate" not in folded and "names.main()" in folded, folded
+    stacks = hk.hookit(tmp, "export", "--format=folded", "--fold-frames", "Walker::Iterate",
+                       prof).stdout
+    assert stacks and "Iterate" not in stacks, stacks
+    out = hk.hookit(tmp, "diff", "--all", "-F", "--fold-frames", "Iterate", prof, prof).stdout
+    assert "Iterate" not in out and "names:main" in out, out
+    for cmd in (["report", "--no-pager"], ["export", "--format=folded"], ["diff"]):
+        args = [prof, prof] if cmd == ["diff"] else [prof]
+        r = hk.hookit(tmp, *cmd, "--fold-frames", "Iterat", *args, check=False)
+        assert r.returncode == 1 and r.stdout == "", (cmd, r)
+        assert re.search(r"^hookit: --fold-frames: no function named 'Iterat' in .*; the closest: "
+                         r"Walker::Iterate", r.stderr), (cmd, r.stderr)
+        r = hk.hookit(tmp, *cmd, "--fold-frames", "deallocate", *args, check=False)
+        assert r.returncode == 1 and "--fold-frames: 'deallocate' ends" in r.stderr, (cmd, r.stderr)

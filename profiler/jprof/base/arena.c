@@ -367,7 +367,8 @@ JP_NOINSTR int jp_arena_init(void)
     h->version = ARENA_VERSION;
     h->slot_size = ARENA_SLOT;
     /* slot 0 is this header, slot 1 the process block, slot 2 the control
-     * log (zero: the mapping is new), slot 3 spare: allocations are pairs */
+     * log, slot 3 struct arena_more (both zero: the mapping is new);
+     * allocations are pairs */
     h->used = 4 * ARENA_SLOT;
     h->pid = getpid();
     fill_process_block();
@@ -436,6 +437,8 @@ JP_NOINSTR int jp_arena_fork_child(void)
     h->control = ARENA_CMD_NONE;
     h->attention = 0;
     h->control_done = h->control_seq;
+    /* and the job: the child is not the rank (its named frames stay) */
+    memset(&((struct arena_more *)jp_at(ARENA_MORE_REF))->job, 0, sizeof(struct arena_job));
     fill_process_block();
     save_maps();
     errno = saved;

@@ -25,7 +25,7 @@
  *                      libjprof's use of those events: a frame
  *                      "MPI:MPI_Send" and the mpi_bytes column.  Another
  *                      plugin may use them otherwise, or not at all.
- *   profiler/jprof/output/mpi_job.c, mpi_comm.c
+ *   profiler/jprof/output/mpi_job.c, profile/mpi_comm.c
  *                      the job's one profile: at HOOKIT_EV_MPI_FINALIZING
  *                      the ranks' profiles reduced over hookit's own
  *                      communicator (writing the profile, not a frame). */

@@ -4,7 +4,9 @@
  * no user-space code address has, so they never collide with real code.
  *
  * Registration is rare (callers cache their key) and locked; the hot path
- * only ever sees the key. */
+ * only ever sees the key.  Each name is also put in the arena (struct
+ * arena_frame_name, profile/arena.h), so that a live reader (`hookit
+ * snapshot`, `top`, `recover`) names the frames too. */
 #include "profiler/jprof/jprof.h"
 #include "frames.h"
 #include "profile/u64map.h"
@@ -21,7 +23,7 @@ struct synthetic {
 
 static struct synthetic *entries;
 static uint32_t nentries, capacity;
-static uint32_t *index_by_hash;         /* open addressing: entry index + 1 */
+static uint32_t *index_by_hash; /* open addressing: entry index + 1 */
 static uint32_t hash_size;
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 
@@ -81,14 +83,37 @@ JP_NOINSTR static int64_t add_locked(const char *name, const char *module)
     return nentries - 1;
 }
 
+/* Under the lock: the one writer of the list. */
+JP_NOINSTR static void publish_locked(uint64_t key, const char *name, const char *module)
+{
+    size_t nl = strnlen(name, 65535), ml = strnlen(module, 65535);
+    uint64_t bytes = sizeof(struct arena_frame_name) + nl + ml + 2;
+    if (!jp_arena_base)
+        return;
+    arena_ref r = jp_arena_alloc((uint32_t)((bytes + ARENA_SLOT - 1) / ARENA_SLOT));
+    if (!r)
+        return;
+    struct arena_more *more = jp_at(ARENA_MORE_REF);
+    struct arena_frame_name *f = jp_at(r);
+    f->key = key;
+    f->next = more->frame_names;
+    f->name_len = (uint16_t)nl;
+    f->module_len = (uint16_t)ml;
+    memcpy(f->text, name, nl);
+    f->text[nl] = 0;
+    memcpy(f->text + nl + 1, module, ml);
+    f->text[nl + 1 + ml] = 0;
+    __atomic_store_n(&more->frame_names, r, __ATOMIC_RELEASE);
+}
+
 JP_NOINSTR uint64_t jp_synthetic_key(const char *name, const char *module)
 {
     if (!module)
         module = "";
     pthread_mutex_lock(&lock);
     int64_t i = lookup_locked(name, module);
-    if (i < 0)
-        i = add_locked(name, module);
+    if (i < 0 && (i = add_locked(name, module)) >= 0)
+        publish_locked(SYNTHETIC_TAG | (uint64_t)i, name, module);
     pthread_mutex_unlock(&lock);
     return i < 0 ? 0 : SYNTHETIC_TAG | (uint64_t)i;
 }

@@ -123,8 +123,10 @@ JP_NOINSTR static void reset_tree(struct jp_thread *t, uint64_t at)
  * moment, which pending_at holds. */
 JP_NOINSTR void jp_pending_apply(struct jp_thread *t)
 {
-    uint32_t req = __atomic_fetch_and(&t->rec->request, ~ARENA_REQ_PENDING, __ATOMIC_ACQ_REL);
+    uint32_t req = __atomic_fetch_and(&t->rec->request, ~JP_REQ_APPLY, __ATOMIC_ACQ_REL);
     uint64_t at = __atomic_load_n(&t->rec->pending_at, __ATOMIC_RELAXED);
+    if (req & ARENA_REQ_RESYNC)
+        jp_unmatched_resync(t); /* the frames that returned while collection was off */
     if (req & ARENA_REQ_RESET)
         reset_tree(t, at);
     else if (req & ARENA_REQ_ZERO)
@@ -262,9 +264,13 @@ JP_NOINSTR static uint32_t run_command(struct jp_thread *t, uint32_t cmd)
 {
     switch (cmd) {
     case ARENA_CMD_START:
+        if (!*jp_host->collecting)
+            jp_unmatched_restart(); /* the frames frozen by the stop (unexact.c) */
         *jp_host->collecting = 1;
         return 0;
     case ARENA_CMD_STOP:
+        if (*jp_host->collecting)
+            jp_unmatched_stop();
         *jp_host->collecting = 0;
         return 0;
     case ARENA_CMD_FLUSH:
@@ -318,10 +324,10 @@ JP_NOINSTR void jp_attend(struct jp_thread *t)
     int saved = errno;
     /* Every bit is taken but the thread's own ARENA_REQ_WAIT (wait.c) and
      * the pending ones, which jp_pending_apply takes with their moment. */
-    uint32_t req = __atomic_fetch_and(&t->rec->request, ARENA_REQ_WAIT | ARENA_REQ_PENDING, __ATOMIC_ACQ_REL);
+    uint32_t req = __atomic_fetch_and(&t->rec->request, ARENA_REQ_WAIT | JP_REQ_APPLY, __ATOMIC_ACQ_REL);
     if (req & ARENA_REQ_WAIT)
         jp_wait_exit(t);
-    if (req & ARENA_REQ_PENDING)
+    if (req & JP_REQ_APPLY)
         jp_pending_apply(t); /* given while this hook ran: as of its moment */
     if (__atomic_load_n(&jp_arena_header()->attention, __ATOMIC_ACQUIRE) == 1)
         jp_control_take(t);

@@ -20,5 +20,8 @@ void jp_agent_start(void);
 void jp_agent_program_thread(void);
 void jp_agent_fork_child(void);
 void jp_agent_stop(int wait);
+/* The MPI job this process is a rank of, in its arena for live readers
+ * (job_mark.c; a fork child's arena has it cleared, base/arena.c). */
+void jp_job_mark(int rank, int size);
 
 #endif

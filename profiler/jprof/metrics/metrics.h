@@ -16,24 +16,11 @@ int jp_opt_noio(const char *value);
 int jp_opt_alloc(const char *value);
 int jp_opt_io_interval(const char *value);
 
-/* The per-context numbers: an extension block (arena_node.ext) of
- * NODE_EXT_SLOTS arena slots, made for a node the first time it does I/O,
- * allocates or waits; only the node's own thread writes it.  Every field
- * is an additive counter (retire.c sums them when trees are merged,
- * zerobase zeroes them). */
-struct node_ext {
-    uint64_t io_calls, io_bytes_read, io_bytes_written, io_ticks;   /* ticks: host->io_clock */
-    uint64_t allocs, alloc_bytes, frees, free_bytes;
-    /* second slot: blocking calls that are not I/O (wait.c) */
-    uint64_t wait_calls, wait_ticks;                                /* ticks: host->io_clock */
-    uint64_t unmatched_exits; /* where the tree may be wrong (unexact.c) */
-    /* throttling (tree/skip.c): the context's count stopped, and the clock
-     * at its last checkpoint */
-    uint64_t throttled, throttle_t0;
-    uint64_t spare[3];
-};
+/* The per-context numbers: an extension block (arena_node.ext), struct
+ * node_ext (profile/arena.h, where live readers find its wait fields),
+ * made for a node the first time it does I/O, allocates or waits; only
+ * the node's own thread writes it. */
 #define NODE_EXT_SLOTS ARENA_EXT_SLOTS
-_Static_assert(sizeof(struct node_ext) == NODE_EXT_SLOTS * ARENA_SLOT, "whole slots");
 /* node's extension block, made on first use by the node's own thread;
  * NULL for no node or a full arena. */
 struct node_ext *jp_node_ext(arena_ref node);
@@ -68,6 +55,19 @@ uint64_t *jp_new_column(struct profile *p, struct prof_thread *th, const char *n
  * tree.c's fallbacks count each unmatched exit on the context it concerns;
  * build.c writes the per-node column "unmatched_exits". */
 void jp_unmatched_at(arena_ref node, uint64_t exits);
+/* `ctl start` with collection off (control.c): the threads' open frames
+ * now, so that exits pairing with nothing because of the stop are told
+ * from unmatched ones (counted apart: jp_unmatched_restart_exits). */
+void jp_unmatched_restart(void);
+/* `ctl stop` with collection on: its moment. */
+void jp_unmatched_stop(void);
+/* Busy held, by the thread, at the start of its first hook after the
+ * start (ARENA_REQ_RESYNC): the frames of then that returned meanwhile
+ * (their return address is no longer where it was) are closed, as of the
+ * stop, and counted apart. */
+struct jp_thread;
+void jp_unmatched_resync(struct jp_thread *t);
+uint64_t jp_unmatched_restart_exits(void);
 int jp_unmatched_thread(struct profile *p, struct prof_thread *th, const struct arena_copy_node *nodes,
                         uint32_t n);
 

@@ -13,7 +13,7 @@ JP_NOINSTR static int zero_ext(void *ctx, arena_ref ref, const struct arena_node
     arena_ref e = __atomic_load_n(&node->ext, __ATOMIC_ACQUIRE);
     if (e) {
         uint64_t *v = jp_at(e);
-        for (size_t i = 0; i < sizeof(struct node_ext) / sizeof *v; i++)
+        for (size_t i = 0; i < NODE_EXT_COUNTERS; i++) /* not wait_since: a wait goes on */
             __atomic_store_n(&v[i], 0, __ATOMIC_RELAXED);
     }
     return 0;

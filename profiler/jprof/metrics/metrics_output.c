@@ -16,17 +16,7 @@ static const char *const alloc_cols[] = { "alloc_calls", "alloc_bytes", "free_ca
 /* A new zeroed column of n values appended to th's; NULL when out of memory. */
 JP_NOINSTR uint64_t *jp_new_column(struct profile *p, struct prof_thread *th, const char *name, uint32_t n)
 {
-    struct prof_metric *m = profile_alloc(p, (th->nmetrics + 1) * sizeof *m);
-    uint64_t *values = profile_alloc(p, (size_t)n * sizeof *values + 1);
-    const char *key = profile_intern(p, name);
-    if (!m || !values || !key)
-        return NULL;
-    if (th->nmetrics)
-        memcpy(m, th->metrics, th->nmetrics * sizeof *m);
-    m[th->nmetrics] = (struct prof_metric){ .name = key, .values = values };
-    th->metrics = m;
-    th->nmetrics++;
-    return values;
+    return profile_new_column(p, th, name, n);
 }
 
 JP_NOINSTR static struct prof_metric *add_column(struct profile *p, struct prof_thread *th, const char *name,

@@ -46,6 +46,7 @@
 #include "profiler/jprof/jprof.h"
 #include "wait.h"
 #include "metrics.h"
+#include "metrics_internal.h"
 #include "sampler.h"
 #include "profile/profile.h"
 
@@ -59,12 +60,22 @@ JP_NOINSTR int jp_opt_wait(const char *v) { (void)v; wait_on = 1; return 0; }
 JP_NOINSTR int jp_opt_nowait(const char *v) { (void)v; wait_on = 0; return 0; }
 JP_NOINSTR int jp_opt_cpu(const char *v) { (void)v; jp_opt.cpu = 1; return 0; }
 
+/* What live readers need to read the wait fields and the samples
+ * (struct arena_waits, in slot 2 of the arena). */
+JP_NOINSTR static void describe_for_readers(int waits)
+{
+    struct arena_waits *w = (struct arena_waits *)(jp_arena_base + ARENA_WAITS_OFFSET);
+    w->clock = !waits ? ARENA_WAITS_NONE : host->io_clock == 0 ? ARENA_WAITS_COUNTER : ARENA_WAITS_MONOTONIC;
+    w->cpu_us =
+        jp_opt.cpu && !jp_opt.sample && jp_sampler_running() ? (uint32_t)(jp_sample_period_ns() / 1000) : 0;
+}
+
 JP_NOINSTR uint32_t jp_wait_start(const struct hookit_host *h)
 {
     host = h;
-    if (!wait_on || h->size < sizeof *h || !h->io_now)
-        return 0;               /* an older libhookit: no blocking-call wrappers */
-    return HOOKIT_CAP_WAIT;
+    int waits = wait_on && h->size >= sizeof *h && h->io_now; /* an older libhookit: no wrappers */
+    describe_for_readers(waits);
+    return waits ? HOOKIT_CAP_WAIT : 0;
 }
 
 /* ---- the wait in progress, per thread (struct jp_wait in struct jp_thread) ----------- */
@@ -79,9 +90,25 @@ JP_NOINSTR static void wait_mark_frame(struct jp_thread *t, uint64_t t0)
         __atomic_store_n(&t->stack[t->wait.depth].t0, t0, __ATOMIC_RELEASE);
 }
 
+/* The wait in progress as live readers see it: its start in its node's
+ * extension block (node_ext.wait_since, profile/arena.h), 0 when over.
+ * The block comes through the I/O metrics' cache of the thread's last
+ * context (the call's own I/O event then finds it there), and is kept
+ * for the clearing; a reset during the wait moves it to the new node. */
+JP_NOINSTR static void wait_publish(struct jp_thread *t, uint64_t since)
+{
+    struct node_ext *x = since ? metrics_context_ext(&t->metrics, t->wait.node) : NULL;
+    if (t->wait.shown && t->wait.shown != x)
+        __atomic_store_n(&t->wait.shown->wait_since, 0, __ATOMIC_RELEASE);
+    if (x)
+        __atomic_store_n(&x->wait_since, since, __ATOMIC_RELEASE);
+    t->wait.shown = x;
+}
+
 JP_NOINSTR static void wait_clear(struct jp_thread *t)
 {
     wait_mark_frame(t, 0);
+    wait_publish(t, 0);
     __atomic_store_n(&t->wait.active, 0, __ATOMIC_RELEASE);
     __atomic_fetch_and(&t->rec->request, ~ARENA_REQ_WAIT, __ATOMIC_RELAXED);
 }
@@ -100,6 +127,7 @@ JP_NOINSTR uint64_t jp_wait_begin(void)
     t->wait.cb_samples = 0;
     t->wait.t0 = jp_now();
     wait_mark_frame(t, t->wait.t0);
+    wait_publish(t, t->wait.t0);
     __atomic_store_n(&t->wait.active, 1, __ATOMIC_RELEASE);
     __atomic_fetch_or(&t->rec->request, ARENA_REQ_WAIT, __ATOMIC_RELAXED);
     return TOKEN_OUTER;
@@ -207,6 +235,8 @@ JP_NOINSTR static void cut_wait(struct jp_wait *w, uint64_t at)
 JP_NOINSTR void jp_wait_cut(struct jp_thread *t, uint64_t at)
 {
     cut_wait(&t->wait, at);
+    if (t->wait.active) /* on its node, re-made by a reset (control.c) */
+        wait_publish(t, t->wait.t0);
 }
 
 /* The moment of the last reset or zerobase of t's tree, applied or still

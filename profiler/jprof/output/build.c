@@ -73,38 +73,6 @@ JP_NOINSTR static int copy_tree(const struct arena_thread *rec, struct arena_thr
     return 0;
 }
 
-/* timer=sample: a node's time is its on-CPU samples plus its measured
- * blocking calls (wait_ns), so time means what it means under timer=exact
- * and the program's own clock: elapsed, less only the time the kernel kept
- * the thread off a CPU it was ready for.  Each node's sample count goes
- * in the `samples` column, for the estimate's error (docs/performance.md). */
-JP_NOINSTR static int sampled_times(struct profile *p, struct prof_thread *th,
-                                    const struct arena_copy_node *nodes)
-{
-    uint64_t *samples = jp_new_column(p, th, "samples", th->nnodes);
-    if (!samples)
-        return -1;
-    const struct prof_metric *wait = profile_find_metric(th, "wait_ns");
-    uint64_t *below = wait ? calloc((size_t)th->nnodes + 1, sizeof *below) : NULL;
-    if (wait && !below)
-        return -1;
-    /* Children come after their parents: a node's subtree has its waits
-     * summed in below[] by the time the node is reached. */
-    for (uint32_t i = th->nnodes; i-- > 0;) {
-        struct prof_node *nd = &th->nodes[i];
-        samples[i] = nodes[i].samples;
-        if (!wait)
-            continue;
-        uint64_t subtree = wait->values[i] + below[i];
-        nd->excl_ns += wait->values[i];
-        nd->incl_ns += subtree;
-        if (nd->parent != PROF_NONE)
-            below[nd->parent] += subtree;
-    }
-    free(below);
-    return 0;
-}
-
 /* The thread's tree in preorder into th->nodes (profile/arena_walk.c, the
  * walk live readers use too), open frames counted up to its copy's now. */
 JP_NOINSTR static int fill_nodes(struct builder *b, const struct arena_thread *rec, struct prof_thread *th)
@@ -127,13 +95,17 @@ JP_NOINSTR static int fill_nodes(struct builder *b, const struct arena_thread *r
         rc = jp_mpi_thread(b->p, th, c->nodes, c->n);
     if (rc == 0)
         rc = jp_unmatched_thread(b->p, th, c->nodes, c->n);
+    if (rc == 0) { /* for the views as compiled (tools/fold.c) */
+        struct arena_view v = { jp_arena_base, jp_arena_header()->used };
+        rc = arena_inlined_column(b->p, th, &v, c->nodes, c->n);
+    }
     if (rc == 0)
         rc = jp_skip_thread(b->p, th, c->nodes, c->n);
     if (rc == 0) /* a thread still blocked: its wait so far, to the copy's now (wait.c) */
         rc = jp_wait_thread(b->p, th, c->nodes, c->n,
                             c->depth ? (const struct jp_thread *)(uintptr_t)rec->priv : NULL, now);
     if (rc == 0 && jp_sampling())
-        rc = sampled_times(b->p, th, c->nodes);
+        rc = arena_sampled_times(b->p, th, c->nodes);
     return rc;
 }
 

@@ -3,7 +3,7 @@
  * (docs/mpi.md, "One profile per job").
  *
  * At MPI_Init (HOOKIT_EV_MPI_INITIALIZED) hookit duplicates MPI_COMM_WORLD
- * (mpi_comm.c).  At MPI_Finalize (HOOKIT_EV_MPI_FINALIZING), before the
+ * (profile/mpi_comm.c).  At MPI_Finalize (HOOKIT_EV_MPI_FINALIZING), before the
  * real one, every rank takes its profile (all threads, each a consistent
  * copy), folds it into a merge (profile/merge.h), takes in its children's
  * partials along the binomial tree, and sends its own partial to its
@@ -26,6 +26,7 @@
 #include "profiler/jprof/jprof.h"
 #include "output.h"
 #include "mpi_job.h"
+#include "profile/mpi_comm.h"
 #include "profile/merge.h"
 #include "profile/procinfo.h"
 #include "profile/profile.h"
@@ -91,7 +92,7 @@ JP_NOINSTR void jp_mpi_job_initialized(void)
     job.timeout_ns = parse_timeout();
     if (job.mode == OUT_RANKS)
         return;
-    job.comm_ok = jp_mpi_comm_init(&job.rank, &job.size, job.comm_err, sizeof job.comm_err) == 0;
+    job.comm_ok = mpi_comm_init(&job.rank, &job.size, job.comm_err, sizeof job.comm_err) == 0;
 }
 
 JP_NOINSTR void jp_mpi_job_fork_child(void)
@@ -257,9 +258,9 @@ JP_NOINSTR static int take_child(struct merge *m, uint32_t step, struct missing 
     uint64_t deadline = job.entry_ns + job.timeout_ns * (level_of(step) + 1);
     unsigned char *buf = NULL;
     size_t len = 0;
-    uint64_t t0 = jp_mpi_comm_now();
-    int rc = jp_mpi_comm_recv((int)child, &buf, &len, deadline, job.timeout_ns);
-    uint64_t t1 = jp_mpi_comm_now();
+    uint64_t t0 = mpi_comm_now();
+    int rc = mpi_comm_recv((int)child, &buf, &len, deadline, job.timeout_ns);
+    uint64_t t1 = mpi_comm_now();
     struct profile *part = NULL;
     char err[256];
     if (rc == 0)
@@ -269,7 +270,7 @@ JP_NOINSTR static int take_child(struct merge *m, uint32_t step, struct missing 
     if (took) {
         add_missing_text(miss, profile_get_meta(part, MISSING_KEY));
         note_slowest(slow, profile_get_meta(part, SLOWEST_KEY));
-        note_level(lv, step, t1 - t0, jp_mpi_comm_now() - t1, len);
+        note_level(lv, step, t1 - t0, mpi_comm_now() - t1, len);
     } else {
         jp_host->debug_log("jprof: ranks %u-%u: no partial (%s)", child, child + span - 1,
                            rc > 0       ? "none within the bound"
@@ -309,7 +310,7 @@ JP_NOINSTR static int send_up(struct merge *m, struct missing *miss, struct slow
     struct profile *part = merge_partial(m);
     merge_free(m);
     char v[64];
-    uint64_t mine = jp_mpi_comm_now() - job.entry_ns;
+    uint64_t mine = mpi_comm_now() - job.entry_ns;
     if (mine > slow->ns) {
         slow->ns = mine;
         slow->rank = job.rank;
@@ -324,7 +325,7 @@ JP_NOINSTR static int send_up(struct merge *m, struct missing *miss, struct slow
         && (!miss->count || (mt && profile_set_meta(part, MISSING_KEY, mt) == 0))
         && profile_write_mem(part, &buf, &len) == 0;
     free(mt);
-    int rc = ok ? jp_mpi_comm_send((int)merge_tree_parent((uint32_t)job.rank), buf, len, deadline) : -1;
+    int rc = ok ? mpi_comm_send((int)merge_tree_parent((uint32_t)job.rank), buf, len, deadline) : -1;
     free(buf);
     if (rc != 0 && part)
         write_subtree(part,
@@ -343,7 +344,7 @@ JP_NOINSTR static void finish_job(struct merge *m, struct missing *miss, struct 
                                   const struct levels *lv)
 {
     struct profile *p = merge_finish(m);
-    uint64_t mine = jp_mpi_comm_now() - job.entry_ns;
+    uint64_t mine = mpi_comm_now() - job.entry_ns;
     if (mine > slow->ns) {
         slow->ns = mine;
         slow->rank = 0;
@@ -367,7 +368,7 @@ JP_NOINSTR static void finish_job(struct merge *m, struct missing *miss, struct 
     snprintf(v, sizeof v, "%" PRIu64, lv->built_ns);
     rc |= p ? profile_set_meta(p, "job_own_profile_ns", v) : 0;
     /* From the last rank's profile built to the job's: the tree alone (one node) */
-    uint64_t end = jp_mpi_comm_now();
+    uint64_t end = mpi_comm_now();
     snprintf(v, sizeof v, "%" PRIu64, end > slow->last_built ? end - slow->last_built : 0);
     rc |= p ? profile_set_meta(p, "job_tree_ns", v) : 0;
     if (p && lv->len)
@@ -404,11 +405,11 @@ JP_NOINSTR static void go_on(uint32_t children)
     if (job.rank > 0) {
         uint32_t depth = job.size > 1 ? level_of((uint32_t)job.size - 1) + 1 : 0;
         uint64_t deadline = job.entry_ns + job.timeout_ns * (depth + 2);
-        if (jp_mpi_comm_wait_go((int)merge_tree_parent((uint32_t)job.rank), deadline) != 0)
+        if (mpi_comm_wait_go((int)merge_tree_parent((uint32_t)job.rank), deadline) != 0)
             jp_host->debug_log("jprof: rank %d: no word from its parent: goes on", job.rank);
     }
     for (uint32_t step = 1; step && step <= children; step <<= 1)
-        if ((children & step) && jp_mpi_comm_go(job.rank + (int)step, jp_mpi_comm_now() + 1000000000ull) != 0)
+        if ((children & step) && mpi_comm_go(job.rank + (int)step, mpi_comm_now() + 1000000000ull) != 0)
             jp_host->debug_log("jprof: rank %d: rank %d did not take the word", job.rank,
                                job.rank + (int)step);
 }
@@ -418,7 +419,7 @@ JP_NOINSTR void jp_mpi_job_finalizing(void)
     if (job.mode == OUT_RANKS || job.finalizing)
         return;
     job.finalizing = 1;
-    job.entry_ns = jp_mpi_comm_now();
+    job.entry_ns = mpi_comm_now();
     int rank_known = job.comm_ok ? job.rank : jp_rank;
     if (!job.mode || !job.comm_ok) {
         if (rank_known <= 0)
@@ -447,7 +448,7 @@ JP_NOINSTR void jp_mpi_job_finalizing(void)
     struct missing miss = { 0 };
     miss.f = open_memstream(&miss.text, &miss.len);
     struct slowest slow = { 0, job.rank, 0 };
-    struct levels lv = { .built_ns = jp_mpi_comm_now() - job.entry_ns };
+    struct levels lv = { .built_ns = mpi_comm_now() - job.entry_ns };
     slow.last_built = job.entry_ns + lv.built_ns;
     uint32_t took = 0; /* bit k: the child of step 2^k gave its partial */
     for (uint32_t step = 0; (step = merge_tree_next_child((uint32_t)job.rank, (uint32_t)job.size, step));)
@@ -472,7 +473,7 @@ JP_NOINSTR void jp_mpi_job_finalized(void)
     if (!job.job)
         return;
     char v[32], err[512];
-    snprintf(v, sizeof v, "%" PRIu64, jp_mpi_comm_now() - job.entry_ns);
+    snprintf(v, sizeof v, "%" PRIu64, mpi_comm_now() - job.entry_ns);
     if (profile_set_meta(job.job, "job_mpi_finalize_ns", v) == 0
         && profile_replace_file(job.job, job.job_dir, job.job_name, err, sizeof err) != 0)
         jp_host->log("jprof: cannot complete the job profile %s/%s: %s", job.job_dir, job.job_name, err);

@@ -38,7 +38,7 @@ JP_NOINSTR static arena_ref merged_child(arena_ref parent, uint64_t fn)
     return c;
 }
 
-/* Extension blocks are additive counters (struct node_ext, metrics.h). */
+/* Extension blocks are additive counters (struct node_ext, profile/arena.h). */
 JP_NOINSTR static void add_ext(struct arena_node *dst, const struct arena_node *src)
 {
     if (!src->ext)
@@ -52,7 +52,7 @@ JP_NOINSTR static void add_ext(struct arena_node *dst, const struct arena_node *
     }
     uint64_t *d = jp_at(dst->ext);
     const uint64_t *s = jp_at(src->ext);
-    for (unsigned i = 0; i < sizeof(struct node_ext) / sizeof *d; i++)
+    for (unsigned i = 0; i < NODE_EXT_COUNTERS; i++) /* not wait_since: state */
         d[i] += s[i];
 }
 
@@ -78,7 +78,9 @@ JP_NOINSTR static int merge_tree(arena_ref src_root)
         dn->calls += s->calls;
         dn->incl += s->incl;
         dn->samples += s->samples;
-        dn->reserved += s->reserved;    /* MPI frames' bytes */
+        /* MPI frames' bytes, and a machine frame's ARENA_NODE_INLINED */
+        dn->reserved = ((dn->reserved + s->reserved) & ~ARENA_NODE_INLINED)
+            | ((dn->reserved | s->reserved) & ARENA_NODE_INLINED);
         add_ext(dn, s);
         if (s->first_child) {
             if (++depth == cap) {

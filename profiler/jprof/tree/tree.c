@@ -340,6 +340,10 @@ JP_NOINSTR __attribute__((noinline)) static void enter_slow(struct jp_thread *t,
     }
     if (c && (depth + 1 < t->capacity || jp_grow_stack(t) == 0)) {
         jp_node(c)->calls++;
+        /* An inlined copy has its host's call site (issue 29's view as
+         * compiled); seen here on a context's first call, off the fast path. */
+        if (!synthetic && site && site == t->stack[depth].site)
+            jp_node(c)->reserved |= ARENA_NODE_INLINED;
         t->stack[++depth] = (struct arena_frame){ .t0 = now, .sp = sp, .site = site, .node = c };
         t->cur = c;
     } else {

@@ -8,17 +8,21 @@
  *   - main joins them all.
  * Each thread prints nothing; main prints the CPU time each cruncher
  * measured itself ("crunch N ms"), the reference for the views.
- * argv[1], if given, scales both times (top's tests run it longer). */
+ * argv[1], if given, scales both times (top's tests run it longer);
+ * argv[2] "pieces": the idlers wait in pieces of PIECE_MS, so a snapshot
+ * taken meanwhile holds ended waits beside the one in progress. */
 #define _GNU_SOURCE
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 
 #define CRUNCH_MS 120
 #define IDLE_MS 400
+#define PIECE_MS 50
 
-static int scale = 1;
+static int scale = 1, pieces;
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t never = PTHREAD_COND_INITIALIZER;
 
@@ -74,7 +78,10 @@ static void *cruncher(void *arg)
 static void *idler(void *arg)
 {
     pthread_setname_np(pthread_self(), "idler");
-    idle_wait(IDLE_MS * scale);
+    for (int done = 0; pieces && done < IDLE_MS * scale; done += PIECE_MS)
+        idle_wait(PIECE_MS);
+    if (!pieces)
+        idle_wait(IDLE_MS * scale);
     return arg;
 }
 
@@ -82,6 +89,7 @@ int main(int argc, char **argv)
 {
     if (argc > 1)
         scale = atoi(argv[1]) > 0 ? atoi(argv[1]) : 1;
+    pieces = argc > 2 && !strcmp(argv[2], "pieces");
     pthread_t t[4];
     for (long k = 0; k < 2; k++) {
         pthread_create(&t[k], NULL, cruncher, (void *)k);

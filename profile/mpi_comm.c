@@ -1,6 +1,6 @@
-/* The job reduction's transport (mpi_job.c, docs/mpi.md "One profile per
- * job"): hookit's own communicator, and byte messages sent and received
- * with every wait bounded.
+/* The transport of profile/mpi_comm.h (docs/mpi.md "One profile per job",
+ * docs/live.md "Several hosts"): hookit's own communicator, and byte
+ * messages sent and received with every wait bounded.
  *
  * No MPI header and no link to libmpi: the PMPI_ entry points are found by
  * name in the process (the program's MPI library), so the one plugin works
@@ -22,9 +22,7 @@
  * Only PMPI_ names are called: no PMPI wrapper (hookit's or another
  * tool's) sees this traffic, and it is on a communicator no message of
  * the program's can match. */
-#include "profiler/jprof/jprof.h"
-#include "output.h"
-#include "mpi_job.h"
+#include "profile/mpi_comm.h"
 
 #include <dlfcn.h>
 #include <errno.h>
@@ -32,6 +30,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+
+#define NOINSTR __attribute__((no_instrument_function))
 
 typedef void *mh; /* any handle, by value */
 typedef struct {
@@ -49,6 +49,7 @@ static struct {
     int (*get_count)(const mstatus *, mh, int *);
     int (*test)(void *, int *, mstatus *);
     int (*cancel)(void *);
+    int (*ibarrier)(mh, void *);
     int (*library_version)(char *, int *);
 } pmpi;
 
@@ -59,13 +60,13 @@ static int ready;
 #define TAG 0x4b1    /* any tag: the communicator is ours alone */
 #define TAG_GO 0x4b2 /* the job profile is made: go on to the real MPI_Finalize */
 
-JP_NOINSTR static void *find(const char *name)
+NOINSTR static void *find(const char *name)
 {
     return dlsym(RTLD_DEFAULT, name);
 }
 
 /* The library's family and its constants.  0, or -1 with why in err. */
-JP_NOINSTR static int constants(char *err, size_t errlen)
+NOINSTR static int constants(char *err, size_t errlen)
 {
     char version[8192] = "";
     int len = 0;
@@ -95,7 +96,7 @@ JP_NOINSTR static int constants(char *err, size_t errlen)
     return -1;
 }
 
-JP_NOINSTR int jp_mpi_comm_init(int *rank, int *size, char *err, size_t errlen)
+NOINSTR int mpi_comm_init(int *rank, int *size, char *err, size_t errlen)
 {
     ready = 0;
     pmpi.comm_dup = find("PMPI_Comm_dup");
@@ -108,6 +109,7 @@ JP_NOINSTR int jp_mpi_comm_init(int *rank, int *size, char *err, size_t errlen)
     pmpi.get_count = find("PMPI_Get_count");
     pmpi.test = find("PMPI_Test");
     pmpi.cancel = find("PMPI_Cancel");
+    pmpi.ibarrier = find("PMPI_Ibarrier");
     pmpi.library_version = find("PMPI_Get_library_version");
     if (!pmpi.comm_dup || !pmpi.comm_rank || !pmpi.comm_size || !pmpi.set_errhandler || !pmpi.issend
         || !pmpi.irecv || !pmpi.iprobe || !pmpi.get_count || !pmpi.test || !pmpi.cancel) {
@@ -133,7 +135,7 @@ JP_NOINSTR int jp_mpi_comm_init(int *rank, int *size, char *err, size_t errlen)
     return 0;
 }
 
-JP_NOINSTR static uint64_t now_ns(void)
+NOINSTR static uint64_t now_ns(void)
 {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -143,7 +145,7 @@ JP_NOINSTR static uint64_t now_ns(void)
 /* Between two polls: nothing at first (a message on its way arrives in
  * microseconds), then a growing sleep up to 1 ms, so that ranks waiting on
  * an oversubscribed node leave the cores to the ranks still working. */
-JP_NOINSTR static void pause_poll(unsigned *polls)
+NOINSTR static void pause_poll(unsigned *polls)
 {
     unsigned n = (*polls)++;
     if (n < 64)
@@ -155,7 +157,7 @@ JP_NOINSTR static void pause_poll(unsigned *polls)
 
 /* Poll request req until it completes or the deadline passes: 0, 1 at the
  * deadline (the request is left cancelled), -1 on an MPI error. */
-JP_NOINSTR static int wait_request(uint64_t *req, uint64_t deadline_ns)
+NOINSTR static int wait_request(uint64_t *req, uint64_t deadline_ns)
 {
     mstatus st;
     unsigned polls = 0;
@@ -175,7 +177,7 @@ JP_NOINSTR static int wait_request(uint64_t *req, uint64_t deadline_ns)
     }
 }
 
-JP_NOINSTR int jp_mpi_comm_send(int dest, const void *buf, size_t len, uint64_t deadline_ns)
+NOINSTR int mpi_comm_send(int dest, const void *buf, size_t len, uint64_t deadline_ns)
 {
     if (!ready || len > 0x7fffffff)
         return -1;
@@ -187,8 +189,8 @@ JP_NOINSTR int jp_mpi_comm_send(int dest, const void *buf, size_t len, uint64_t 
     return wait_request(&req, deadline_ns);
 }
 
-JP_NOINSTR int jp_mpi_comm_recv(int source, unsigned char **buf, size_t *len, uint64_t deadline_ns,
-                                uint64_t transfer_ns)
+NOINSTR int mpi_comm_recv(int source, unsigned char **buf, size_t *len, uint64_t deadline_ns,
+                          uint64_t transfer_ns)
 {
     if (!ready)
         return -1;
@@ -226,7 +228,7 @@ JP_NOINSTR int jp_mpi_comm_recv(int source, unsigned char **buf, size_t *len, ui
     return 0;
 }
 
-JP_NOINSTR int jp_mpi_comm_wait_go(int parent, uint64_t deadline_ns)
+NOINSTR int mpi_comm_wait_go(int parent, uint64_t deadline_ns)
 {
     if (!ready)
         return -1;
@@ -237,7 +239,7 @@ JP_NOINSTR int jp_mpi_comm_wait_go(int parent, uint64_t deadline_ns)
     return wait_request(&req, deadline_ns);
 }
 
-JP_NOINSTR int jp_mpi_comm_go(int child, uint64_t deadline_ns)
+NOINSTR int mpi_comm_go(int child, uint64_t deadline_ns)
 {
     static const unsigned char byte = 1;
     uint64_t req = 0;
@@ -246,7 +248,15 @@ JP_NOINSTR int jp_mpi_comm_go(int child, uint64_t deadline_ns)
     return wait_request(&req, deadline_ns);
 }
 
-JP_NOINSTR uint64_t jp_mpi_comm_now(void)
+NOINSTR uint64_t mpi_comm_now(void)
 {
     return now_ns();
+}
+
+NOINSTR int mpi_comm_barrier(uint64_t deadline_ns)
+{
+    uint64_t req = 0;
+    if (!ready || !pmpi.ibarrier || pmpi.ibarrier((mh)(uintptr_t)own_comm, &req) != 0)
+        return -1;
+    return wait_request(&req, deadline_ns);
 }
