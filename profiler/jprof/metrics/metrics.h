@@ -52,22 +52,10 @@ int jp_metrics_process(struct profile *p);
 uint64_t *jp_new_column(struct profile *p, struct prof_thread *th, const char *name, uint32_t n);
 
 /* ---- where the tree may be wrong (unexact.c) --------------------------------
- * tree.c's fallbacks count each unmatched exit on the context it concerns;
+ * tree's fallbacks count each unmatched exit on the context it concerns
+ * (through jp_tree_unmatched, tree/restart.c);
  * build.c writes the per-node column "unmatched_exits". */
 void jp_unmatched_at(arena_ref node, uint64_t exits);
-/* `ctl start` with collection off (control.c): the threads' open frames
- * now, so that exits pairing with nothing because of the stop are told
- * from unmatched ones (counted apart: jp_unmatched_restart_exits). */
-void jp_unmatched_restart(void);
-/* `ctl stop` with collection on: its moment. */
-void jp_unmatched_stop(void);
-/* Busy held, by the thread, at the start of its first hook after the
- * start (ARENA_REQ_RESYNC): the frames of then that returned meanwhile
- * (their return address is no longer where it was) are closed, as of the
- * stop, and counted apart. */
-struct jp_thread;
-void jp_unmatched_resync(struct jp_thread *t);
-uint64_t jp_unmatched_restart_exits(void);
 int jp_unmatched_thread(struct profile *p, struct prof_thread *th, const struct arena_copy_node *nodes,
                         uint32_t n);
 

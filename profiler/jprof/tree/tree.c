@@ -120,7 +120,7 @@ JP_NOINSTR __attribute__((noinline)) static void cut_back(struct jp_thread *t, u
         }
     }
     if (closed)
-        jp_unmatched_at(outermost, closed);
+        jp_tree_unmatched(outermost, closed);
 }
 
 /* A parent with many children (an interpreter's dispatch loop calling
@@ -450,7 +450,7 @@ JP_NOINSTR __attribute__((noinline)) static void exit_unmatched(struct jp_thread
     if (skipped) {
     } else if (d == 0) {
         rec->unmatched++;
-        jp_unmatched_at(t->stack[rec->depth].node, 1);
+        jp_tree_unmatched(t->stack[rec->depth].node, 1);
     } else {
         /* Frames of patched-out functions lose their exits: expected. */
         uint32_t lost = 0;
@@ -463,7 +463,7 @@ JP_NOINSTR __attribute__((noinline)) static void exit_unmatched(struct jp_thread
         }
         rec->unmatched += lost;
         if (lost)
-            jp_unmatched_at(outermost, lost);
+            jp_tree_unmatched(outermost, lost);
         while (rec->depth >= d)
             close_top(t, now);
     }

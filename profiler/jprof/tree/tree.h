@@ -76,4 +76,21 @@ void jp_exit_synthetic(uint64_t key);
 uint64_t jp_flow(const struct hookit_flow *flow);
 void jp_flow_fork_child(void);
 
+/* ---- frames across `ctl stop` and `start` (restart.c) ------------------------
+ * `ctl start` with collection off (control.c): the threads' open frames
+ * now, so that exits pairing with nothing because of the stop are told
+ * from unmatched ones (counted apart: jp_unmatched_restart_exits). */
+void jp_unmatched_restart(void);
+/* `ctl stop` with collection on: its moment. */
+void jp_unmatched_stop(void);
+/* Busy held, by the thread, at the start of its first hook after the
+ * start (ARENA_REQ_RESYNC): the frames of then that returned meanwhile
+ * (their return address is no longer where it was) are closed, as of the
+ * stop, and counted apart. */
+void jp_unmatched_resync(struct jp_thread *t);
+uint64_t jp_unmatched_restart_exits(void);
+/* The fallbacks' unmatched exits (busy held): counted on node
+ * (jp_unmatched_at), or apart when the stop caused them. */
+void jp_tree_unmatched(arena_ref node, uint64_t exits);
+
 #endif
