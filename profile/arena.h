@@ -136,7 +136,11 @@ struct node_ext {
     /* second slot: blocking calls that are not I/O (wait.c) */
     uint64_t wait_calls, wait_ticks; /* ticks: arena_waits.clock */
     uint64_t unmatched_exits;        /* where the tree may be wrong (unexact.c) */
-    uint64_t spare[4];
+    /* throttling (libjprof's tree/skip.c): the context's count stopped (a
+     * flag, summed as the others), and the clock at its last checkpoint
+     * (summed too when trees merge: those trees no longer run) */
+    uint64_t throttled, throttle_t0;
+    uint64_t spare[2];
     /* The start of the blocking call this node is in now (libjprof's
      * clock, arena_header.clock), 0 when none: stored when the call
      * begins, cleared when it ends, moved to a reset's or zerobase's

@@ -503,12 +503,69 @@ static void overhead_line(FILE *out, const struct profile *p, const char *path, 
         fprintf(out, "%s# %s%s\n", style_bold(o), line, style_reset(o));
 }
 
+/* What run-time filters and throttling left out of the profile
+ * (docs/filters.md): one line, when anything was.  The throttled contexts
+ * named are those with the most calls counted. */
+#define INCOMPLETE_NAMED 3
+
+static uint32_t incomplete_top(const struct profile *p, const struct prof_node **top)
+{
+    uint32_t count = 0;
+    for (uint32_t t = 0; t < p->nthreads; t++) {
+        const struct prof_thread *th = &p->threads[t];
+        const struct prof_metric *m = profile_find_metric(th, "count_incomplete");
+        for (uint32_t i = 0; m && i < th->nnodes; i++) {
+            if (!m->values[i])
+                continue;
+            count++;
+            /* insert into the top INCOMPLETE_NAMED, most calls first */
+            const struct prof_node *nd = &th->nodes[i];
+            for (uint32_t k = 0; k < INCOMPLETE_NAMED; k++) {
+                if (top[k] && top[k]->calls >= nd->calls)
+                    continue;
+                memmove(&top[k + 1], &top[k], (INCOMPLETE_NAMED - 1 - k) * sizeof *top);
+                top[k] = nd;
+                break;
+            }
+        }
+    }
+    return count;
+}
+
+static void not_shown_line(FILE *out, const struct profile *p)
+{
+    const char *filters = profile_get_meta(p, "filters");
+    uint64_t maxdepth = meta_count(p, "maxdepth");
+    const struct prof_node *top[INCOMPLETE_NAMED + 1] = { NULL };
+    uint32_t incomplete = incomplete_top(p, top);
+    if (!filters && !maxdepth && !incomplete)
+        return;
+    fputs("# not shown:", out);
+    if (filters)
+        fprintf(out, " functions skipped by the filters %s%s", filters, maxdepth ? "," : "");
+    if (maxdepth)
+        fprintf(out, " frames deeper than %llu", (unsigned long long)maxdepth);
+    if (filters || maxdepth)
+        fprintf(out, " (their time and callees are their callers')%s", incomplete ? ";" : "");
+    if (incomplete) {
+        fprintf(out, " calls after throttling in %u context%s, whose counts stop there (count_incomplete):",
+                incomplete, incomplete == 1 ? "" : "s");
+        for (uint32_t k = 0; k < INCOMPLETE_NAMED && top[k]; k++)
+            fprintf(out, "%s %s (%llu calls)", k ? "," : "", names_display(&p->funcs[top[k]->func]),
+                    (unsigned long long)top[k]->calls);
+        if (incomplete > INCOMPLETE_NAMED)
+            fputs(", ...", out);
+    }
+    fputc('\n', out);
+}
+
 static int report_profile(FILE *out, const struct profile *p, const char *path, const struct report_opts *o,
                           int *printed, int *fn_found)
 {
     names_use_profile(p);
     lost_events_line(out, p, o);
     stopped_line(out, p, o);
+    not_shown_line(out, p);
     estimate_line(out, p);
     overhead_line(out, p, path, o);
     for (uint32_t i = 0; i < p->nthreads; i++) {

@@ -17,7 +17,8 @@
 #include <unistd.h>
 
 static const char *const run_usage =
-    "usage: hookit run [-o DIR] [-p PROFILER] [--client X.so] [--all-processes] -- PROG [ARGS...]\n"
+    "usage: hookit run [-o DIR] [-p PROFILER] [--client X.so] [--all-processes]\n"
+    "                  [--exclude PATS] [--include PATS] [--max-depth N] -- PROG [ARGS...]\n"
     "\n"
     "Run PROG (built with -finstrument-functions, not linked with hookit) with\n"
     "libhookit.so preloaded, so it writes a profile when it ends.  The '--' is\n"
@@ -33,6 +34,13 @@ static const char *const run_usage =
     "      --all-processes     a profile from every process, also those that ran\n"
     "                          no instrumented code (a shell of sh -c '...'); by\n"
     "                          default they write none (HOOKIT_ALL_PROCESSES=0)\n"
+    "      --exclude PATS      record no call of the functions PATS match: globs\n"
+    "                          separated by '@', each a name as hookit report shows\n"
+    "                          it, module:GLOB or file:GLOB (docs/filters.md);\n"
+    "                          their time and callees go to their callers\n"
+    "      --include PATS      record only the functions PATS match\n"
+    "      --max-depth N       record frames N deep at most\n"
+    "                          (these three add to JPROFOPTS)\n"
     "  -h, --help              this help\n"
     "\n"
     "libhookit.so is put first in LD_PRELOAD, before the entries already there.\n"
@@ -257,6 +265,31 @@ static int set_output(const char *dir, const char *opt)
     return rc;
 }
 
+/* key=value added to JPROFOPTS, one item per '@'-separated pattern (an
+ * item holds 255 bytes at most); a ',' would split an item, so a pattern
+ * with one is refused ('?' matches it). */
+static int add_jprofopts(const char *key, const char *value)
+{
+    if (strchr(value, ','))
+        return cli_usage_error("run",
+                               "a pattern cannot hold ',' (it separates JPROFOPTS' options): use '?' for it");
+    const char *old = getenv("JPROFOPTS");
+    size_t size = (old ? strlen(old) : 0) + 2 * strlen(value) * (strlen(key) + 2) + strlen(key) + 8;
+    char *opts = malloc(size), *end = opts;
+    if (!opts)
+        return cli_fail("run: out of memory");
+    end += sprintf(end, "%s", old ? old : "");
+    for (const char *p = value; *p;) {
+        size_t len = strcspn(p, "@");
+        if (len)
+            end += sprintf(end, "%s%s=%.*s", end > opts ? "," : "", key, (int)len, p);
+        p += len + (p[len] == '@');
+    }
+    int rc = setenv("JPROFOPTS", opts, 1);
+    free(opts);
+    return rc ? cli_fail("run: JPROFOPTS: %s", strerror(errno)) : 0;
+}
+
 int cmd_run(int argc, char **argv)
 {
     static const struct option opts[] = {
@@ -264,11 +297,14 @@ int cmd_run(int argc, char **argv)
         { "profiler", required_argument, NULL, 'p' },
         { "client", required_argument, NULL, 'C' },
         { "all-processes", no_argument, NULL, 'A' },
+        { "exclude", required_argument, NULL, 'X' },
+        { "include", required_argument, NULL, 'I' },
+        { "max-depth", required_argument, NULL, 'D' },
         { "help", no_argument, NULL, 'h' },
         { 0, 0, 0, 0 },
     };
     const char *output = NULL, *output_opt = "-o", *profiler = NULL, *client = NULL;
-    int c, all_processes = 0;
+    int c, rc, all_processes = 0;
     cli_reset_getopt();
     /* "+": PROG's own options are never ours. */
     while ((c = getopt_long(argc, argv, "+:o:p:h", opts, NULL)) != -1) {
@@ -285,6 +321,14 @@ int cmd_run(int argc, char **argv)
             break;
         case 'A':
             all_processes = 1;
+            break;
+        case 'X':
+        case 'I':
+        case 'D':
+            if (c == 'D' && strspn(optarg, "0123456789") != strlen(optarg))
+                return cli_usage_error("run", "--max-depth needs a number");
+            if ((rc = add_jprofopts(c == 'X' ? "exclude" : c == 'I' ? "include" : "maxdepth", optarg)) != 0)
+                return rc;
             break;
         case 'h':
             fputs(run_usage, stdout);
@@ -308,7 +352,7 @@ int cmd_run(int argc, char **argv)
         free(lib);
         return strchr(profiler, '/') ? EXIT_FAIL : EXIT_USAGE;
     }
-    int rc = set_preload(lib);
+    rc = set_preload(lib);
     free(lib);
     if (rc == 0 && client) {
         /* Before libhookit.so, so its monitor_* override libhookit's defaults. */

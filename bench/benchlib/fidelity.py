@@ -30,7 +30,7 @@ PLAIN_ONLY = ["-fno-optimize-sibling-calls"]
 GATE_POINTS = 3.0
 TOP = 10
 MODES = [("default", "default", ""), ("exact", "timer=exact", "timer=exact"),
-         ("compensate", "compensate", "timer=exact,compensate")]
+         ("compensate", "compensate", "timer=exact,compensate"), ("throttle", "throttle", "throttle")]
 
 
 def fmt_build():

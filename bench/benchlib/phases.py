@@ -31,6 +31,7 @@ MODES = [
     ("exact", "hookit timer=exact", "timer=exact"),
     ("compensate", "hookit timer=exact,compensate", "timer=exact,compensate"),
     ("sampler_timer", "hookit sampler=timer", "sampler=timer"),
+    ("throttle", "hookit throttle (docs/filters.md)", "throttle"),
 ]
 
 

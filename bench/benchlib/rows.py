@@ -78,7 +78,9 @@ def standard_rows(plain, noop, hooked, want_others, extra=(), with_compensate=Tr
                         env={"HOOKIT_PROFILING": "0"}))
     rows += [Row("hookit", "hookit JPROFOPTS=timer=exact", [hooked], "hookit",
                  {"JPROFOPTS": "timer=exact"}),
-             Row("sample", "hookit default (timer=sample)", [hooked], "hookit")]
+             Row("sample", "hookit default (timer=sample)", [hooked], "hookit"),
+             Row("throttle", "hookit JPROFOPTS=throttle (docs/filters.md)", [hooked], "hookit",
+                 {"JPROFOPTS": "throttle"})]
     if with_compensate:
         rows.append(Row("compensate", "hookit JPROFOPTS=timer=exact,compensate", [hooked], "hookit",
                         {"JPROFOPTS": "timer=exact,compensate"}))

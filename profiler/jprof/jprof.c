@@ -9,6 +9,7 @@
 #include "profiler/jprof/metrics/sampler.h"
 #include "profiler/jprof/metrics/wait.h"
 #include "profiler/jprof/output/output.h"
+#include "profiler/jprof/tree/skip.h"
 #include "profiler/jprof/tree/tree.h"
 #include "profiler/jprof/output/mpi_job.h"
 
@@ -50,6 +51,7 @@ JP_EXPORT JP_NOINSTR int HookitStart(const struct hookit_host *host, struct hook
     jp_threads_init();
     jp_retire_init();
     jp_names_start();
+    jp_skip_start(host->log);
     if (!jp_opt.start_on)
         *host->collecting = 0;
     plugin->abi_version = HOOKIT_ABI_VERSION;
@@ -183,6 +185,7 @@ JP_NOINSTR static void handle_event(const struct hookit_event *ev)
         jp_sampler_fork_child();
         jp_metrics_fork_child();
         jp_names_fork_child();
+        jp_skip_fork_child();
         jp_agent_fork_child();
         jp_mpi_job_fork_child();
         break;

@@ -136,6 +136,11 @@ struct jp_thread {
     struct arena_thread *rec;   /* its depth: frames in use above the root */
     uint32_t capacity;
     arena_ref cur;              /* = stack[rec->depth].node */
+    uint32_t over;              /* open frames past maxdepth=, pushed nowhere (tree/tree.c) */
+    uint32_t exit_floor;        /* exits at this depth or below take the slow path: 0, or
+                                 * maxdepth= while frames past it are open */
+    uint32_t fast_depth;        /* entries at this depth or deeper take the slow path:
+                                 * capacity - 1, or maxdepth= (jp_set_capacity) */
     arena_ref chunk_next, chunk_end; /* this thread's free slots */
     uint32_t chunk_slots;       /* size of the next chunk */
     arena_ref rec_ref;
@@ -298,8 +303,19 @@ struct jp_options {
     uint32_t death_timeout_ms;  /* bound on writing when dying by a signal */
     uint32_t threads_kept;      /* ended threads kept apart before merging */
     int cpu;                    /* cpu: CPU-time samples under exact timing (wait.c) */
+    char *exclude, *include;    /* exclude=, include=: filter patterns, '@' separated (tree/filter.c) */
+    uint32_t throttle_calls;    /* throttle, throttle_calls=N: 0 for no throttling (tree/skip.c) */
+    uint32_t throttle_ns;       /* throttle_ns=N: a throttled context's calls are shorter */
+    int patch;                  /* nopatch: skipped functions' hook calls are not patched out */
+    uint32_t maxdepth;          /* maxdepth=N: frames deeper than N are not recorded (0: no limit) */
 };
 extern struct jp_options jp_opt;
+/* The shadow stack's size, and with it the entry fast path's depth bound. */
+static inline void jp_set_capacity(struct jp_thread *t, uint32_t capacity)
+{
+    t->capacity = capacity;
+    t->fast_depth = jp_opt.maxdepth && jp_opt.maxdepth < capacity - 1 ? jp_opt.maxdepth : capacity - 1;
+}
 /* Parse JPROFOPTS; complains once per bad option and keeps defaults. */
 void jp_options_parse(const char *text, void (*log)(const char *, ...));
 

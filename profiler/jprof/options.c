@@ -63,6 +63,68 @@ JP_NOINSTR static int set_threads_kept(const char *v)
     return 0;
 }
 
+/* exclude= and include= may be given more than once: the lists add up
+ * (a JPROFOPTS item holds 255 bytes at most). */
+JP_NOINSTR static int append_patterns(char **list, const char *v)
+{
+    size_t old = *list ? strlen(*list) : 0, len = strlen(v);
+    if (!len)
+        return -1;
+    char *grown = realloc(*list, old + len + 2);
+    if (!grown)
+        return -1;
+    if (old)
+        grown[old++] = '@';
+    memcpy(grown + old, v, len + 1);
+    *list = grown;
+    return 0;
+}
+
+JP_NOINSTR static int set_exclude(const char *v)
+{
+    return append_patterns(&jp_opt.exclude, v);
+}
+JP_NOINSTR static int set_include(const char *v)
+{
+    return append_patterns(&jp_opt.include, v);
+}
+
+JP_NOINSTR static int set_u32(const char *v, uint32_t lo, uint32_t hi, uint32_t *out)
+{
+    char *end;
+    unsigned long n = strtoul(v, &end, 10);
+    if (!*v || *end || n < lo || n > hi)
+        return -1;
+    *out = (uint32_t)n;
+    return 0;
+}
+
+#define THROTTLE_CALLS_DEFAULT 65536
+JP_NOINSTR static int set_throttle(const char *v)
+{
+    (void)v;
+    jp_opt.throttle_calls = THROTTLE_CALLS_DEFAULT;
+    return 0;
+}
+JP_NOINSTR static int set_throttle_calls(const char *v)
+{
+    return set_u32(v, 0, 1u << 30, &jp_opt.throttle_calls);
+}
+JP_NOINSTR static int set_throttle_ns(const char *v)
+{
+    return set_u32(v, 1, 1000000000, &jp_opt.throttle_ns);
+}
+JP_NOINSTR static int set_maxdepth(const char *v)
+{
+    return set_u32(v, 1, 1u << 30, &jp_opt.maxdepth);
+}
+JP_NOINSTR static int set_nopatch(const char *v)
+{
+    (void)v;
+    jp_opt.patch = 0;
+    return 0;
+}
+
 JP_NOINSTR static int set_compensate(const char *v) { (void)v; jp_opt.compensate = 1; return 0; }
 
 JP_NOINSTR static int set_lines(const char *v) { (void)v; jp_opt.lines = 1; return 0; }
@@ -98,6 +160,23 @@ static const struct optlist_entry options[] = {
       set_threads_kept },
     { "compensate", "compensate           subtract the profiler's measured cost per call from times",
       set_compensate },
+    { "exclude=",
+      "exclude=PAT@PAT...   skip functions matching: NAME glob as hookit report shows it, "
+      "module:GLOB, file:GLOB (docs/filters.md)",
+      set_exclude },
+    { "include=", "include=PAT@PAT...   record only functions matching (same patterns)", set_include },
+    { "maxdepth=", "maxdepth=N           record frames N deep at most; deeper ones fold into their caller",
+      set_maxdepth },
+    { "throttle",
+      "throttle             stop counting a context after 65536 calls shorter than "
+      "throttle_ns each (its count is then marked incomplete)",
+      set_throttle },
+    { "throttle_calls=", "throttle_calls=N     throttling's checkpoint, in calls (0: off; rounded up to 2^k)",
+      set_throttle_calls },
+    { "throttle_ns=", "throttle_ns=N        a throttled context's calls take under N ns each (default 1000)",
+      set_throttle_ns },
+    { "nopatch", "nopatch              skipped functions' hook calls stay in the code (they return early)",
+      set_nopatch },
     { "lines",
       "lines                resolve source file:line of functions (reads DWARF at exit: memory and time)",
       set_lines },

@@ -15,6 +15,8 @@ struct jp_options jp_opt = {
     .sample_us = 250,
     .death_timeout_ms = 10000,
     .threads_kept = 1000,
+    .throttle_ns = 1000,
+    .patch = 1,
 };
 
 __thread struct jp_thread *jp_self __attribute__((tls_model("initial-exec")));

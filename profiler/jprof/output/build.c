@@ -10,6 +10,7 @@
 #include "profiler/jprof/metrics/sampler.h"
 #include "profiler/jprof/metrics/wait.h"
 #include "output.h"
+#include "profiler/jprof/tree/skip.h"
 #include "profiler/jprof/tree/tree.h"
 
 #include <sched.h>
@@ -98,6 +99,8 @@ JP_NOINSTR static int fill_nodes(struct builder *b, const struct arena_thread *r
         struct arena_view v = { jp_arena_base, jp_arena_header()->used };
         rc = arena_inlined_column(b->p, th, &v, c->nodes, c->n);
     }
+    if (rc == 0)
+        rc = jp_skip_thread(b->p, th, c->nodes, c->n);
     if (rc == 0) /* a thread still blocked: its wait so far, to the copy's now (wait.c) */
         rc = jp_wait_thread(b->p, th, c->nodes, c->n,
                             c->depth ? (const struct jp_thread *)(uintptr_t)rec->priv : NULL, now);

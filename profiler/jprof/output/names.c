@@ -14,6 +14,7 @@
 #include "profiler/jprof/jprof.h"
 #include "output.h"
 #include "profiler/jprof/frames/frames.h"
+#include "profiler/jprof/tree/skip.h"
 #include "profile/inlined.h"
 #include "profile/profile.h"
 #include <hookit/a2n.h>
@@ -394,6 +395,8 @@ JP_NOINSTR void jp_names_post_dlclose(void)
         for (size_t k = 0; k < lib->nodes.n; k++)
             __atomic_store_n(&jp_node((arena_ref)lib->nodes.v[k].what)->fn, lib->nodes.v[k].key,
                              __ATOMIC_RELEASE);
+        for (unsigned k = 0; k < lib->nranges; k++)
+            jp_skip_forget(lib->lo[k], lib->hi[k]);
         lib->walk = !dl_iterate_phdr(range_taken, lib);
         walk |= lib->walk;
     }

@@ -4,6 +4,7 @@
 #include "output.h"
 #include "profiler/jprof/metrics/metrics.h"
 #include "profiler/jprof/metrics/sampler.h"
+#include "profiler/jprof/tree/skip.h"
 #include "profiler/jprof/tree/tree.h"
 #include "profile/arena_walk.h"
 #include "profile/procinfo.h"
@@ -74,6 +75,7 @@ JP_NOINSTR int jp_fill_process(struct profile *p, int how)
     rc |= procinfo_set_meta_u64(p, "unmatched_exits", sum_over_threads(offsetof(struct arena_thread, unmatched)));
     if (jp_unmatched_restart_exits())
         rc |= procinfo_set_meta_u64(p, "unmatched_after_start", jp_unmatched_restart_exits());
+    rc |= jp_skip_meta(p);
     rc |= arena_control_log_meta(p, jp_at(ARENA_CONTROL_LOG_REF), start_mono_ns);
     return rc ? -1 : 0;
 }

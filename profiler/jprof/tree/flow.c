@@ -327,6 +327,10 @@ JP_NOINSTR uint64_t jp_flow(const struct hookit_flow *f)
     if (jp_pending(t->rec))
         jp_pending_apply(t); /* given while the thread was away: before the jump */
     uint64_t now = flow_now();
+    /* Frames past maxdepth= were left or switched away from, how many is
+     * not known: their count starts again (a later exit of one of them is
+     * then unmatched, and said so). */
+    t->over = t->exit_floor = 0;
     switch (f->kind) {
     case HOOKIT_FLOW_JUMP:
         jump(t, f->mark, now);

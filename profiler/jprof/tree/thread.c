@@ -87,7 +87,7 @@ JP_NOINSTR int jp_grow_stack(struct jp_thread *t)
         return -1;
     memcpy(bigger, t->stack, (size_t)(jp_depth(t) + 1) * sizeof *bigger);
     t->stack = bigger;
-    t->capacity *= 2;
+    jp_set_capacity(t, t->capacity * 2);
     t->rec->capacity = t->capacity;
     __atomic_store_n(&t->rec->stack, ref, __ATOMIC_RELEASE);
     return 0;
@@ -140,7 +140,7 @@ JP_NOINSTR static struct jp_thread *reuse_thread(arena_ref *stack_ref)
     *stack_ref = (arena_ref)(((char *)stack - jp_arena_base) / ARENA_SLOT);
     memset(t, 0, JP_THREAD_RECYCLED_BYTES); /* the list link and metrics stay */
     t->stack = stack;
-    t->capacity = capacity;
+    jp_set_capacity(t, capacity);
     return t;
 }
 
@@ -164,7 +164,7 @@ JP_NOINSTR static struct jp_thread *make_thread(int reuse_record, arena_ref *sta
     if (fresh) {
         if (!(t = jp_map_pages(sizeof *t)))
             return NULL;
-        t->capacity = FIRST_STACK;
+        jp_set_capacity(t, FIRST_STACK);
         t->stack = new_stack(t->capacity, stack_ref);
     }
     t->chunk_slots = FIRST_CHUNK;

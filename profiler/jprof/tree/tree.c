@@ -30,6 +30,7 @@
 #include "profiler/jprof/jprof.h"
 #include "profiler/jprof/live/attend.h"
 #include "profiler/jprof/metrics/metrics.h"
+#include "skip.h"
 #include "tree.h"
 
 #include <string.h>
@@ -109,10 +110,14 @@ JP_NOINSTR __attribute__((noinline)) static void cut_back(struct jp_thread *t, u
         }
         if (!gone)
             break;
-        outermost = f->node;
+        int expected = jp_exit_patched(fn_of(jp_node(f->node)));
+        if (!expected)
+            outermost = f->node;
         close_top(t, now);
-        t->rec->unmatched++;    /* its exit never came: the tree was repaired (exit_unmatched) */
-        closed++;
+        if (!expected) {
+            t->rec->unmatched++; /* its exit never came: the tree was repaired (exit_unmatched) */
+            closed++;
+        }
     }
     if (closed)
         jp_tree_unmatched(outermost, closed);
@@ -278,24 +283,61 @@ JP_NOINSTR __attribute__((always_inline)) static inline void hook_end(struct are
     jp_busy_done(rec);
 }
 
+/* The return address of the hook call that brought an entry (the hooks
+ * reach us by a tail jump: it sits below the frame address sp). */
+JP_NOINSTR JP_READS_PROGRAM_FRAMES static uintptr_t hook_return(uintptr_t sp)
+{
+    return *(const uintptr_t *)(sp - sizeof(uintptr_t));
+}
+
+/* Whether an entry of context c is skipped for throttling (skip.h): at a
+ * checkpoint of its count, throttled now or before.  The entry's hook call
+ * is patched out then when it can be. */
+JP_NOINSTR static int entry_throttled(uint64_t fn, arena_ref c, uintptr_t sp)
+{
+    if (!c || ((jp_node(c)->calls + 1) & jp_throttle_mask) != 0 || !jp_throttle_check(c))
+        return 0;
+    jp_patch_entry(hook_return(sp), fn);
+    return 1;
+}
+
 /* An entry the fast path does not take: one that closes abandoned frames,
- * a child not found as the parent's last one, a full shadow stack.  Busy
- * is held; everything else is read again from t.  A synthetic frame
- * (see enter) never closes others. */
+ * a child not found as the parent's last one, a full shadow stack, a
+ * throttling checkpoint, a depth at maxdepth= (skip.h: such entries and
+ * those of excluded functions push no frame).  Busy is held; everything
+ * else is read again from t.  A synthetic frame (see enter) never closes
+ * others. */
 JP_NOINSTR __attribute__((noinline)) static void enter_slow(struct jp_thread *t, uint64_t fn, uintptr_t site,
                                                             uintptr_t sp, uint64_t now, int synthetic)
 {
     struct arena_thread *rec = t->rec;
     if (jp_pending(rec))
         jp_pending_apply(t); /* a reset or zerobase given while the thread was away */
-    if (!synthetic && t->stack[rec->depth].sp < sp)
+    if (!synthetic && t->stack[rec->depth].sp < sp) {
+        t->over = t->exit_floor = 0; /* a jump left frames past maxdepth too */
         cut_back(t, sp, site, now);
+    }
     uint32_t depth = rec->depth;
+    if (jp_opt.maxdepth && depth >= jp_opt.maxdepth) {
+        t->over++; /* its exit is the next one out (exit_unmatched) */
+        t->exit_floor = depth;
+        hook_end(rec, depth);
+        return;
+    }
     arena_ref cur = t->stack[depth].node;
     uint32_t slot = jp_edge_slot(cur, fn);
     arena_ref c = t->edges[slot];
+    if (jp_skipping && !synthetic && jp_fn_excluded(t, fn)) {
+        jp_patch_entry(hook_return(sp), 0);
+        hook_end(rec, depth);
+        return;
+    }
     if (fn_of(jp_node(c)) != fn || jp_node(c)->parent != cur)
         t->edges[slot] = c = find_child(t, cur, fn);
+    if (jp_skipping && !synthetic && entry_throttled(fn, c, sp)) {
+        hook_end(rec, depth);
+        return;
+    }
     if (c && (depth + 1 < t->capacity || jp_grow_stack(t) == 0)) {
         jp_node(c)->calls++;
         /* An inlined copy has its host's call site (issue 29's view as
@@ -365,7 +407,8 @@ JP_NOINSTR __attribute__((always_inline)) static inline void enter(int clock, vo
     arena_ref c = t->edges[jp_edge_slot(cur, (uint64_t)fn)];
     struct arena_node *n = (struct arena_node *)(base + (size_t)c * ARENA_SLOT);
     if (JP_UNLIKELY(top->sp < sp) || JP_UNLIKELY(fn_of(n) != (uint64_t)fn) || JP_UNLIKELY(n->parent != cur)
-        || JP_UNLIKELY(depth + 1 >= t->capacity) || JP_UNLIKELY(jp_pending(rec))) {
+        || JP_UNLIKELY(depth >= t->fast_depth) || JP_UNLIKELY(jp_pending(rec))
+        || JP_UNLIKELY(((n->calls + 1) & jp_throttle_mask) == 0)) {
         enter_slow(t, (uint64_t)fn, (uintptr_t)site, sp, now, synthetic);
         return;
     }
@@ -385,20 +428,42 @@ JP_NOINSTR __attribute__((always_inline)) static inline void enter(int clock, vo
  * one matched no open frame, or the frames above its own never saw theirs
  * (control flow nobody reported, such as a Clang catch inside inlined
  * code).  Each counts as an unmatched exit, so a tree that may be wrong
- * says so (hookit report's "not exact" line) instead of looking exact. */
-JP_NOINSTR __attribute__((noinline)) static void exit_unmatched(struct jp_thread *t, uint64_t fn, uint64_t now)
+ * says so (hookit report's "not exact" line) instead of looking exact.
+ * Not so the exits of entries that pushed no frame (past maxdepth=, or
+ * skipped: skip.h), nor frames closed because their function's exit call
+ * was patched out: those exits are expected not to come. */
+JP_NOINSTR __attribute__((noinline)) static void exit_unmatched(struct jp_thread *t, uint64_t fn,
+                                                                uint64_t now, uintptr_t cfa)
 {
     struct arena_thread *rec = t->rec;
     uint32_t d = rec->depth;
-    while (d > 0 && fn_of(jp_node(t->stack[d].node)) != fn)
+    int skipped = 0; /* an exit with no frame of its own: nothing to do */
+    if (t->over) {   /* a frame past maxdepth= (enter_slow) */
+        if (!--t->over)
+            t->exit_floor = 0;
+        skipped = 1;
+    } else if (jp_skipping) {
+        skipped = jp_skipped_exit(t, fn, cfa ? hook_return(cfa) : 0);
+    }
+    while (!skipped && d > 0 && fn_of(jp_node(t->stack[d].node)) != fn)
         d--;
-    if (d == 0) {
+    if (skipped) {
+    } else if (d == 0) {
         rec->unmatched++;
         jp_tree_unmatched(t->stack[rec->depth].node, 1);
     } else {
-        rec->unmatched += rec->depth - d;
-        if (rec->depth > d)
-            jp_tree_unmatched(t->stack[d + 1].node, rec->depth - d);
+        /* Frames of patched-out functions lose their exits: expected. */
+        uint32_t lost = 0;
+        arena_ref outermost = 0;
+        for (uint32_t k = d + 1; k <= rec->depth; k++) {
+            if (jp_exit_patched(fn_of(jp_node(t->stack[k].node))))
+                continue;
+            if (!lost++)
+                outermost = t->stack[k].node;
+        }
+        rec->unmatched += lost;
+        if (lost)
+            jp_tree_unmatched(outermost, lost);
         while (rec->depth >= d)
             close_top(t, now);
     }
@@ -416,11 +481,11 @@ JP_NOINSTR __attribute__((noinline)) static void exit_unmatched(struct jp_thread
  * than the frame's node (rec->depth, then the frame, then the node), and
  * no line of the shadow stack to fetch. */
 JP_NOINSTR __attribute__((always_inline)) static inline void
-leave_untimed(struct jp_thread *t, struct arena_thread *rec, uint32_t depth, void *fn)
+leave_untimed(struct jp_thread *t, struct arena_thread *rec, uint32_t depth, void *fn, uintptr_t cfa)
 {
     struct arena_node *n = jp_node(t->cur);
-    if (JP_UNLIKELY(depth == 0 || fn_of(n) != (uint64_t)fn)) {
-        exit_unmatched(t, (uint64_t)fn, 0);
+    if (JP_UNLIKELY(depth <= t->exit_floor || fn_of(n) != (uint64_t)fn)) {
+        exit_unmatched(t, (uint64_t)fn, 0, cfa);
         return;
     }
     rec->depth = depth - 1;
@@ -436,15 +501,15 @@ leave_untimed(struct jp_thread *t, struct arena_thread *rec, uint32_t depth, voi
  * always (jp_attend reads the word again).  A request made while this
  * exit runs waits for the next one. */
 JP_NOINSTR __attribute__((noinline)) static void leave_requested(struct jp_thread *t, uint64_t fn,
-                                                                 uint64_t now, int timed)
+                                                                 uint64_t now, int timed, uintptr_t cfa)
 {
     struct arena_thread *rec = t->rec;
     if (jp_pending(rec))
         jp_pending_apply(t);
     uint32_t depth = rec->depth;
     struct arena_frame *f = &t->stack[depth];
-    if (depth == 0 || fn_of(jp_node(f->node)) != fn) {
-        exit_unmatched(t, fn, now);
+    if (depth <= t->exit_floor || fn_of(jp_node(f->node)) != fn) {
+        exit_unmatched(t, fn, now, cfa);
         return;
     }
     rec->depth = depth - 1;
@@ -457,8 +522,12 @@ JP_NOINSTR __attribute__((noinline)) static void leave_requested(struct jp_threa
         jp_attend(t);
 }
 
-JP_NOINSTR __attribute__((always_inline)) static inline void leave(int clock, void *fn)
+/* The frame address (the slow paths find the hook call's return address
+ * below it), 0 for a synthetic frame's exit (nothing to patch). */
+JP_NOINSTR __attribute__((always_inline)) static inline void leave(int clock, void *fn, int synthetic)
 {
+    uintptr_t sp = (uintptr_t)__builtin_dwarf_cfa();
+#define EXIT_RETURN (synthetic ? 0 : sp) /* read on the slow paths only */
     struct jp_thread *t = jp_self;
     if (JP_UNLIKELY((uintptr_t)t <= (uintptr_t)JP_SENTINEL)) {
         if (t == JP_FORKING)
@@ -470,20 +539,21 @@ JP_NOINSTR __attribute__((always_inline)) static inline void leave(int clock, vo
     if (!hook_begin(t, rec, clock, &now))
         return;
     if (JP_UNLIKELY(rec->request)) {
-        leave_requested(t, (uint64_t)fn, now, clock != CLOCK_NONE);
+        leave_requested(t, (uint64_t)fn, now, clock != CLOCK_NONE, EXIT_RETURN);
         return;
     }
     uint32_t depth = rec->depth;
     if (clock == CLOCK_NONE) {
-        leave_untimed(t, rec, depth, fn);
+        leave_untimed(t, rec, depth, fn, EXIT_RETURN);
         return;
     }
     struct arena_frame *f = &t->stack[depth];
     struct arena_node *n = jp_node(f->node);
-    if (JP_UNLIKELY(depth == 0 || fn_of(n) != (uint64_t)fn)) {
-        exit_unmatched(t, (uint64_t)fn, now);
+    if (JP_UNLIKELY(depth <= t->exit_floor || fn_of(n) != (uint64_t)fn)) {
+        exit_unmatched(t, (uint64_t)fn, now, EXIT_RETURN);
         return;
     }
+#undef EXIT_RETURN
     /* Pop first, then add the time: a profile written by a signal handler
      * that interrupted us here (exit() in a handler) sees the frame either
      * open or closed with its time, never both. */
@@ -500,11 +570,23 @@ JP_NOINSTR __attribute__((always_inline)) static inline void leave(int clock, vo
  * library. */
 #define HOT_ENTRY JP_NOINSTR __attribute__((aligned(64)))
 HOT_ENTRY void jp_enter_tsc(void *fn, void *site) { enter(CLOCK_TSC, fn, site, 0); }
-HOT_ENTRY void jp_exit_tsc(void *fn, void *site) { (void)site; leave(CLOCK_TSC, fn); }
+HOT_ENTRY void jp_exit_tsc(void *fn, void *site)
+{
+    (void)site;
+    leave(CLOCK_TSC, fn, 0);
+}
 HOT_ENTRY void jp_enter_mono(void *fn, void *site) { enter(CLOCK_MONO, fn, site, 0); }
-HOT_ENTRY void jp_exit_mono(void *fn, void *site) { (void)site; leave(CLOCK_MONO, fn); }
+HOT_ENTRY void jp_exit_mono(void *fn, void *site)
+{
+    (void)site;
+    leave(CLOCK_MONO, fn, 0);
+}
 HOT_ENTRY void jp_enter_counted(void *fn, void *site) { enter(CLOCK_NONE, fn, site, 0); }
-HOT_ENTRY void jp_exit_counted(void *fn, void *site) { (void)site; leave(CLOCK_NONE, fn); }
+HOT_ENTRY void jp_exit_counted(void *fn, void *site)
+{
+    (void)site;
+    leave(CLOCK_NONE, fn, 0);
+}
 
 JP_NOINSTR static int clock_in_use(void)
 {
@@ -522,5 +604,5 @@ JP_NOINSTR void jp_enter_synthetic(uint64_t key)
 
 JP_NOINSTR void jp_exit_synthetic(uint64_t key)
 {
-    leave(clock_in_use(), (void *)(uintptr_t)key);
+    leave(clock_in_use(), (void *)(uintptr_t)key, 1);
 }
