@@ -239,14 +239,23 @@ static void print_paths(FILE *out, const struct profile *p, const struct prof_th
     }
     sort_thread = th;
     qsort(order, th->nnodes, sizeof *order, by_excl_desc);
-    fprintf(out, "  hottest call paths (exclusive time in that context):\n    %6s %10s %12s  %s\n",
-            "SHARE", "EXCL", "CALLS", "PATH");
+    /* CPU and WAIT split EXCL, as in the functions' table */
+    struct waittime w;
+    int split = waittime_of(th, &w);
+    fprintf(out, "  hottest call paths (exclusive time in that context):\n    %6s %10s ", "SHARE", "EXCL");
+    if (split)
+        fprintf(out, "%10s %10s ", "CPU", "WAIT");
+    fprintf(out, "%12s  %s\n", "CALLS", "PATH");
     uint32_t path[64];
     for (uint32_t i = 0; i < th->nnodes && i < (uint32_t)rows; i++) {
         const struct prof_node *nd = &th->nodes[order[i]];
-        char a[UNITS_BUF];
-        fprintf(out, "    %5.1f%% %10s %12llu  ", total ? 100.0 * (double)nd->excl_ns / (double)total : 0.0,
-                units_ns(nd->excl_ns, a), (unsigned long long)nd->calls);
+        char a[UNITS_BUF], b[UNITS_BUF];
+        fprintf(out, "    %5.1f%% %10s ", total ? 100.0 * (double)nd->excl_ns / (double)total : 0.0,
+                units_ns(nd->excl_ns, a));
+        if (split)
+            fprintf(out, "%10s %10s ", units_ns(waittime_cpu(&w, th, order[i]), a),
+                    units_ns(waittime_wait(&w, order[i]), b));
+        fprintf(out, "%12llu  ", (unsigned long long)nd->calls);
         /* The innermost 64 steps, a run of one function (recursion) one
          * step written once with its count: "down ×1000". */
         uint32_t len = 0, skipped = 0, run[64] = { 0 };

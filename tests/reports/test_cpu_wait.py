@@ -325,6 +325,22 @@ def test_top_thread_state(tmp):
     for b in working:
         excl, cpu, wait = top_func_row(b, "crunch")
         assert wait == 0 and cpu == excl > 0, b
+    # and the hottest call paths' the same way
+    for b in waiting:
+        excl, cpu, wait = top_path_row(b, r"F:split\.idler\(\) > F:split\.idle_wait\(\)")
+        assert wait >= 250 * MS and cpu < 20 * MS and excl >= wait, b
+    for b in working:
+        excl, cpu, wait = top_path_row(b, r"F:split\.cruncher\(\) > F:split\.crunch\(\)")
+        assert wait == 0 and cpu == excl > 0, b
+
+
+def top_path_row(block, path):
+    """(EXCL, CPU, WAIT) in ns of a row of top's hottest call paths."""
+    assert re.search(r"SHARE\s+EXCL\s+CPU\s+WAIT\s+CALLS\s+PATH", block), block
+    m = re.search(rf"^\s+[\d.]+%\s+(\S+)\s+(\S+)\s+(\S+)\s+\d+\s+{path}$", block, re.M)
+    assert m, block
+    return [float(re.match(r"[\d.]+", v).group(0)) * UNIT_NS[re.sub(r"[\d.]+", "", v)]
+            for v in m.groups()]
 
 
 UNIT_NS = {"ns": 1, "us": 1e3, "ms": 1e6, "s": 1e9}
