@@ -73,6 +73,7 @@ NOINSTR int cost_of_run(const struct profile *p, struct run_cost *c)
         c->ns_per_call = c->cost_ns / (double)c->calls;
         c->run_ns = (double)(samples + own_samples) * (double)period;
         c->period_ns = (double)period;
+        c->own_samples = own_samples;
     } else {
         if (meta_u64(p, "overhead_ns_per_call", &per_call))
             return -1;
@@ -118,7 +119,8 @@ NOINSTR const char *cost_fmt_ns(double ns, char *buf, size_t size)
 NOINSTR int cost_overhead_line(const struct profile *p, const char *what, char *buf, size_t size)
 {
     struct run_cost c;
-    if (cost_of_run(p, &c) != 0 || cost_share(&c) < COST_LARGE_SHARE)
+    if (cost_of_run(p, &c) != 0 || cost_share(&c) < COST_LARGE_SHARE || c.cost_ns < COST_LINE_MIN_NS
+        || (c.sampled && c.own_samples < COST_LINE_MIN_SAMPLES))
         return 0;
     char cost[32], run[32], per[32];
     snprintf(buf, size,

@@ -26,6 +26,12 @@ struct profile;
  * run at least 1.5 times as long as it would be without the hooks (the bar
  * issue 29 sets for a run rebuilt as `hookit advise` says). */
 #define COST_LARGE_SHARE (1.0 / 3.0)
+/* And only for a cost that matters and is measured: at least 10 ms, and,
+ * sampled, from at least 20 samples in hookit's own code (a share from
+ * fewer is off by more than a fifth; a 23-call run whose one sample fell
+ * in the hooks said "100%"). */
+#define COST_LINE_MIN_NS 10e6
+#define COST_LINE_MIN_SAMPLES 20
 
 /* Two costs of a profiled run that are not per call, for what `hookit
  * advise` expects of a run: starting (loading libjprof and libbfd, mapping
@@ -53,6 +59,7 @@ struct run_cost {
     double run_ns;      /* the run's time the cost is part of */
     double fixed_ns;    /* COST_START_NS + the profile's build_ns: not in cost_ns */
     double period_ns;   /* the sampling period, 0 when not sampling */
+    uint64_t own_samples; /* sampled: the samples in hookit's own code */
     int sampled;        /* 1: CPU time from samples; 0: every call timed */
 };
 

@@ -16,12 +16,7 @@ NOINSTR static const char *valid_names(const struct optlist *spec, char *buf, si
     return buf;
 }
 
-/* `help`: the table, and the program ends before it runs.  Asked for
- * the options, the user wants them, not a run (as glibc's LD_DEBUG=help):
- * a program that went on would bury the list under its own output, or
- * run for hours.  _exit: nothing of the program has run (this is
- * libhookit's start, before main), and no profile is due. */
-NOINSTR static void help_and_end(const struct optlist *spec, void (*log)(const char *, ...))
+NOINSTR void optlist_help_and_end(const struct optlist *spec, void (*log)(const char *, ...))
 {
     log("%s: %s options (comma separated):", spec->plugin, spec->variable);
     for (size_t i = 0; i < spec->n; i++)
@@ -51,7 +46,7 @@ NOINSTR static void apply_one(const struct optlist *spec, const char *item,
         spec->variable, valid_names(spec, names, sizeof names));
 }
 
-NOINSTR void optlist_parse(const struct optlist *spec, const char *text, void (*log)(const char *, ...))
+NOINSTR int optlist_parse(const struct optlist *spec, const char *text, void (*log)(const char *, ...))
 {
     char item[256];
     int help = 0;
@@ -71,6 +66,5 @@ NOINSTR void optlist_parse(const struct optlist *spec, const char *text, void (*
         }
         text = end ? end + 1 : NULL;
     }
-    if (help)
-        help_and_end(spec, log);
+    return help;
 }

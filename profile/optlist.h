@@ -21,6 +21,17 @@ struct optlist {
     size_t n;
 };
 
-void optlist_parse(const struct optlist *spec, const char *text, void (*log)(const char *, ...));
+/* Apply text's options (each complaint one line through log); 1 when it
+ * asked for help (after the other options' lines), else 0.  The parser
+ * never ends the program itself: the fuzz targets parse help too. */
+int optlist_parse(const struct optlist *spec, const char *text, void (*log)(const char *, ...));
+
+/* `help`: the table, and the program ends before it runs (exit status 0).
+ * Asked for the options, the user wants them, not a run (as glibc's
+ * LD_DEBUG=help): a program that went on would bury the list under its
+ * own output, or run for hours.  _exit: nothing of the program has run
+ * (the plugin's start, before main), and no profile is due. */
+void optlist_help_and_end(const struct optlist *spec, void (*log)(const char *, ...))
+    __attribute__((noreturn));
 
 #endif

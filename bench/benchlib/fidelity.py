@@ -81,11 +81,11 @@ def chosen_modes():
     return [m for m in MODES if not wanted or m[0] in wanted or m[0] == "default"]
 
 
-def perf_run(exe, args, work, instrumented):
+def perf_run(exe, args, work, instrumented, env=None, own=()):
     """perf's shares of one run of exe (a perf that saw nothing ends the bench)."""
-    data = selfshares.perf_record(exe, args, work)
+    data = selfshares.perf_record(exe, args, work, env)
     try:
-        return selfshares.perf_shares(data, instrumented)
+        return selfshares.perf_shares(data, instrumented, own)
     except selfshares.PerfFailed as e:
         raise SystemExit(f"bench: {e}") from None
     finally:
@@ -106,12 +106,28 @@ def compare_program(name):
         perf, tally = perf_run(noop, args, work, instrumented)
         # The same functions uninstrumented: what the no-op hooks alone move.
         plain_shares, tally["plain"] = perf_run(plain, args, work, instrumented)
+        # perf on hookit's own build, hookit's code left out: the witness of
+        # hookit's placement of its samples (not of the program's time).
+        own_dir = os.path.join(work, "perf-hookit")
+        os.mkdir(own_dir)
+        on_hookit, tally["on_hookit"] = perf_run(hooked, args, work, instrumented,
+                                                 clean_env({"HOOKIT_OUTPUT": own_dir}),
+                                                 selfshares.OWN_DSOS)
         got, metas = {"perf_plain": plain_shares}, {}
         for key, _, opts in modes:
             got[key], metas[key] = hookit_run(hooked, args, work, opts)
     finally:
         shutil.rmtree(work, ignore_errors=True)
-    return report(name, args, modes, perf, tally, got, metas)
+    out = report(name, args, modes, perf, tally, got, metas)
+    placement = selfshares.compare(on_hookit, got["default"], TOP)[1]
+    print(f"  perf on hookit's build (default mode, its own code left out: "
+          f"{tally['on_hookit'].get('in_hookit', 0):,} of {tally['on_hookit'].get('samples', 0):,} "
+          f"samples) against hookit's profile of another run, perf's top {TOP}: "
+          f"{placement:.2f} pp (placement, shown)\n")
+    out["errors_perf_on_hookit"] = placement
+    out["targets"].append({"target": f"placement_{name}", "value": placement, "ok": None,
+                           "note": "perf on hookit's build against hookit's profile"})
+    return out
 
 
 def report(name, args, modes, perf, tally, got, metas):

@@ -54,13 +54,13 @@ def instrumented_functions(exe):
     return found
 
 
-def perf_record(exe, args, work):
+def perf_record(exe, args, work, env=None):
     """perf record -e cpu-clock with DWARF call graphs of one run; the
     program's stdout line (it prints its own CPU time)."""
     data = os.path.join(work, "perf.data")
     p = subprocess.run(["perf", "record", "-q", "-e", "cpu-clock", "-F", str(PERF_HZ),
                         "--call-graph=dwarf", "-o", data, exe] + [str(a) for a in args],
-                       cwd=work, capture_output=True, text=True)
+                       cwd=work, capture_output=True, text=True, env=env)
     if p.returncode != 0:
         raise RuntimeError(f"perf record {exe} failed: {p.stderr.strip()[-500:]}")
     return data
@@ -103,9 +103,22 @@ def parse_script(lines):
         yield frames
 
 
-def charge(samples, instrumented):
+# hookit's own objects: on hookit's build, a sample there is hookit's, as
+# the hooks' are on the no-op build.
+OWN_DSOS = ("libhookit", "libjprof")
+
+
+def innermost_dso(frames):
+    """The object of the innermost frame that has one: perf shows a frame
+    inlined there with the DSO "inlined"."""
+    return next((dso for _, dso in frames if dso != "inlined"), "")
+
+
+def charge(samples, instrumented, own=()):
     """Samples (frames innermost first) charged to functions: ({function:
-    samples}, the tally of what was kept and left out)."""
+    samples}, the tally of what was kept and left out).  own: names of
+    objects whose samples are left out as the hooks' are (OWN_DSOS, for
+    perf on hookit's build)."""
     counts = collections.Counter()
     tally = collections.Counter()
     for frames in samples:
@@ -115,6 +128,9 @@ def charge(samples, instrumented):
             continue
         if frames[0][0].startswith(HOOK_PREFIX):      # the hook or its @plt stub
             tally["in_hooks"] += 1
+            continue
+        if own and any(o in os.path.basename(innermost_dso(frames)) for o in own):
+            tally["in_hookit"] += 1
             continue
         owner = next((base_name(s) for s, _ in frames if base_name(s) in instrumented), None)
         if owner is None:
@@ -127,10 +143,11 @@ def charge(samples, instrumented):
     return counts, dict(tally)
 
 
-def perf_shares(data, instrumented):
+def perf_shares(data, instrumented, own=()):
     """{function: percent of the program's samples}, and the tally of what
-    was left out (hook leaves, samples with no instrumented frame)."""
-    counts, tally = charge(perf_samples(data), instrumented)
+    was left out (hook leaves, samples with no instrumented frame, and
+    those in own's objects)."""
+    counts, tally = charge(perf_samples(data), instrumented, own)
     total = sum(counts.values())
     if not total:
         raise PerfFailed(f"perf script -i {data}: no sample of the program ({tally})")

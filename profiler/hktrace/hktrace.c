@@ -13,7 +13,8 @@ HT_EXPORT HT_NOINSTR int HookitStart(const struct hookit_host *host, struct hook
     if (host->abi_version != HOOKIT_ABI_VERSION)
         return -1;
     ht_host = host;
-    ht_options_parse(getenv("HKTRACEOPTS"), host->log);
+    if (ht_options_parse(getenv("HKTRACEOPTS"), host->log))
+        ht_options_help_and_end(host->log);
     if (ht_buffer_init() != 0 || ht_funcs_init() != 0) {
         host->log("hktrace: cannot map memory for the trace buffers; running unprofiled");
         return -1;

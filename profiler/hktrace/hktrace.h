@@ -26,7 +26,9 @@ struct ht_options {
     int lines;                  /* resolve file:line */
 };
 extern struct ht_options ht_opt;
-void ht_options_parse(const char *text, void (*log)(const char *, ...));
+/* 1 when HKTRACEOPTS asked for help: then ht_options_help_and_end. */
+int ht_options_parse(const char *text, void (*log)(const char *, ...));
+void ht_options_help_and_end(void (*log)(const char *, ...)) __attribute__((noreturn));
 
 /* ---- clock (clock.c, over common/clock.h) -----------------------------------
  * Ticks are hk_counter() when ht_clock_is_tsc(), else hk_mono_ns(). */

@@ -93,8 +93,14 @@ static const struct optlist_entry options[] = {
     { "nolines", "nolines      do not read debug line info at exit", set_nolines },
 };
 
-HT_NOINSTR void ht_options_parse(const char *text, void (*log)(const char *, ...))
+static const struct optlist spec = { "hktrace", "HKTRACEOPTS", options, sizeof options / sizeof options[0] };
+
+HT_NOINSTR int ht_options_parse(const char *text, void (*log)(const char *, ...))
 {
-    static const struct optlist spec = { "hktrace", "HKTRACEOPTS", options, sizeof options / sizeof options[0] };
-    optlist_parse(&spec, text, log);
+    return optlist_parse(&spec, text, log);
+}
+
+HT_NOINSTR void ht_options_help_and_end(void (*log)(const char *, ...))
+{
+    optlist_help_and_end(&spec, log);
 }

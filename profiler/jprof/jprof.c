@@ -34,7 +34,8 @@ JP_EXPORT JP_NOINSTR int HookitStart(const struct hookit_host *host, struct hook
     if (jp_host)                /* one jprof per process: a second libhookit is refused */
         return -1;
     jp_host = host;
-    jp_options_parse(getenv("JPROFOPTS"), host->log);
+    if (jp_options_parse(getenv("JPROFOPTS"), host->log))
+        jp_options_help_and_end(host->log);
     if (jp_arena_init() != 0) {
         host->log("jprof: cannot map memory for the call trees; running unprofiled");
         return -1;

@@ -316,8 +316,11 @@ static inline void jp_set_capacity(struct jp_thread *t, uint32_t capacity)
     t->capacity = capacity;
     t->fast_depth = jp_opt.maxdepth && jp_opt.maxdepth < capacity - 1 ? jp_opt.maxdepth : capacity - 1;
 }
-/* Parse JPROFOPTS; complains once per bad option and keeps defaults. */
-void jp_options_parse(const char *text, void (*log)(const char *, ...));
+/* Parse JPROFOPTS; complains once per bad option and keeps defaults.  1
+ * when it asked for help: the caller then ends the program with
+ * jp_options_help_and_end (profile/optlist.h). */
+int jp_options_parse(const char *text, void (*log)(const char *, ...));
+void jp_options_help_and_end(void (*log)(const char *, ...)) __attribute__((noreturn));
 
 /* ---- the host (globals.c) ---------------------------------------------------
  * What libhookit gave at start (include/hookit/profiler.h): its log, its

@@ -209,8 +209,14 @@ static const struct optlist_entry options[] = {
       jp_opt_io_interval },
 };
 
-JP_NOINSTR void jp_options_parse(const char *text, void (*log)(const char *, ...))
+static const struct optlist spec = { "jprof", "JPROFOPTS", options, sizeof options / sizeof options[0] };
+
+JP_NOINSTR int jp_options_parse(const char *text, void (*log)(const char *, ...))
 {
-    static const struct optlist spec = { "jprof", "JPROFOPTS", options, sizeof options / sizeof options[0] };
-    optlist_parse(&spec, text, log);
+    return optlist_parse(&spec, text, log);
+}
+
+JP_NOINSTR void jp_options_help_and_end(void (*log)(const char *, ...))
+{
+    optlist_help_and_end(&spec, log);
 }

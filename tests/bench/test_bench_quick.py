@@ -12,7 +12,8 @@ import hk
 NOT_UNDER = {s: "timings of sanitized libraries mean nothing, and bench/run does not "
                 "preload the sanitizer runtime" for s in ("address", "thread", "undefined")}
 
-MICRO_ROWS = ("uninstrumented", "noop", "floor", "off", "hookit", "sample", "compensate", "alloc")
+MICRO_ROWS = ("uninstrumented", "noop", "floor", "off", "hookit", "sample", "compensate", "alloc",
+              "throttle")
 HOOKIT_ROWS = ("hookit", "sample", "compensate", "alloc")
 
 
@@ -94,6 +95,10 @@ def check_micro(text, doc):
         assert rows[key]["exit_ms"] is not None and rows[key]["exit_ms"] >= 0
     for key in ("uninstrumented", "noop", "off", "floor"):
         assert rows[key]["output_bytes"] == 0, key
+    # Throttled (docs/filters.md): a profile, fewer calls counted than made
+    # (fib's deep contexts stop counting), and cheaper than counting them all.
+    assert rows["throttle"]["profile_written"] and 0 < rows["throttle"]["profile_calls"] < micro["calls"]
+    assert cpu["throttle"] < cpu["sample"], cpu
     # The profile tells its measured overhead; compensation is reported.
     assert rows["hookit"]["meta_overhead_ns_per_call"] > 0
     check_cores(micro)

@@ -88,3 +88,31 @@ def test_perf_samples_charged_as_hookit_charges(tmp):
     assert counts == {"sqlite3GetVarint": 1, "sqlite3VdbeExec": 1, "main": 1}, counts
     assert tally == {"samples": 6, "kept": 3, "kept_in_kernel": 1, "in_hooks": 2,
                      "no_instrumented_frame": 1}, tally
+
+
+HOOKIT_SCRIPT = """\
+ 8288     100000 
+\t    7f0000001000 enter (inlined)
+\t    7f0000001000 jp_enter_counted+0x14 (/b/lib/hookit/libjprof.so)
+\t           13a14 sqlite3GetVarint+0x14 (/b/sqlite-hookit)
+
+ 8288     100000 
+\t           13a14 sqlite3GetVarint+0x18 (/b/sqlite-hookit)
+
+ 8288     100000 
+\t    7f0000002000 realloc+0x10 (/b/lib/libhookit.so)
+\t           13a14 sqlite3GetVarint+0x20 (/b/sqlite-hookit)
+"""
+
+
+def test_perf_on_hookits_build_leaves_hookit_out(tmp):
+    """perf on hookit's own build (the placement witness): a sample whose
+    innermost real object is libjprof or libhookit is hookit's, an inlined
+    frame there included."""
+    sys.path.insert(0, os.path.join(hk.ROOT, "bench"))
+    from benchlib import selfshares
+    samples = list(selfshares.parse_script(HOOKIT_SCRIPT.splitlines(keepends=True)))
+    counts, tally = selfshares.charge(samples, {"sqlite3GetVarint"}, selfshares.OWN_DSOS)
+    assert counts == {"sqlite3GetVarint": 1} and tally["in_hookit"] == 2, (counts, tally)
+    counts, _ = selfshares.charge(samples, {"sqlite3GetVarint"})
+    assert counts == {"sqlite3GetVarint": 3}, counts

@@ -165,13 +165,13 @@ def test_size_cap_one_message(tmp):
 
 
 def test_bad_options_one_line_each(tmp):
-    rc, out, err, pid = record(tmp, opts="threshold=fast,bogus,depth=0,help", check=False)
+    # (help alone ends the program before it runs: core/test_bad_input)
+    rc, out, err, pid = record(tmp, opts="threshold=fast,bogus,depth=0", check=False)
     assert rc == 0 and out.strip() == "14", (rc, out)
     lines = hk.hookit_lines(err, pid)
     assert any("bad value in HKTRACEOPTS option 'threshold=fast'" in l for l in lines), err
     assert any("unknown option 'bogus'" in l for l in lines), err
     assert any("bad value in HKTRACEOPTS option 'depth=0'" in l for l in lines), err
-    assert any("threshold=T" in l for l in lines), err      # help
     assert len(traces(tmp)) == 1
 
 
