@@ -51,16 +51,16 @@ struct profile;
 #define COST_SAMPLE_NS 5.5e3
 
 struct run_cost {
-    uint64_t calls;     /* instrumented calls in the profile, every thread */
-    double ns_per_call; /* what one call's hook pair costs */
-    double inner_ns;    /* timer=exact: of it, what lands in the callee's own
+    uint64_t calls;       /* instrumented calls in the profile, every thread */
+    double ns_per_call;   /* what one call's hook pair costs */
+    double inner_ns;      /* timer=exact: of it, what lands in the callee's own
                          * inclusive time (overhead_inner_ns_per_call) */
-    double cost_ns;     /* calls x ns_per_call */
-    double run_ns;      /* the run's time the cost is part of */
-    double fixed_ns;    /* COST_START_NS + the profile's build_ns: not in cost_ns */
-    double period_ns;   /* the sampling period, 0 when not sampling */
+    double cost_ns;       /* calls x ns_per_call */
+    double run_ns;        /* the run's time the cost is part of */
+    double fixed_ns;      /* COST_START_NS + the profile's build_ns: not in cost_ns */
+    double period_ns;     /* the sampling period, 0 when not sampling */
     uint64_t own_samples; /* sampled: the samples in hookit's own code */
-    int sampled;        /* 1: CPU time from samples; 0: every call timed */
+    int sampled;          /* 1: CPU time from samples; 0: every call timed */
 };
 
 /* p's estimate into c: 0, or -1 when p carries no measured per-call cost
