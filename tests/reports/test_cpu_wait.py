@@ -334,25 +334,29 @@ def test_top_thread_state(tmp):
         assert wait == 0 and cpu == excl > 0, b
 
 
-def top_path_row(block, path):
-    """(EXCL, CPU, WAIT) in ns of a row of top's hottest call paths."""
-    assert re.search(r"SHARE\s+EXCL\s+CPU\s+WAIT\s+CALLS\s+PATH", block), block
-    m = re.search(rf"^\s+[\d.]+%\s+(\S+)\s+(\S+)\s+(\S+)\s+\d+\s+{path}$", block, re.M)
-    assert m, block
-    return [float(re.match(r"[\d.]+", v).group(0)) * UNIT_NS[re.sub(r"[\d.]+", "", v)]
-            for v in m.groups()]
-
-
 UNIT_NS = {"ns": 1, "us": 1e3, "ms": 1e6, "s": 1e9}
 
 
-def top_func_row(block, fn):
-    """(EXCL, CPU, WAIT) in ns of fn's row in top's functions table."""
-    assert re.search(r"SHARE\s+EXCL\s+CPU\s+WAIT\s+INCL\s+CALLS\s+NAME", block), block
-    m = re.search(rf"^\s+[\d.]+%\s+(\S+)\s+(\S+)\s+(\S+)\s+\S+\s+\d+\s+F:split\.{fn}\(\)$", block, re.M)
+def top_row(block, header, row):
+    """(EXCL, CPU, WAIT) in ns of the row of one of top's tables whose
+    header (regex) the block has and whose line ends with row (regex),
+    after its SHARE, EXCL, CPU and WAIT columns."""
+    assert re.search(header, block), block
+    m = re.search(rf"^\s+[\d.]+%\s+(\S+)\s+(\S+)\s+(\S+)\s+{row}$", block, re.M)
     assert m, block
     return [float(re.match(r"[\d.]+", v).group(0)) * UNIT_NS[re.sub(r"[\d.]+", "", v)]
             for v in m.groups()]
+
+
+def top_func_row(block, fn):
+    """fn's row in top's functions table (INCL and CALLS after WAIT)."""
+    return top_row(block, r"SHARE\s+EXCL\s+CPU\s+WAIT\s+INCL\s+CALLS\s+NAME",
+                   rf"\S+\s+\d+\s+F:split\.{fn}\(\)")
+
+
+def top_path_row(block, path):
+    """A row of top's hottest call paths (CALLS after WAIT)."""
+    return top_row(block, r"SHARE\s+EXCL\s+CPU\s+WAIT\s+CALLS\s+PATH", rf"\d+\s+{path}")
 
 
 def test_top_fits_the_width_and_says_the_end(tmp):
