@@ -156,8 +156,10 @@ NOINSTR static void pause_poll(unsigned *polls)
 }
 
 /* Poll request req until it completes or the deadline passes: 0, 1 at the
- * deadline (the request is left cancelled), -1 on an MPI error. */
-NOINSTR static int wait_request(uint64_t *req, uint64_t deadline_ns)
+ * deadline (the request is left cancelled when cancel: a point-to-point
+ * one; a collective's may not be cancelled, Open MPI makes that an error
+ * of MPI_COMM_WORLD, fatal by default), -1 on an MPI error. */
+NOINSTR static int wait_request_then(uint64_t *req, uint64_t deadline_ns, int cancel)
 {
     mstatus st;
     unsigned polls = 0;
@@ -170,11 +172,17 @@ NOINSTR static int wait_request(uint64_t *req, uint64_t deadline_ns)
         if (now_ns() >= deadline_ns) {
             /* Whether or not the library can cancel it, the request is left
              * behind: a peer that is gone never completes it. */
-            pmpi.cancel(req);
+            if (cancel)
+                pmpi.cancel(req);
             return 1;
         }
         pause_poll(&polls);
     }
+}
+
+NOINSTR static int wait_request(uint64_t *req, uint64_t deadline_ns)
+{
+    return wait_request_then(req, deadline_ns, 1);
 }
 
 NOINSTR int mpi_comm_send(int dest, const void *buf, size_t len, uint64_t deadline_ns)
@@ -258,5 +266,5 @@ NOINSTR int mpi_comm_barrier(uint64_t deadline_ns)
     uint64_t req = 0;
     if (!ready || !pmpi.ibarrier || pmpi.ibarrier((mh)(uintptr_t)own_comm, &req) != 0)
         return -1;
-    return wait_request(&req, deadline_ns);
+    return wait_request_then(&req, deadline_ns, 0);
 }
