@@ -15,6 +15,7 @@
 #include "tools/cli.h"
 #include "tools/live_cli.h"
 #include "tools/top_set.h"
+#include "tools/live_readers.h"
 #include "tools/names.h"
 #include "tools/thread_state.h"
 #include "tools/tree.h"
@@ -35,9 +36,11 @@
 #include <unistd.h>
 
 static const char *const top_usage =
-    "usage: hookit top [--interval S] [--once] [--rows N] PID\n"
-    "       hookit top [--interval S] [--once] [--rows N] [--consistency=thread|process|job]\n"
+    "usage: hookit top [--interval S] [--once | --iterations N] [--rows N] PID\n"
+    "       hookit top [--interval S] [--once | --iterations N] [--rows N] "
+    "[--consistency=thread|process|job]\n"
     "                  --job ID | --pids P1,P2... | --family PID | --all\n"
+    "       mpirun --map-by ppr:1:node hookit top --readers [--consistency=...] --job ID\n"
     "\n"
     "Show where the running process PID (profiled by libjprof) spends its\n"
     "time, refreshed every interval: for each thread, its state as the kernel\n"
@@ -60,12 +63,18 @@ static const char *const top_usage =
     "  -i, --interval S   seconds between refreshes (default 1; with --once, the\n"
     "                     time between the two snapshots that give calls/s)\n"
     "  -1, --once         print one view as text and exit (for scripts)\n"
+    "  -N, --iterations N print N views, one every interval, and exit (batch mode)\n"
     "  -n, --rows N       rows per table (default 10)\n"
     "      --demangle=MODE  C++ names: simple (the default), full or no, as in\n"
     "                     hookit report\n"
     "  -c, --consistency=L  of several processes: thread (default: nobody waits),\n"
     "                     process (each paused on its own in turn) or job (all\n"
-    "                     paused at once; docs/live.md)\n" LIVE_SET_USAGE "  -h, --help         this help\n";
+    "                     paused at once; docs/live.md)\n" LIVE_SET_USAGE
+    "      --readers      one of several readers started by an MPI launcher, one per\n"
+    "                     host, each reading the set's processes on its host; every\n"
+    "                     refresh is one synchronised snapshot of them all, reduced\n"
+    "                     over MPI; reader 0 draws the view (docs/live.md)\n"
+    "  -h, --help         this help\n";
 
 enum view { VIEW_ALL, VIEW_FUNCS, VIEW_PATHS, VIEW_STACK, NVIEWS };
 static const char *const view_names[] = { "all", "functions", "paths", "stack" };
@@ -593,14 +602,16 @@ int cmd_top(int argc, char **argv)
         { "demangle", required_argument, NULL, 'D' },
         { "help", no_argument, NULL, 'h' },
         { "consistency", required_argument, NULL, 'c' },
+        { "iterations", required_argument, NULL, 'N' },
+        { "readers", no_argument, NULL, 'R' },
         LIVE_SET_OPTIONS,
         { 0, 0, 0, 0 },
     };
-    int interval_ms = 1000, once = 0, opt;
+    int interval_ms = 1000, once = 0, iterations = 0, readers = 0, opt;
     struct top tp = { .rows = 10, .thread = -1, .view = VIEW_ALL };
     struct top_set_opts set = { .sel = { SET_NONE, NULL }, .consistency = LIVE_THREAD };
     cli_reset_getopt();
-    while ((opt = getopt_long(argc, argv, ":i:1n:hc:P:F:J:A", opts, NULL)) != -1) {
+    while ((opt = getopt_long(argc, argv, ":i:1n:N:hc:P:F:J:AR", opts, NULL)) != -1) {
         switch (opt) {
         case 'i':
             if ((interval_ms = live_cli_ms(optarg)) < 0)
@@ -613,6 +624,14 @@ int cmd_top(int argc, char **argv)
             tp.rows = atoi(optarg);
             if (tp.rows <= 0)
                 return cli_usage_error("top", "--rows needs a positive number, not '%s'", optarg);
+            break;
+        case 'N':
+            iterations = atoi(optarg);
+            if (iterations <= 0)
+                return cli_usage_error("top", "--iterations needs a positive number, not '%s'", optarg);
+            break;
+        case 'R':
+            readers = 1;
             break;
         case 'D':
             if (names_parse_demangle(optarg) != 0)
@@ -646,10 +665,13 @@ int cmd_top(int argc, char **argv)
             return cli_usage_error("top", "a PID or a set of processes, not both");
         set.interval_ms = interval_ms;
         set.once = once;
+        set.iterations = iterations;
         set.rows = tp.rows;
-        set.clear = !once && isatty(STDOUT_FILENO);
-        return top_set(&set);
+        set.clear = !once && !iterations && isatty(STDOUT_FILENO);
+        return readers ? live_readers_top(&set) : top_set(&set);
     }
+    if (readers)
+        return cli_usage_error("top", "--readers reads a set: --job, --all, --pids or --family");
     if (set.consistency != LIVE_THREAD)
         return cli_usage_error("top",
                                "--consistency is for several processes (one is read thread by thread)");
@@ -669,10 +691,12 @@ int cmd_top(int argc, char **argv)
         nanosleep(&ts, NULL);
         rc = refresh(&tp, 1, 0);
     } else if (rc == EXIT_OK) {
-        raw_tty();
-        int interactive = tty_raw;
-        rc = refresh(&tp, 1, isatty(STDOUT_FILENO));
-        for (int quit = 0; rc == EXIT_OK && !quit;) {
+        if (!iterations)
+            raw_tty();
+        int interactive = tty_raw, clear = !iterations && isatty(STDOUT_FILENO);
+        rc = refresh(&tp, 1, clear);
+        for (int quit = 0, shown = 1; rc == EXIT_OK && !quit && (!iterations || shown < iterations);
+             shown++) {
             int redraw = 0;
             if (interactive)
                 quit = wait_keys(&tp, interval_ms, &redraw);
@@ -685,7 +709,7 @@ int cmd_top(int argc, char **argv)
                 say_ended(&tp);
                 break;
             }
-            rc = refresh(&tp, 1, isatty(STDOUT_FILENO));
+            rc = refresh(&tp, 1, clear);
             if (rc != EXIT_OK && ended(&tp)) { /* it ended while being read */
                 restore_tty();
                 say_ended(&tp);

@@ -12,13 +12,15 @@
  *    exclusive time, the min and max of their inclusive time over the
  *    processes with their ranks (the merge's columns, profile/merge.h).
  * Every refresh is one snapshot of the set at the consistency asked
- * (thread by default: nobody waits), merged as `hookit merge` would.
+ * (thread by default: nobody waits), merged as `hookit merge` would; the
+ * per-process and per-function tables are top_view.c's.  A process that
+ * ended since the last refresh is dropped, and the view says so.  With
+ * --readers (a job on several hosts) the refreshes are live_readers.c's
+ * and reader 0 draws them here (top_set_draw).
  */
 #include "tools/top_set.h"
 #include "tools/cli.h"
-#include "profile/merge_ranks.h"
 #include "tools/names.h"
-#include "tools/tree.h"
 #include "tools/units.h"
 
 #include <inttypes.h>
@@ -30,21 +32,6 @@
 #include <time.h>
 #include <unistd.h>
 
-/* One process of the set as shown. */
-struct member_view {
-    pid_t pid;
-    int32_t rank;
-    uint64_t time_ns, mpi_ns, calls;
-};
-
-/* What a refresh remembers for the next one's rates. */
-struct top_set_state {
-    pid_t *pids;
-    uint64_t *calls;
-    uint32_t n;
-    uint64_t mono;
-};
-
 static uint64_t now_ns(void)
 {
     struct timespec ts;
@@ -52,35 +39,7 @@ static uint64_t now_ns(void)
     return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
-/* Time, time in MPI (outermost MPI frames, MPI_Init's included: the job
- * profile's per-rank table leaves start-up and shut-down out, but a rank
- * that spends them in MPI is not computing) and calls of one process. */
-static void measure(const struct profile *p, struct member_view *v)
-{
-    v->pid = p->process.pid;
-    v->rank = p->process.rank;
-    v->time_ns = v->mpi_ns = v->calls = 0;
-    for (uint32_t t = 0; t < p->nthreads; t++) {
-        const struct prof_thread *th = &p->threads[t];
-        unsigned char *in_mpi = calloc(th->nnodes + 1, 1);
-        for (uint32_t i = 0; i < th->nnodes; i++) {
-            const struct prof_node *nd = &th->nodes[i];
-            const char *name = p->funcs[nd->func].name;
-            int mpi = rank_is_mpi_name(name);
-            int under = nd->parent != PROF_NONE && in_mpi && in_mpi[nd->parent];
-            if (in_mpi)
-                in_mpi[i] = (unsigned char)(mpi || under);
-            if (nd->parent == PROF_NONE)
-                v->time_ns += nd->incl_ns;
-            if (mpi && !under)
-                v->mpi_ns += nd->incl_ns;
-            v->calls += nd->calls;
-        }
-        free(in_mpi);
-    }
-}
-
-static const char *who(char *buf, size_t size, const struct member_view *v)
+static const char *who(char *buf, size_t size, const struct top_member *v)
 {
     if (v->rank >= 0)
         snprintf(buf, size, "r%d", (int)v->rank);
@@ -89,15 +48,15 @@ static const char *who(char *buf, size_t size, const struct member_view *v)
     return buf;
 }
 
-static double rate(const struct top_set_state *st, const struct member_view *v, uint64_t mono)
+static double rate(const struct top_set_state *st, const struct top_member *v, uint64_t mono)
 {
     for (uint32_t i = 0; i < st->n; i++)
-        if (st->pids[i] == v->pid && mono > st->mono && v->calls >= st->calls[i])
+        if (st->pids[i] == v->pid && st->ranks[i] == v->rank && mono > st->mono && v->calls >= st->calls[i])
             return (double)(v->calls - st->calls[i]) * 1e9 / (double)(mono - st->mono);
     return -1;
 }
 
-static void print_members(FILE *out, struct member_view *mv, uint32_t n, const struct top_set_state *st,
+static void print_members(FILE *out, const struct top_member *mv, uint32_t n, const struct top_set_state *st,
                           uint64_t mono)
 {
     uint32_t slowest = 0;
@@ -130,138 +89,39 @@ static void print_members(FILE *out, struct member_view *mv, uint32_t n, const s
 
 /* ---- functions over the processes --------------------------------------------- */
 
-struct fn_row {
-    const char *name, *module;
-    const struct prof_func *func; /* for printing */
-    uint32_t member;
-    uint64_t self_ns, incl_ns, calls;
-};
-
-static int by_name(const void *a, const void *b)
-{
-    const struct fn_row *x = a, *y = b;
-    int c = strcmp(x->name, y->name);
-    return c ? c : strcmp(x->module, y->module);
-}
-
-struct fn_total {
-    const struct prof_func *func;
-    uint64_t self_ns, incl_ns, calls, min_ns, max_ns;
-    uint32_t min_member, max_member, members;
-};
-
-static int by_self_desc(const void *a, const void *b)
-{
-    const struct fn_total *x = a, *y = b;
-    if (x->self_ns != y->self_ns)
-        return x->self_ns > y->self_ns ? -1 : 1;
-    return strcmp(x->func->name, y->func->name);
-}
-
-/* Each process's per-function totals (all its threads), as rows. */
-static uint32_t function_rows(struct profile **each, uint32_t n, struct fn_row **rows_out)
-{
-    struct fn_row *rows = NULL;
-    uint32_t nrows = 0, cap = 0;
-    for (uint32_t m = 0; m < n; m++) {
-        const struct profile *p = each[m];
-        struct func_total *tot = calloc(p->nfuncs + 1, sizeof *tot);
-        for (uint32_t t = 0; tot && t < p->nthreads; t++) {
-            struct tree tr;
-            if (tree_build(&tr, p, &p->threads[t]) == 0) {
-                tree_func_totals(&tr, tot); /* adds up over the threads */
-                tree_free(&tr);
-            }
-        }
-        for (uint32_t f = 0; tot && f < p->nfuncs; f++) {
-            if (!tot[f].nodes)
-                continue;
-            if (nrows == cap) {
-                cap = cap ? cap * 2 : 256;
-                struct fn_row *r = realloc(rows, cap * sizeof *r);
-                if (!r)
-                    break;
-                rows = r;
-            }
-            rows[nrows++] = (struct fn_row){ p->funcs[f].name ? p->funcs[f].name : "?",
-                                             p->funcs[f].module ? p->funcs[f].module : "",
-                                             &p->funcs[f],
-                                             m,
-                                             tot[f].self_ns,
-                                             tot[f].incl_ns,
-                                             tot[f].calls };
-        }
-        free(tot);
-    }
-    *rows_out = rows;
-    return nrows;
-}
-
-/* f as the merged profile has it (its display names: --demangle), else f. */
-static const struct prof_func *in_merged(const struct profile *merged, const struct prof_func *f)
+/* f as the merged profile has it (its display names: --demangle). */
+static const struct prof_func *in_merged(const struct profile *merged, const struct top_fn *f)
 {
     for (uint32_t i = 0; i < merged->nfuncs; i++) {
         const struct prof_func *g = &merged->funcs[i];
-        if (g->name && f->name && !strcmp(g->name, f->name)
-            && !strcmp(g->module ? g->module : "", f->module ? f->module : ""))
+        if (g->name && !strcmp(g->name, f->name) && !strcmp(g->module ? g->module : "", f->module))
             return g;
     }
-    return f;
+    return NULL;
 }
 
-static void print_functions(FILE *out, const struct profile *merged, struct profile **each,
-                            const struct member_view *mv, uint32_t n, int nrows_shown)
+static void print_functions(FILE *out, const struct profile *merged, const struct top_view *v,
+                            int nrows_shown)
 {
-    struct fn_row *rows;
-    uint32_t nrows = function_rows(each, n, &rows);
-    struct fn_total *tot = calloc(nrows + 1, sizeof *tot);
-    uint32_t nt = 0;
-    if (!tot) {
-        free(rows);
-        return;
-    }
-    qsort(rows, nrows, sizeof *rows, by_name);
-    for (uint32_t i = 0; i < nrows; i++) {
-        struct fn_total *t = nt && !by_name(&rows[i], &rows[i - 1]) ? &tot[nt - 1] : NULL;
-        if (!t) {
-            t = &tot[nt++];
-            *t = (struct fn_total){ .func = rows[i].func, .min_ns = UINT64_MAX };
-        }
-        t->self_ns += rows[i].self_ns;
-        t->incl_ns += rows[i].incl_ns;
-        t->calls += rows[i].calls;
-        t->members++;
-        if (rows[i].incl_ns < t->min_ns) {
-            t->min_ns = rows[i].incl_ns;
-            t->min_member = rows[i].member;
-        }
-        if (rows[i].incl_ns >= t->max_ns) {
-            t->max_ns = rows[i].incl_ns;
-            t->max_member = rows[i].member;
-        }
-    }
-    /* a process without the function has 0 of it */
-    for (uint32_t i = 0; i < nt; i++)
-        if (tot[i].members < n)
-            tot[i].min_ns = 0, tot[i].min_member = UINT32_MAX;
-    qsort(tot, nt, sizeof *tot, by_self_desc);
     fprintf(out,
             "\n  functions over the processes (exclusive time summed; inclusive min and max):\n"
             "  %10s %10s %10s %8s %10s %8s %12s  %s\n",
             "EXCL SUM", "INCL SUM", "MIN", "@", "MAX", "@", "CALLS", "NAME");
-    for (uint32_t i = 0; i < nt && i < (uint32_t)nrows_shown; i++) {
-        char a[UNITS_BUF], b[UNITS_BUF], c[UNITS_BUF], d[UNITS_BUF], wmin[32] = "-", wmax[32];
-        if (tot[i].min_member != UINT32_MAX)
-            who(wmin, sizeof wmin, &mv[tot[i].min_member]);
-        who(wmax, sizeof wmax, &mv[tot[i].max_member]);
-        fprintf(out, "  %10s %10s %10s %8s %10s %8s %12" PRIu64 "  ", units_ns(tot[i].self_ns, a),
-                units_ns(tot[i].incl_ns, b), units_ns(tot[i].min_ns, c), wmin, units_ns(tot[i].max_ns, d),
-                wmax, tot[i].calls);
-        names_print_jprof(out, in_merged(merged, tot[i].func));
+    for (uint32_t i = 0; i < v->nfn && i < (uint32_t)nrows_shown; i++) {
+        const struct top_fn *t = &v->fn[i];
+        char a[UNITS_BUF], b[UNITS_BUF], c[UNITS_BUF], d[UNITS_BUF], wmin[32] = "-", wmax[32] = "-";
+        if (t->min_member < v->n)
+            who(wmin, sizeof wmin, &v->mv[t->min_member]);
+        if (t->max_member < v->n)
+            who(wmax, sizeof wmax, &v->mv[t->max_member]);
+        fprintf(out, "  %10s %10s %10s %8s %10s %8s %12" PRIu64 "  ", units_ns(t->self_ns, a),
+                units_ns(t->incl_ns, b), units_ns(t->min_ns, c), wmin, units_ns(t->max_ns, d), wmax,
+                t->calls);
+        const struct prof_func *g = in_merged(merged, t);
+        struct prof_func plain = { .name = t->name, .module = t->module };
+        names_print_jprof(out, g ? g : &plain);
         fputc('\n', out);
     }
-    free(tot);
-    free(rows);
 }
 
 /* ---- contexts of the merged tree ------------------------------------------------ */
@@ -284,7 +144,7 @@ static const uint64_t *column(const struct prof_thread *th, const char *name)
 
 /* Input number k of the merge is process k of the set (live_set.c folds
  * them in order): its rank, else its pid. */
-static void input_who(char *buf, size_t size, const struct member_view *mv, uint32_t n, const uint64_t *col,
+static void input_who(char *buf, size_t size, const struct top_member *mv, uint32_t n, const uint64_t *col,
                       uint32_t node)
 {
     if (!col)
@@ -312,7 +172,7 @@ static void print_path(FILE *out, const struct profile *p, const struct prof_thr
     }
 }
 
-static void print_contexts(FILE *out, const struct profile *merged, const struct member_view *mv, uint32_t n,
+static void print_contexts(FILE *out, const struct profile *merged, const struct top_member *mv, uint32_t n,
                            int rows)
 {
     fprintf(out,
@@ -345,72 +205,137 @@ static void print_contexts(FILE *out, const struct profile *merged, const struct
     }
 }
 
-static void remember(struct top_set_state *st, const struct member_view *mv, uint32_t n, uint64_t mono)
+static void remember(struct top_set_state *st, const struct top_member *mv, uint32_t n, uint64_t mono)
 {
-    free(st->pids);
-    free(st->calls);
+    top_set_state_free(st);
     st->pids = calloc(n + 1, sizeof *st->pids);
+    st->ranks = calloc(n + 1, sizeof *st->ranks);
     st->calls = calloc(n + 1, sizeof *st->calls);
-    st->n = st->pids && st->calls ? n : 0;
+    st->n = st->pids && st->ranks && st->calls ? n : 0;
     for (uint32_t i = 0; i < st->n; i++) {
         st->pids[i] = mv[i].pid;
+        st->ranks[i] = mv[i].rank;
         st->calls[i] = mv[i].calls;
     }
     st->mono = mono;
 }
 
+void top_set_state_free(struct top_set_state *st)
+{
+    free(st->pids);
+    free(st->ranks);
+    free(st->calls);
+    *st = (struct top_set_state){ 0 };
+}
+
+void top_set_draw(const struct top_set_opts *o, struct top_set_state *st, const struct top_set_frame *f,
+                  int show)
+{
+    const struct top_view *v = f->view;
+    uint64_t mono = now_ns(), calls = 0;
+    for (uint32_t i = 0; i < v->n; i++)
+        calls += v->mv[i].calls;
+    if (show) {
+        static const char *const level[] = { "thread", "process", "job" };
+        char name[160], pause[UNITS_BUF], barrier[UNITS_BUF];
+        live_set_name(&o->sel, name, sizeof name);
+        if (o->clear)
+            fputs("\033[H\033[2J", stdout);
+        printf("hookit top: %s  processes %u  threads %u  calls %" PRIu64 "  consistency %s", name, v->n,
+               f->threads, calls, level[o->consistency]);
+        if (f->readers)
+            printf("  readers %d", f->readers);
+        if (o->consistency != LIVE_THREAD)
+            printf("  pause %s", units_ns(f->pause_ns, pause));
+        if (f->readers && o->consistency == LIVE_JOB)
+            printf(" (the longest reader's; slowest barrier %s)", units_ns(f->barrier_ns, barrier));
+        printf("\n");
+        if (f->notes && *f->notes)
+            fputs(f->notes, stdout);
+        names_use_profile(f->merged);
+        print_members(stdout, v->mv, v->n, st, mono);
+        print_functions(stdout, f->merged, v, o->rows);
+        print_contexts(stdout, f->merged, v->mv, v->n, o->rows);
+        names_use_profile(NULL);
+        fflush(stdout);
+    }
+    remember(st, v->mv, v->n, mono);
+}
+
+uint32_t top_set_drop_ended(struct live **ls, uint32_t n, FILE *notes)
+{
+    uint32_t k = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        if (live_alive(ls[i])) {
+            ls[k++] = ls[i];
+            continue;
+        }
+        struct live_job j;
+        char who[32] = "";
+        if (live_job_of(ls[i], &j))
+            snprintf(who, sizeof who, " (r%d)", (int)j.rank);
+        fprintf(notes, "  process %d%s ended: dropped from the view\n", (int)live_pid(ls[i]), who);
+        live_detach(ls[i]);
+    }
+    return k;
+}
+
 /* One refresh; printed when show.  EXIT_OK or EXIT_FAIL. */
 static int refresh(const struct top_set_opts *o, struct live **ls, uint32_t n, struct top_set_state *st,
-                   int show)
+                   const char *notes, int show)
 {
     struct live_set_pause sp;
     struct profile **each = NULL;
     struct profile *merged = live_set_profile(ls, n, o->consistency, &sp, &each);
     if (!merged)
         return EXIT_FAIL;
-    uint64_t mono = now_ns();
-    struct member_view *mv = calloc(n + 1, sizeof *mv);
-    uint64_t calls = 0;
-    for (uint32_t i = 0; mv && i < n; i++) {
-        measure(each[i], &mv[i]);
-        calls += mv[i].calls;
+    struct top_view v = { 0 };
+    int rc = EXIT_OK;
+    for (uint32_t i = 0; i < n && rc == EXIT_OK; i++)
+        rc = top_view_add(&v, each[i]) == 0 ? EXIT_OK : cli_fail("out of memory");
+    if (rc == EXIT_OK) {
+        top_view_finish(&v);
+        struct top_set_frame f = {
+            .merged = merged, .view = &v, .threads = sp.threads, .pause_ns = sp.pause_ns, .notes = notes
+        };
+        top_set_draw(o, st, &f, show);
     }
-    if (show && mv) {
-        static const char *const level[] = { "thread", "process", "job" };
-        char name[160], pause[UNITS_BUF];
-        live_set_name(&o->sel, name, sizeof name);
-        if (o->clear)
-            fputs("\033[H\033[2J", stdout);
-        printf("hookit top: %s  processes %u  threads %u  calls %" PRIu64 "  consistency %s", name, n,
-               sp.threads, calls, level[o->consistency]);
-        if (o->consistency != LIVE_THREAD)
-            printf("  pause %s", units_ns(sp.pause_ns, pause));
-        printf("\n");
-        names_use_profile(merged);
-        print_members(stdout, mv, n, st, mono);
-        print_functions(stdout, merged, each, mv, n, o->rows);
-        print_contexts(stdout, merged, mv, n, o->rows);
-        names_use_profile(NULL);
-        fflush(stdout);
-    }
-    if (mv)
-        remember(st, mv, n, mono);
-    free(mv);
+    top_view_free(&v);
     for (uint32_t i = 0; i < n; i++)
         profile_free(each[i]);
     free(each);
     profile_free(merged);
-    return EXIT_OK;
+    return rc;
 }
 
-/* q (or the end of input) read within ms: 1. */
-static int quit_key(int ms)
+int top_set_wait(int tty, int ms)
 {
+    if (!tty) {
+        struct timespec ts = { ms / 1000, (long)(ms % 1000) * 1000000L };
+        nanosleep(&ts, NULL);
+        return 0;
+    }
+    /* q (or the end of input) within ms */
     struct pollfd pfd = { .fd = STDIN_FILENO, .events = POLLIN };
     if (poll(&pfd, 1, ms) <= 0 || !(pfd.revents & POLLIN))
         return 0;
     char c;
     return read(STDIN_FILENO, &c, 1) != 1 || c == 'q' || c == 'Q';
+}
+
+int top_set_tty_raw(const struct top_set_opts *o, struct termios *saved)
+{
+    if (o->once || o->iterations || !isatty(STDIN_FILENO) || tcgetattr(STDIN_FILENO, saved) != 0)
+        return 0;
+    struct termios raw = *saved;
+    raw.c_lflag &= ~(tcflag_t)(ICANON | ECHO);
+    return tcsetattr(STDIN_FILENO, TCSANOW, &raw) == 0;
+}
+
+void top_set_tty_restore(int tty, const struct termios *saved)
+{
+    if (tty)
+        tcsetattr(STDIN_FILENO, TCSANOW, saved);
 }
 
 int top_set(const struct top_set_opts *o)
@@ -421,32 +346,32 @@ int top_set(const struct top_set_opts *o)
     if (rc != EXIT_OK)
         return rc;
     struct top_set_state st = { 0 };
-    rc = refresh(o, ls, n, &st, 0);
-    struct termios saved, raw;
-    int tty = !o->once && isatty(STDIN_FILENO) && tcgetattr(STDIN_FILENO, &saved) == 0;
-    if (tty) {
-        raw = saved;
-        raw.c_lflag &= ~(tcflag_t)(ICANON | ECHO);
-        tty = tcsetattr(STDIN_FILENO, TCSANOW, &raw) == 0;
-    }
-    for (int round = 0; rc == EXIT_OK; round++) {
-        if (tty ? quit_key(o->interval_ms) : (usleep((useconds_t)o->interval_ms * 1000), 0))
+    rc = refresh(o, ls, n, &st, NULL, 0);
+    struct termios saved;
+    int tty = top_set_tty_raw(o, &saved);
+    int views = o->once ? 1 : o->iterations;
+    for (int shown = 0; rc == EXIT_OK && (!views || shown < views); shown++) {
+        if (top_set_wait(tty, o->interval_ms))
             break;
-        uint32_t alive = 0;
-        for (uint32_t i = 0; i < n; i++)
-            alive += live_alive(ls[i]) != 0;
-        if (!alive) {
-            printf("every process of %s has ended\n", o->sel.arg ? o->sel.arg : "the set");
+        char *notes = NULL;
+        size_t len = 0;
+        FILE *f = open_memstream(&notes, &len);
+        if (!f) {
+            rc = cli_fail("out of memory");
             break;
         }
-        rc = refresh(o, ls, n, &st, 1);
-        if (o->once)
+        n = top_set_drop_ended(ls, n, f);
+        fclose(f);
+        if (!n) {
+            printf("%severy process of %s has ended\n", notes, o->sel.arg ? o->sel.arg : "the set");
+            free(notes);
             break;
+        }
+        rc = refresh(o, ls, n, &st, notes, 1);
+        free(notes);
     }
-    if (tty)
-        tcsetattr(STDIN_FILENO, TCSANOW, &saved);
-    free(st.pids);
-    free(st.calls);
+    top_set_tty_restore(tty, &saved);
+    top_set_state_free(&st);
     live_set_close(ls, n);
     return rc;
 }
