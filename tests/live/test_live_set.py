@@ -211,6 +211,38 @@ def test_sixteen_processes_job_pause_is_the_copy(tmp):
           [tuple(round(x / 1e6, 3) for x in f) for f in figures])
 
 
+def test_top_drops_a_process_that_ended(tmp):
+    """`top --iterations N` prints N views and ends; a process of the set
+    that ends between two refreshes is dropped with one line naming it,
+    and the view goes on with the others."""
+    exe = hk.cc(tmp, [BUSY], "busy", libs=["-lpthread"])
+    rt = os.path.join(tmp, "rt")
+    ps = [start(tmp, exe, 1, 120, rt=rt, wait=False) for _ in range(3)]
+    try:
+        wait_arenas(rt, 3)
+        time.sleep(0.3)
+        top = subprocess.Popen([hk.BIN, "top", "--iterations", "4", "-i", "0.3", "--pids",
+                                ",".join(str(p.pid) for p in ps)], cwd=tmp, env=rt_env(rt),
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        first = top.stdout.readline()
+        assert first.startswith("hookit top: ") and "processes 3" in first, (first, top.stderr.read())
+        ps[1].terminate()
+        ps[1].communicate(timeout=30)
+        out, err = top.communicate(timeout=60)
+        assert top.returncode == 0, err
+    finally:
+        stop(*ps)
+    views = [v for v in (first + out).split("hookit top: ")[1:]]
+    assert len(views) == 4, out
+    said = [k for k, v in enumerate(views) if f"process {ps[1].pid} ended: dropped from the view" in v]
+    assert len(said) == 1, out
+    for v in views[said[0]:]:
+        assert v.startswith(views[0].split()[0]) and "processes 2" in v.splitlines()[0], v
+        rows = [line.split() for line in v.splitlines() if line[:2] == "  " and line.split()[:1] != []
+                and line.split()[0].isdigit() and len(line.split()) > 1 and line.split()[1].isdigit()]
+        assert sorted(int(r[1]) for r in rows) == sorted([ps[0].pid, ps[2].pid]), v
+
+
 # ---- several readers, a dead reader, another user ------------------------------------------
 
 def test_readers_at_once_never_corrupt_or_stall(tmp):
