@@ -1,6 +1,7 @@
 /* The tables of hookit top over several processes (top_view.h). */
 #include "tools/top_view.h"
 #include "profile/merge_ranks.h"
+#include "profile/u64map.h"
 #include "tools/tree.h"
 
 #include <inttypes.h>
@@ -38,17 +39,6 @@ static void measure(const struct profile *p, struct top_member *v)
     }
 }
 
-static uint64_t hash_name(const char *name, const char *module)
-{
-    uint64_t h = 1469598103934665603ull;
-    for (const char *s = name; *s; s++)
-        h = (h ^ (unsigned char)*s) * 1099511628211ull;
-    h = (h ^ 0xff) * 1099511628211ull;
-    for (const char *s = module; *s; s++)
-        h = (h ^ (unsigned char)*s) * 1099511628211ull;
-    return h;
-}
-
 static int rehash(struct top_view *v)
 {
     uint32_t size = v->nslots ? v->nslots * 2 : 1024;
@@ -56,7 +46,7 @@ static int rehash(struct top_view *v)
     if (!slots)
         return -1;
     for (uint32_t f = 0; f < v->nfn; f++) {
-        uint32_t s = (uint32_t)hash_name(v->fn[f].name, v->fn[f].module) & (size - 1);
+        uint32_t s = (uint32_t)u64map_hash_pair(v->fn[f].name, v->fn[f].module) & (size - 1);
         while (slots[s])
             s = (s + 1) & (size - 1);
         slots[s] = f + 1;
@@ -72,7 +62,7 @@ static struct top_fn *function(struct top_view *v, const char *name, const char 
 {
     if ((v->nfn + 1) * 2 > v->nslots && rehash(v) != 0)
         return NULL;
-    uint32_t s = (uint32_t)hash_name(name, module) & (v->nslots - 1);
+    uint32_t s = (uint32_t)u64map_hash_pair(name, module) & (v->nslots - 1);
     for (; v->slots[s]; s = (s + 1) & (v->nslots - 1)) {
         struct top_fn *f = &v->fn[v->slots[s] - 1];
         if (!strcmp(f->name, name) && !strcmp(f->module, module))

@@ -211,16 +211,27 @@ def test_sixteen_processes_job_pause_is_the_copy(tmp):
           [tuple(round(x / 1e6, 3) for x in f) for f in figures])
 
 
+def running_busy(tmp, n):
+    """n busy processes (a worker thread each) registered in tmp/rt, their
+    threads running: (Popens, registry)."""
+    exe = hk.cc(tmp, [BUSY], "busy", libs=["-lpthread"])
+    rt = os.path.join(tmp, "rt")
+    ps = [start(tmp, exe, 1, 120, rt=rt, wait=False) for _ in range(n)]
+    try:
+        wait_arenas(rt, n)
+    except BaseException:
+        stop(*ps)
+        raise
+    time.sleep(0.3)
+    return ps, rt
+
+
 def test_top_drops_a_process_that_ended(tmp):
     """`top --iterations N` prints N views and ends; a process of the set
     that ends between two refreshes is dropped with one line naming it,
     and the view goes on with the others."""
-    exe = hk.cc(tmp, [BUSY], "busy", libs=["-lpthread"])
-    rt = os.path.join(tmp, "rt")
-    ps = [start(tmp, exe, 1, 120, rt=rt, wait=False) for _ in range(3)]
+    ps, rt = running_busy(tmp, 3)
     try:
-        wait_arenas(rt, 3)
-        time.sleep(0.3)
         top = subprocess.Popen([hk.BIN, "top", "--iterations", "4", "-i", "0.3", "--pids",
                                 ",".join(str(p.pid) for p in ps)], cwd=tmp, env=rt_env(rt),
                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
@@ -249,12 +260,8 @@ def test_readers_at_once_never_corrupt_or_stall(tmp):
     """Two `top`s and a snapshot, all at the job level, on the same four
     processes at once, three times: every one ends, in time, with whole
     trees; the programs keep running."""
-    exe = hk.cc(tmp, [BUSY], "busy", libs=["-lpthread"])
-    rt = os.path.join(tmp, "rt")
-    ps = [start(tmp, exe, 1, 120, rt=rt, wait=False) for _ in range(4)]
+    ps, rt = running_busy(tmp, 4)
     try:
-        wait_arenas(rt, 4)
-        time.sleep(0.3)
         env = rt_env(rt)
         for round in range(3):
             t0 = time.monotonic()
