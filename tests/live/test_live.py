@@ -146,6 +146,20 @@ def test_top_once(tmp):
         assert shares and shares == sorted(shares, reverse=True), lines
 
 
+def test_top_iterations(tmp):
+    """--iterations N: N views as text, each with its calls per second,
+    then top ends by itself (batch mode)."""
+    p, rt = start(tmp, 1, 60)
+    try:
+        r = hk.hookit(tmp, "top", "--iterations", "3", "--interval", "0.2", "--rows", "3", str(p.pid))
+    finally:
+        stop(p)
+    heads = [line for line in r.stdout.splitlines() if line.startswith("hookit top: ")]
+    assert len(heads) == 3 and "\033" not in r.stdout, r.stdout
+    calls = [int(h.split("calls ")[1].split()[0]) for h in heads]
+    assert calls == sorted(calls) and all(h.split("calls/s ")[1][0].isdigit() for h in heads), heads
+
+
 def test_two_readers_at_once(tmp):
     """Two `top` and a process-consistent snapshot at the same time."""
     p, rt = start(tmp, 2, 60)
