@@ -104,12 +104,17 @@ struct live_set_pause {
 int live_snapshot_set(struct live **ls, uint32_t n, enum live_consistency c, struct live_snapshot *snaps,
                       struct live_set_pause *sp, char *err, size_t errlen);
 /* The job level with other readers (a job on several hosts: docs/live.md
- * "Several hosts"): sync->at(ctx, step) is called once every process is
- * paused (LIVE_SYNC_PAUSED) and once every thread is copied
- * (LIVE_SYNC_COPIED), before the release, so that the readers wait for
- * each other there (a barrier); non-zero gives up (everything released,
- * -1 with err).  Called also with no process at all (n = 0). */
-enum { LIVE_SYNC_PAUSED = 1, LIVE_SYNC_COPIED = 2 };
+ * "Several hosts"): sync->at(ctx, step) is called once every pause word
+ * was tried, without waiting (LIVE_SYNC_TAKEN: all taken; LIVE_SYNC_BUSY:
+ * another reader holds one), before any thread is asked to park, to learn
+ * whether every reader took all of its own (0), or to release them and
+ * try again (LIVE_SYNC_AGAIN); once every process is paused
+ * (LIVE_SYNC_PAUSED) and once every thread is copied (LIVE_SYNC_COPIED),
+ * before the release, so that the readers wait for each other there (a
+ * barrier).  Any other non-zero gives up (everything released, -1 with
+ * err).  Called also with no process at all (n = 0). */
+enum { LIVE_SYNC_PAUSED = 1, LIVE_SYNC_COPIED = 2, LIVE_SYNC_TAKEN = 3, LIVE_SYNC_BUSY = 4 };
+#define LIVE_SYNC_AGAIN 2
 struct live_sync {
     int (*at)(void *ctx, int step, char *err, size_t errlen);
     void *ctx;

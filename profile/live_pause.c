@@ -52,11 +52,15 @@ static uint64_t runnable_ns(void)
     return sscanf(buf, "%llu %llu", &run, &wait) == 2 ? (uint64_t)wait : UINT64_MAX;
 }
 
-static int pause_take(struct live *l, uint32_t *gen, char *err, size_t errlen)
+/* Take l's pause word, waiting for another reader's pause to end until
+ * wait_ns have passed (0: only a word that is free, or held by a reader
+ * that died).  0, 1 when another reader holds it (wait_ns 0), or -1 with
+ * err. */
+static int pause_take(struct live *l, uint32_t *gen, uint64_t wait_ns, char *err, size_t errlen)
 {
     struct arena_process *pr = live_at_rw(l, live_process_block(l));
-    uint64_t deadline = hk_mono_ns() + TAKE_MAX_NS;
-    for (;;) {
+    uint64_t deadline = hk_mono_ns() + wait_ns;
+    for (int tries = 0;; tries++) {
         uint32_t g = __atomic_load_n(&pr->pause_gen, __ATOMIC_ACQUIRE);
         if (!(g & 1)) {
             if (__atomic_compare_exchange_n(&pr->pause_gen, &g, g + 1, 0, __ATOMIC_ACQ_REL,
@@ -70,6 +74,10 @@ static int pause_take(struct live *l, uint32_t *gen, char *err, size_t errlen)
         pid_t owner = pr->pause_owner;
         if (owner > 0 && kill(owner, 0) != 0 && errno == ESRCH) /* a reader died holding it */
             __atomic_compare_exchange_n(&pr->pause_gen, &g, g + 1, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE);
+        if (!wait_ns && tries < 2)
+            continue; /* a dead reader's hold just broken: take it */
+        if (!wait_ns)
+            return 1;
         if (hk_mono_ns() > deadline) {
             snprintf(err, errlen, "another reader keeps process %d paused", (int)l->pid);
             return -1;
@@ -260,6 +268,46 @@ static void release_all(struct member *ms, uint32_t n)
     }
 }
 
+/* Every pause word of the set, in pid order; each waited for at most
+ * wait_ns.  0; 1 when one was held by another reader (wait_ns 0), or -1
+ * with err: those taken are released then. */
+static int take_all(struct member *ms, uint32_t n, uint64_t wait_ns, char *err, size_t errlen)
+{
+    int rc = 0;
+    for (uint32_t k = 0; k < n && rc == 0; k++)
+        if (!ms[k].l->dead && (rc = pause_take(ms[k].l, &ms[k].gen, wait_ns, err, errlen)) == 0)
+            ms[k].taken = 1;
+    if (rc != 0)
+        release_all(ms, n);
+    return rc;
+}
+
+/* With other readers (several hosts): a reader that waited for a word
+ * while it held others would wait, through its readers' barrier, for a
+ * reader of another client that waits for one of its words: so each
+ * reader only tries its words, and the readers agree (sync->at,
+ * LIVE_SYNC_TAKEN or LIVE_SYNC_BUSY) to go on, or to release them all and
+ * try again a moment later (LIVE_SYNC_AGAIN), or to give up.  Nobody is
+ * asked to park before they all have every word. */
+static int take_all_together(struct member *ms, uint32_t n, const struct live_sync *sync, char *err,
+                             size_t errlen)
+{
+    unsigned seed = (unsigned)getpid() ^ (unsigned)hk_mono_ns();
+    for (uint32_t attempt = 0;; attempt++) {
+        int rc = take_all(ms, n, 0, err, errlen);
+        if (rc < 0)
+            return -1;
+        int agreed = sync->at(sync->ctx, rc ? LIVE_SYNC_BUSY : LIVE_SYNC_TAKEN, err, errlen);
+        if (agreed == 0)
+            return 0;
+        release_all(ms, n);
+        if (agreed != LIVE_SYNC_AGAIN)
+            return -1;
+        /* another client's readers hold some: a random moment, growing */
+        live_nap_us(200 + (unsigned)rand_r(&seed) % (500u << (attempt < 4 ? attempt : 4)));
+    }
+}
+
 int live_pause_snapshots(struct live **ls, const struct arena_thread ***recs, const uint32_t *nrecs,
                          uint32_t n, struct live_snapshot *snaps, const struct live_sync *sync, char *err,
                          size_t errlen)
@@ -283,9 +331,8 @@ int live_pause_snapshots(struct live **ls, const struct arena_thread ***recs, co
             rc = live_make_writable(ls[k], err, errlen);
     }
     qsort(ms, n, sizeof *ms, by_pid);
-    for (uint32_t k = 0; k < n && rc == 0; k++)
-        if (!ms[k].l->dead && (rc = pause_take(ms[k].l, &ms[k].gen, err, errlen)) == 0)
-            ms[k].taken = 1;
+    if (rc == 0)
+        rc = sync ? take_all_together(ms, n, sync, err, errlen) : take_all(ms, n, TAKE_MAX_NS, err, errlen);
     uint64_t runnable0 = runnable_ns(), t_first = hk_mono_ns(), t_copy = 0;
     uint32_t waits0 = live_reader_waits;
     if (rc == 0) {

@@ -37,8 +37,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #define BARRIER_MAX_NS 200000000ull /* each of the two barriers: well inside the 0.5 s park bound */
+#define TAKE_MAX_NS 2000000000ull   /* readers of other clients keep some pause words: then give up */
+#define AGREE_MAX_NS 1000000000ull  /* each step of agreeing on the pause words (nobody paused yet) */
 #define ROWS_KEY "hookit.live.rows"
 #define STATS_KEY "hookit.live.stats"
 #define VIEW_KEY "hookit.live.view"
@@ -50,6 +53,7 @@ struct readers {
     const char *cmd;
     void *lib;
     int lost;               /* a reader did not come: no MPI_Finalize */
+    uint64_t busy_since;    /* reader 0: since when some pause word was another client's */
     uint64_t barrier_ns[2]; /* how long each barrier took this reader */
 };
 
@@ -134,9 +138,15 @@ struct readers *readers_start(const char *cmd)
 void readers_end(struct readers *r)
 {
     int (*fini)(void) = r->lib ? (int (*)(void))dlsym(r->lib, "PMPI_Finalize") : NULL;
-    if (fini && !r->lost)
-        fini();
     fflush(NULL);
+    if (r->lost) {
+        /* Neither MPI_Finalize nor exit: both can wait for the lost reader
+         * (MPICH's exit handlers did, for 30 s), and this reader holds
+         * nothing of the processes it read any more. */
+        _exit(EXIT_FAIL);
+    }
+    if (fini)
+        fini();
     free(r);
 }
 
@@ -150,11 +160,67 @@ int readers_size(const struct readers *r)
     return r->size;
 }
 
+/* Whether every reader took every pause word of its share: each one's
+ * answer and'ed up the tree to reader 0, whose decision comes down: go on
+ * ('g'), release and try again ('a'), or give up ('x': another client
+ * kept some for TAKE_MAX_NS).  Each step within AGREE_MAX_NS: nobody is
+ * paused yet.  0,
+ * LIVE_SYNC_AGAIN, or 1 / -1 with err. */
+static int agree(struct readers *r, int taken, char *err, size_t errlen)
+{
+    unsigned char all = taken ? 'g' : 'a', *buf = NULL;
+    size_t len = 0;
+    int rc = 0;
+    for (uint32_t step = 0;
+         rc == 0 && (step = merge_tree_next_child((uint32_t)r->rank, (uint32_t)r->size, step));) {
+        rc = mpi_comm_recv(r->rank + (int)step, &buf, &len, now_ns() + AGREE_MAX_NS, AGREE_MAX_NS);
+        if (rc == 0 && !(len == 1 && buf[0] == 'g'))
+            all = 'a';
+        free(buf);
+        buf = NULL;
+    }
+    int parent = (int)merge_tree_parent((uint32_t)r->rank);
+    if (rc == 0 && r->rank > 0)
+        rc = mpi_comm_send(parent, &all, 1, now_ns() + AGREE_MAX_NS);
+    if (rc == 0 && r->rank > 0) {
+        rc = mpi_comm_recv(parent, &buf, &len, now_ns() + AGREE_MAX_NS, AGREE_MAX_NS);
+        all = rc == 0 && len == 1 ? buf[0] : 'x';
+        free(buf);
+    } else if (rc == 0 && all != 'g') {
+        if (!r->busy_since)
+            r->busy_since = now_ns();
+        if (now_ns() - r->busy_since > TAKE_MAX_NS)
+            all = 'x';
+    }
+    for (uint32_t step = 0;
+         rc == 0 && (step = merge_tree_next_child((uint32_t)r->rank, (uint32_t)r->size, step));)
+        rc = mpi_comm_send(r->rank + (int)step, &all, 1, now_ns() + AGREE_MAX_NS);
+    if (rc != 0) {
+        r->lost = 1;
+        snprintf(err, errlen,
+                 "%s --readers: reader %d: the other readers did not all answer within 1 s whether "
+                 "they had their processes' pause words: no %s",
+                 r->cmd, r->rank, strcmp(r->cmd, "top") ? "snapshot" : "more views");
+        return rc;
+    }
+    if (all == 'x') {
+        snprintf(err, errlen,
+                 "%s --readers: reader %d: another reader kept some of the processes paused for %.0f s",
+                 r->cmd, r->rank, TAKE_MAX_NS / 1e9);
+        return 1;
+    }
+    if (all == 'g')
+        r->busy_since = 0;
+    return all == 'g' ? 0 : LIVE_SYNC_AGAIN;
+}
+
 /* The readers wait for each other: every process paused, then every
  * thread copied (live.h, struct live_sync). */
 static int barrier(void *ctx, int step, char *err, size_t errlen)
 {
     struct readers *r = ctx;
+    if (step == LIVE_SYNC_TAKEN || step == LIVE_SYNC_BUSY)
+        return agree(r, step == LIVE_SYNC_TAKEN, err, errlen);
     uint64_t t0 = now_ns();
     int rc = mpi_comm_barrier(t0 + BARRIER_MAX_NS);
     r->barrier_ns[step == LIVE_SYNC_PAUSED ? 0 : 1] = now_ns() - t0;

@@ -26,8 +26,9 @@ struct readers;
 /* MPI started through the launcher's library (cmd names the command in
  * messages); NULL with the message printed. */
 struct readers *readers_start(const char *cmd);
-/* MPI_Finalize, unless a reader was lost (it would wait for the lost
- * one); r freed. */
+/* MPI_Finalize; r freed.  When a reader was lost, this one ends at once
+ * instead (_exit, status 1: MPI_Finalize and exit handlers would wait for
+ * the lost one). */
 void readers_end(struct readers *r);
 int readers_rank(const struct readers *r);
 int readers_size(const struct readers *r);
