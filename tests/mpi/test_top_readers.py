@@ -308,3 +308,37 @@ def test_ended_process_dropped_and_said(tmp):
         rows = [line.split() for line in v.splitlines() if re.match(r"\s+\d+\s+\d+\s+\S+s\s", line)]
         assert "processes 2" in v.splitlines()[0], v
         assert sorted(int(row[1]) for row in rows) == sorted([progs[0].pid, progs[2].pid]), v
+
+
+def test_two_tops_and_a_snapshot_of_readers_at_once(tmp):
+    """Two `top --readers` and a `snapshot --readers`, all at the job
+    level, on the same processes at once (two readers each): each pause
+    word is taken by one reader at a time, so every one of them ends with
+    all its views or its snapshot, whole; the processes run on."""
+    job.OPENMPI.need()
+    rt = os.path.join(tmp, "rt")
+    progs = start_busy(tmp, rt, 2)
+    pids = ",".join(str(p.pid) for p in progs)
+    env = dict(job.OPENMPI.env)
+    env.update(HOOKIT_RUNTIME_DIR=rt)
+    base = job.OPENMPI.launch + ["-np", "2", hk.BIN]
+    out = os.path.join(tmp, "s.prof")
+    argvs = [base + ["top", "--readers", "--pids", pids, "--consistency=job", "--iterations", "3", "-i", "0.2"]] * 2
+    argvs.append(base + ["snapshot", "--readers", "--pids", pids, "--consistency=job", "-o", out])
+    try:
+        clients = [subprocess.Popen(a, cwd=tmp, env=hk.test_env(**env), stdout=subprocess.PIPE,
+                                    stderr=subprocess.PIPE, text=True) for a in argvs]
+        results = [c.communicate(timeout=120) + (c.returncode,) for c in clients]
+        assert all(p.poll() is None for p in progs)
+    finally:
+        for p in progs:
+            p.terminate()
+            p.communicate(timeout=30)
+    for o, e, rc in results:
+        assert rc == 0 and "hookit:" not in e, (o, e)
+    for o, e, rc in results[:2]:
+        shown = views(o)
+        assert len(shown) == 3 and all("processes 2" in v.splitlines()[0] for v in shown), o
+    assert "2 processes" in results[2][0] and "2 readers" in results[2][0], results[2]
+    for t in hk.export_json(tmp, out)["threads"]:
+        hk.check_tree_consistent(t)
