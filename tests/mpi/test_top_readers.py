@@ -342,3 +342,29 @@ def test_two_tops_and_a_snapshot_of_readers_at_once(tmp):
     assert "2 processes" in results[2][0] and "2 readers" in results[2][0], results[2]
     for t in hk.export_json(tmp, out)["threads"]:
         hk.check_tree_consistent(t)
+
+
+def test_another_user_is_refused_by_every_reader(tmp):
+    """Readers started by another user (nobody) over root's processes: each
+    is refused as a one-host reader would be, says so in one line and the
+    launcher ends at once with status 1; the processes are never paused."""
+    if os.geteuid() != 0 or not hk.have("setpriv"):
+        hk.skip("needs root and setpriv to act as a second user")
+    job.MPICH.need()
+    rt = os.path.join(tmp, "rt")
+    progs = start_busy(tmp, rt, 2)
+    pids = ",".join(str(p.pid) for p in progs)
+    try:
+        r = subprocess.run(["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "mpiexec.mpich", "-n", "2",
+                            hk.BIN, "top", "--readers", "--once", "--consistency=job", "--pids", pids],
+                           cwd="/", env=hk.test_env(HOOKIT_RUNTIME_DIR=rt, HOME="/tmp"), capture_output=True,
+                           text=True, timeout=60)
+        assert all(p.poll() is None for p in progs)
+    finally:
+        for p in progs:
+            p.terminate()
+            p.communicate(timeout=30)
+    said = [line for line in r.stderr.splitlines() if line.startswith("hookit: ")]
+    assert r.returncode == 1 and "hookit top:" not in r.stdout, r
+    assert len(said) == 2 and all(f"process {progs[0].pid} belongs to user root" in line and "refused" in line
+                                  for line in said), r.stderr
