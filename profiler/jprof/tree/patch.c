@@ -34,7 +34,8 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-static int patching; /* on, and mprotect has not refused */
+static int patching;       /* on, and mprotect has not refused */
+static int patch_possible; /* patching was on at start: x86-64, hookit's hooks and own code found */
 static int patch_lock;
 static uintptr_t hook_addr[2]; /* __cyg_profile_func_enter, _exit as the program's calls reach them */
 static uintptr_t page_size;
@@ -47,6 +48,7 @@ static struct jp_patch_counts counts;
  * MPI wrappers' frames) serve every function, and are never patched. */
 static uintptr_t own_lo, own_hi;
 
+#if defined(__x86_64__) /* only the x86-64 code reads it */
 JP_NOINSTR static int find_own(struct dl_phdr_info *info, size_t size, void *ctx)
 {
     (void)size;
@@ -68,6 +70,7 @@ JP_NOINSTR static int find_own(struct dl_phdr_info *info, size_t size, void *ctx
     own_hi = hi;
     return 1;
 }
+#endif
 
 JP_NOINSTR void jp_patch_start(void)
 {
@@ -77,6 +80,7 @@ JP_NOINSTR void jp_patch_start(void)
     page_size = (uintptr_t)sysconf(_SC_PAGESIZE);
     patching = hook_addr[0] && hook_addr[1] && page_size && dl_iterate_phdr(find_own, NULL) == 1;
 #endif
+    patch_possible = patching;
 }
 
 JP_NOINSTR void jp_patch_fork_child(void)
@@ -88,6 +92,7 @@ JP_NOINSTR void jp_patch_counts(struct jp_patch_counts *out)
 {
     hk_spin_lock(&patch_lock);
     *out = counts;
+    out->possible = patch_possible;
     hk_spin_unlock(&patch_lock);
 }
 
