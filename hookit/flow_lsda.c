@@ -1,0 +1,180 @@
+/* The landing pad's call-site ranges, read from its function's LSDA
+ * (flow_unwind.c, docs/exactness.md).
+ *
+ * A function with cleanups or catch clauses has a language-specific data
+ * area (Itanium C++ ABI, LSDA; the layout GCC's libsupc++ and LLVM's
+ * libc++abi read with the encodings of GCC's unwind-pe.h): a header (the
+ * landing pads' base, the type table's offset, the call-site encoding and
+ * the call-site table's length), then the call-site table, one record a
+ * range of code: start and length from the function's start, landing pad
+ * from the landing pads' base (0: none), action.  The ranges whose
+ * landing pad is the one installed are the code from which a throw goes
+ * there: inside that landing pad's try, or its cleanup's scope. */
+#include "hookit/flow.h"
+
+#include <string.h>
+
+/* DW_EH_PE_* (the pointer encodings of .eh_frame and the LSDA). */
+enum {
+    PE_ABSPTR = 0x00,
+    PE_ULEB128 = 0x01,
+    PE_UDATA2 = 0x02,
+    PE_UDATA4 = 0x03,
+    PE_UDATA8 = 0x04,
+    PE_SLEB128 = 0x09,
+    PE_SDATA2 = 0x0a,
+    PE_SDATA4 = 0x0b,
+    PE_SDATA8 = 0x0c,
+    PE_PCREL = 0x10,
+    PE_FUNCREL = 0x40,
+    PE_INDIRECT = 0x80,
+    PE_OMIT = 0xff,
+};
+
+HK_NOINSTR static const unsigned char *read_uleb128(const unsigned char *p, uint64_t *v)
+{
+    uint64_t r = 0;
+    unsigned shift = 0;
+    unsigned char b;
+    do {
+        b = *p++;
+        if (shift < 64)
+            r |= (uint64_t)(b & 0x7f) << shift;
+        shift += 7;
+    } while (b & 0x80);
+    *v = r;
+    return p;
+}
+
+HK_NOINSTR static const unsigned char *read_sleb128(const unsigned char *p, int64_t *v)
+{
+    uint64_t r = 0;
+    unsigned shift = 0;
+    unsigned char b;
+    do {
+        b = *p++;
+        if (shift < 64)
+            r |= (uint64_t)(b & 0x7f) << shift;
+        shift += 7;
+    } while (b & 0x80);
+    if (shift < 64 && (b & 0x40))
+        r |= ~(uint64_t)0 << shift;
+    *v = (int64_t)r;
+    return p;
+}
+
+/* One value in encoding enc at p, its application (pc-relative, from
+ * func) applied; NULL for an encoding not handled (text-, data-relative,
+ * aligned: not met in C++ LSDAs on Linux). */
+HK_NOINSTR static const unsigned char *read_encoded(const unsigned char *p, unsigned enc, uintptr_t func,
+                                                    uintptr_t *v)
+{
+    const unsigned char *at = p;
+    uint64_t u = 0;
+    int64_t s;
+    switch (enc & 0x0f) {
+    case PE_ABSPTR:
+        memcpy(&u, p, sizeof(uintptr_t));
+        p += sizeof(uintptr_t);
+        break;
+    case PE_ULEB128:
+        p = read_uleb128(p, &u);
+        break;
+    case PE_SLEB128:
+        p = read_sleb128(p, &s);
+        u = (uint64_t)s;
+        break;
+    case PE_UDATA2: {
+        uint16_t x;
+        memcpy(&x, p, 2);
+        u = x;
+        p += 2;
+        break;
+    }
+    case PE_SDATA2: {
+        int16_t x;
+        memcpy(&x, p, 2);
+        u = (uint64_t)(int64_t)x;
+        p += 2;
+        break;
+    }
+    case PE_UDATA4: {
+        uint32_t x;
+        memcpy(&x, p, 4);
+        u = x;
+        p += 4;
+        break;
+    }
+    case PE_SDATA4: {
+        int32_t x;
+        memcpy(&x, p, 4);
+        u = (uint64_t)(int64_t)x;
+        p += 4;
+        break;
+    }
+    case PE_UDATA8:
+    case PE_SDATA8:
+        memcpy(&u, p, 8);
+        p += 8;
+        break;
+    default:
+        return NULL;
+    }
+    if (u) {
+        switch (enc & 0x70) {
+        case 0:
+            break;
+        case PE_PCREL:
+            u += (uintptr_t)at;
+            break;
+        case PE_FUNCREL:
+            u += func;
+            break;
+        default:
+            return NULL;
+        }
+        if (enc & PE_INDIRECT)
+            memcpy(&u, (const void *)(uintptr_t)u, sizeof(uintptr_t));
+    }
+    *v = (uintptr_t)u;
+    return p;
+}
+
+HK_NOINSTR unsigned hk_lsda_pad_ranges(const unsigned char *lsda, uintptr_t func, uintptr_t pad,
+                                       struct hookit_code_range *out, unsigned max, uintptr_t *calls_end)
+{
+    const unsigned char *p = lsda;
+    uintptr_t lpstart = func;
+    uint64_t len;
+    *calls_end = func;
+    if (!p || !pad)
+        return 0;
+    unsigned enc = *p++;
+    if (enc != PE_OMIT && !(p = read_encoded(p, enc, func, &lpstart)))
+        return 0;
+    if (*p++ != PE_OMIT)
+        p = read_uleb128(p, &len); /* the type table's offset */
+    unsigned cs_enc = *p++;
+    p = read_uleb128(p, &len);
+    const unsigned char *end = p + len;
+    unsigned n = 0;
+    while (p < end) {
+        uintptr_t start, size, lp;
+        uint64_t action;
+        /* The call-site fields are offsets: their encoding's format only
+         * (GCC's personality reads them with base 0). */
+        if (!(p = read_encoded(p, cs_enc & 0x0fu, 0, &start))
+            || !(p = read_encoded(p, cs_enc & 0x0fu, 0, &size))
+            || !(p = read_encoded(p, cs_enc & 0x0fu, 0, &lp)))
+            return 0;
+        p = read_uleb128(p, &action);
+        if (func + start + size > *calls_end)
+            *calls_end = func + start + size;
+        if (!lp || lpstart + lp != pad)
+            continue;
+        if (n == max)
+            return 0;
+        out[n++] = (struct hookit_code_range){ func + start, func + start + size };
+    }
+    return n;
+}
