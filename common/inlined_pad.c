@@ -61,41 +61,92 @@ NOINSTR static uintptr_t entry_call_after(const struct hk_code_object *q, uintpt
     return 0;
 }
 
-/* The address an instruction at p loads into the first argument's
- * register (%rdi), 0 when it is no such instruction; *len its length. */
-NOINSTR static uintptr_t first_argument(uintptr_t p, unsigned *len)
+#define RDI 7
+
+/* The register a `lea rel32(%rip),%reg` at p loads (0..15) and the address
+ * into *to; -1 when p holds no such instruction. */
+NOINSTR static int lea_rip(uintptr_t p, uintptr_t *to)
 {
     const unsigned char *b = (const unsigned char *)p;
-    if (b[0] == 0x48 && b[1] == 0x8d && b[2] == 0x3d) { /* lea rel32(%rip),%rdi */
-        int32_t rel;
-        memcpy(&rel, b + 3, 4);
+    if ((b[0] != 0x48 && b[0] != 0x4c) || b[1] != 0x8d || (b[2] & 0xc7) != 0x05)
+        return -1;
+    int32_t rel;
+    memcpy(&rel, b + 3, 4);
+    *to = p + 7 + (intptr_t)rel;
+    return ((b[2] >> 3) & 7) | (b[0] == 0x4c ? 8 : 0);
+}
+
+/* The register a `mov %reg,%rdi` at p copies (0..15), -1 when it is no
+ * such instruction (both encodings: 89 /r and 8b /r). */
+NOINSTR static int mov_to_rdi(uintptr_t p)
+{
+    const unsigned char *b = (const unsigned char *)p;
+    if ((b[0] == 0x48 || b[0] == 0x4c) && b[1] == 0x89 && (b[2] & 0xc7) == (0xc0 | RDI))
+        return ((b[2] >> 3) & 7) | (b[0] == 0x4c ? 8 : 0);
+    if ((b[0] == 0x48 || b[0] == 0x49) && b[1] == 0x8b && (b[2] & 0xf8) == (0xc0 | RDI << 3))
+        return (b[2] & 7) | (b[0] == 0x49 ? 8 : 0);
+    return -1;
+}
+
+/* The registers the host's code loads with the callee's address: clang
+ * keeps it in a callee-saved register when the callee is inlined more than
+ * once (std::sort's comparator), and copies it into %rdi for each call. */
+NOINSTR static unsigned registers_holding(uintptr_t host, uintptr_t end, uintptr_t callee)
+{
+    unsigned regs = 0;
+    for (uintptr_t p = host, to; p + 7 <= end; p++) {
+        int r = lea_rip(p, &to);
+        if (r >= 0 && to == callee)
+            regs |= 1u << r;
+    }
+    return regs;
+}
+
+/* Whether the instruction at p puts callee in the first argument's
+ * register (%rdi), and its length into *len: `lea callee(%rip),%rdi`,
+ * `mov $callee,%edi`, or `mov %reg,%rdi` from a register in regs. */
+NOINSTR static int sets_first_argument(uintptr_t p, uintptr_t callee, unsigned regs, unsigned *len)
+{
+    const unsigned char *b = (const unsigned char *)p;
+    uintptr_t to;
+    int r;
+    if (lea_rip(p, &to) == RDI) {
         *len = 7;
-        return p + 7 + (intptr_t)rel;
+        return to == callee;
     }
     if (b[0] == 0xbf) { /* mov $imm32,%edi */
         uint32_t imm;
         memcpy(&imm, b + 1, 4);
         *len = 5;
-        return imm;
+        return imm == callee;
+    }
+    if ((r = mov_to_rdi(p)) >= 0 && r != RDI) {
+        *len = 3;
+        return (regs >> r) & 1;
     }
     return 0;
 }
 
-/* The entry hook's calls for callee in the host's code [host, end). */
+/* The entry hook's calls for callee in the host's code [host, end).  A
+ * register that holds the callee's address in one part of the host may
+ * hold another value elsewhere: a call found through it that is not the
+ * callee's can only make a decision mixed (the frame kept open), unless
+ * none of the callee's own calls is found. */
 NOINSTR static void find_entry_calls(struct entry_calls *e, uintptr_t end)
 {
     struct hk_code_object q;
     e->n = -1;
     if (!enter_hook || !e->callee || !hk_code_object(&q, e->host) || end <= e->host || end > q.text_hi)
         return;
+    unsigned regs = registers_holding(e->host, end, e->callee) & ~(1u << RDI);
     e->n = 0;
     for (uintptr_t p = e->host; p + 7 <= end; p++) {
         unsigned len = 0;
-        if (first_argument(p, &len) != e->callee)
+        if (!sets_first_argument(p, e->callee, regs, &len))
             continue;
         uintptr_t ret = entry_call_after(&q, p + len);
-        if (!ret)
-            continue;
+        if (!ret || (e->n && e->at[e->n - 1] == (uint32_t)(ret - 1 - e->host)))
+            continue; /* not one, or one found twice (two set-ups before it) */
         if (e->n == MAX_CALLS) {
             e->n = -1;
             return;

@@ -9,7 +9,12 @@
  * range of code: start and length from the function's start, landing pad
  * from the landing pads' base (0: none), action.  The ranges whose
  * landing pad is the one installed are the code from which a throw goes
- * there: inside that landing pad's try, or its cleanup's scope. */
+ * there: inside that landing pad's try, or its cleanup's scope.
+ *
+ * LLVM may give one try several landing pads that only jump to the same
+ * code (one per inlined copy of a call, with the same action): on x86-64
+ * those count as the installed one when they lead where it leads with the
+ * same action. */
 #include "hookit/flow.h"
 
 #include <string.h>
@@ -140,6 +145,49 @@ HK_NOINSTR static const unsigned char *read_encoded(const unsigned char *p, unsi
     return p;
 }
 
+/* Where the code at a landing pad leads through unconditional jumps (a
+ * few at most): itself elsewhere than on x86-64. */
+HK_NOINSTR static uintptr_t pad_target(uintptr_t pad)
+{
+#if defined(__x86_64__)
+    for (int hops = 0; hops < 4; hops++) {
+        const unsigned char *b = (const unsigned char *)pad;
+        if (b[0] == 0xeb) { /* jmp rel8 */
+            pad += 2 + (intptr_t)(int8_t)b[1];
+        } else if (b[0] == 0xe9) { /* jmp rel32 */
+            int32_t rel;
+            memcpy(&rel, b + 1, 4);
+            pad += 5 + (intptr_t)rel;
+        } else {
+            break;
+        }
+    }
+#endif
+    return pad;
+}
+
+/* A call-site record: its range (from the function's start), landing pad
+ * (absolute, 0 for none) and action. */
+struct call_site {
+    uintptr_t start, size, lp;
+    uint64_t action;
+};
+
+/* The call-site record at p into *cs; the record after it, NULL when an
+ * encoding is not handled.  The fields are offsets: their encoding's
+ * format only (GCC's personality reads them with base 0). */
+HK_NOINSTR static const unsigned char *read_call_site(const unsigned char *p, unsigned enc, uintptr_t lpstart,
+                                                      struct call_site *cs)
+{
+    enc &= 0x0fu;
+    if (!(p = read_encoded(p, enc, 0, &cs->start)) || !(p = read_encoded(p, enc, 0, &cs->size))
+        || !(p = read_encoded(p, enc, 0, &cs->lp)))
+        return NULL;
+    if (cs->lp)
+        cs->lp += lpstart;
+    return read_uleb128(p, &cs->action);
+}
+
 HK_NOINSTR unsigned hk_lsda_pad_ranges(const unsigned char *lsda, uintptr_t func, uintptr_t pad,
                                        struct hookit_code_range *out, unsigned max, uintptr_t *calls_end)
 {
@@ -156,25 +204,29 @@ HK_NOINSTR unsigned hk_lsda_pad_ranges(const unsigned char *lsda, uintptr_t func
         p = read_uleb128(p, &len); /* the type table's offset */
     unsigned cs_enc = *p++;
     p = read_uleb128(p, &len);
-    const unsigned char *end = p + len;
-    unsigned n = 0;
-    while (p < end) {
-        uintptr_t start, size, lp;
-        uint64_t action;
-        /* The call-site fields are offsets: their encoding's format only
-         * (GCC's personality reads them with base 0). */
-        if (!(p = read_encoded(p, cs_enc & 0x0fu, 0, &start))
-            || !(p = read_encoded(p, cs_enc & 0x0fu, 0, &size))
-            || !(p = read_encoded(p, cs_enc & 0x0fu, 0, &lp)))
+    const unsigned char *table = p, *end = p + len;
+    struct call_site cs;
+    /* The installed landing pad's action, from its own records. */
+    uint64_t pad_action = UINT64_MAX;
+    for (p = table; p < end && pad_action == UINT64_MAX;)
+        if (!(p = read_call_site(p, cs_enc, lpstart, &cs)))
             return 0;
-        p = read_uleb128(p, &action);
-        if (func + start + size > *calls_end)
-            *calls_end = func + start + size;
-        if (!lp || lpstart + lp != pad)
+        else if (cs.lp == pad)
+            pad_action = cs.action;
+    if (pad_action == UINT64_MAX)
+        return 0;
+    uintptr_t target = pad_target(pad);
+    unsigned n = 0;
+    for (p = table; p < end;) {
+        if (!(p = read_call_site(p, cs_enc, lpstart, &cs)))
+            return 0;
+        if (func + cs.start + cs.size > *calls_end)
+            *calls_end = func + cs.start + cs.size;
+        if (!cs.lp || (cs.lp != pad && (cs.action != pad_action || pad_target(cs.lp) != target)))
             continue;
         if (n == max)
             return 0;
-        out[n++] = (struct hookit_code_range){ func + start, func + start + size };
+        out[n++] = (struct hookit_code_range){ func + cs.start, func + cs.start + cs.size };
     }
     return n;
 }
