@@ -173,6 +173,25 @@ struct call_site {
     uint64_t action;
 };
 
+/* One call-site field: clang writes them as uleb128, GCC as udata4 (read
+ * here directly: the unwinder's loop runs this for every throw); other
+ * encodings through read_encoded. */
+__attribute__((always_inline)) static inline const unsigned char *read_field(const unsigned char *p,
+                                                                             unsigned enc, uintptr_t *v)
+{
+    if (enc == PE_ULEB128 && !(*p & 0x80)) {
+        *v = *p;
+        return p + 1;
+    }
+    if (enc == PE_UDATA4) {
+        uint32_t x;
+        memcpy(&x, p, 4);
+        *v = x;
+        return p + 4;
+    }
+    return read_encoded(p, enc, 0, v);
+}
+
 /* The call-site record at p into *cs; the record after it, NULL when an
  * encoding is not handled.  The fields are offsets: their encoding's
  * format only (GCC's personality reads them with base 0). */
@@ -180,11 +199,15 @@ HK_NOINSTR static const unsigned char *read_call_site(const unsigned char *p, un
                                                       struct call_site *cs)
 {
     enc &= 0x0fu;
-    if (!(p = read_encoded(p, enc, 0, &cs->start)) || !(p = read_encoded(p, enc, 0, &cs->size))
-        || !(p = read_encoded(p, enc, 0, &cs->lp)))
+    if (!(p = read_field(p, enc, &cs->start)) || !(p = read_field(p, enc, &cs->size))
+        || !(p = read_field(p, enc, &cs->lp)))
         return NULL;
     if (cs->lp)
         cs->lp += lpstart;
+    if (!(*p & 0x80)) {
+        cs->action = *p;
+        return p + 1;
+    }
     return read_uleb128(p, &cs->action);
 }
 
@@ -204,29 +227,38 @@ HK_NOINSTR unsigned hk_lsda_pad_ranges(const unsigned char *lsda, uintptr_t func
         p = read_uleb128(p, &len); /* the type table's offset */
     unsigned cs_enc = *p++;
     p = read_uleb128(p, &len);
-    const unsigned char *table = p, *end = p + len;
-    struct call_site cs;
-    /* The installed landing pad's action, from its own records. */
+    const unsigned char *end = p + len;
+    /* One pass: the installed landing pad's own ranges, and the records of
+     * other landing pads kept aside until its action is known (more than
+     * max of them: the rest are not looked at, which can only keep a frame
+     * open). */
+    struct call_site cs, other[HK_LSDA_MAX_RANGES];
+    unsigned n = 0, others = 0;
     uint64_t pad_action = UINT64_MAX;
-    for (p = table; p < end && pad_action == UINT64_MAX;)
-        if (!(p = read_call_site(p, cs_enc, lpstart, &cs)))
-            return 0;
-        else if (cs.lp == pad)
-            pad_action = cs.action;
-    if (pad_action == UINT64_MAX)
-        return 0;
-    uintptr_t target = pad_target(pad);
-    unsigned n = 0;
-    for (p = table; p < end;) {
+    while (p < end) {
         if (!(p = read_call_site(p, cs_enc, lpstart, &cs)))
             return 0;
         if (func + cs.start + cs.size > *calls_end)
             *calls_end = func + cs.start + cs.size;
-        if (!cs.lp || (cs.lp != pad && (cs.action != pad_action || pad_target(cs.lp) != target)))
+        if (!cs.lp)
             continue;
+        if (cs.lp != pad) {
+            if (others < HK_LSDA_MAX_RANGES)
+                other[others++] = cs;
+            continue;
+        }
+        pad_action = cs.action;
         if (n == max)
             return 0;
         out[n++] = (struct hookit_code_range){ func + cs.start, func + cs.start + cs.size };
+    }
+    uintptr_t target = others && n ? pad_target(pad) : 0;
+    for (unsigned i = 0; i < others && n; i++) {
+        if (other[i].action != pad_action || pad_target(other[i].lp) != target)
+            continue;
+        if (n == max)
+            return 0;
+        out[n++] = (struct hookit_code_range){ func + other[i].start, func + other[i].start + other[i].size };
     }
     return n;
 }
