@@ -13,10 +13,20 @@
 #if defined(__x86_64__)
 static uintptr_t enter_hook, exit_hook;
 
+/* A static link (`hookit link -- cc -static`) has no symbol table for dlsym
+ * to ask: there the hooks are linked in, and these weak references are
+ * them. */
+extern void __cyg_profile_func_enter(void *, void *) __attribute__((weak));
+extern void __cyg_profile_func_exit(void *, void *) __attribute__((weak));
+
 NOINSTR void hk_inlined_pads_start(void)
 {
     enter_hook = (uintptr_t)dlsym(RTLD_DEFAULT, "__cyg_profile_func_enter");
     exit_hook = (uintptr_t)dlsym(RTLD_DEFAULT, "__cyg_profile_func_exit");
+    if (!enter_hook || !exit_hook) {
+        enter_hook = (uintptr_t)&__cyg_profile_func_enter;
+        exit_hook = (uintptr_t)&__cyg_profile_func_exit;
+    }
 }
 
 /* ---- the entry hook's calls of an inlined callee in its host ------------ */

@@ -371,11 +371,11 @@ def test_fork_child_after_retired_threads_has_its_thread(tmp):
     assert hk.node(hk.thread_of(child, 0), "main", "work")["calls"] == 1
 
 
-def static_build(tmp, src, name, compiler):
+def static_build(tmp, src, name, compiler, flags=()):
     """src built fully static with `hookit link` (ld --wrap: the flow
     interposers are linked in where the program calls them)."""
     out = os.path.join(tmp, name)
-    p = hk.run(tmp, [hk.BIN, "link", "--", compiler, "-static", "-O2", "-finstrument-functions",
+    p = hk.run(tmp, [hk.BIN, "link", "--", compiler, "-static", "-O2", "-finstrument-functions", *flags,
                      "-I" + os.path.join(hk.PROGS), "-o", out, os.path.join(hk.PROGS, src)], check=False)
     if p.returncode != 0 and "cannot find -l" in p.stderr:
         hk.skip("static libraries missing: " + p.stderr.strip().splitlines()[-1])
@@ -398,6 +398,12 @@ def test_static_link_longjmp_and_exceptions(tmp):
         key = tuple(x.split("(")[0] for x in p)
         counts[key] = counts.get(key, 0) + n["calls"]
     assert counts == throw_expected(), sorted(set(counts.items()) ^ set(throw_expected().items()))
+    no_lost_events(doc)
+    # The landing pad's owner among inlined frames, with the hooks linked in.
+    exe = static_build(tmp, "inlined_landing.cc", "inlined_landing_static", "clang++", ["-DOWNER=0"])
+    run_one(tmp, exe)
+    doc = hk.export_json(tmp, hk.one_profile(tmp, "inlined_landing_static"))
+    assert bare_counts(hk.thread_of(doc, 0)) == inlined_landing_expected(0)
     no_lost_events(doc)
 
 
