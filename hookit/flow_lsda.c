@@ -36,7 +36,8 @@ enum {
     PE_OMIT = 0xff,
 };
 
-HK_NOINSTR static const unsigned char *read_uleb128(const unsigned char *p, uint64_t *v)
+/* A LEB128 number at p (sign-extended when is_signed); the byte after it. */
+HK_NOINSTR static const unsigned char *read_leb128(const unsigned char *p, uint64_t *v, int is_signed)
 {
     uint64_t r = 0;
     unsigned shift = 0;
@@ -47,25 +48,15 @@ HK_NOINSTR static const unsigned char *read_uleb128(const unsigned char *p, uint
             r |= (uint64_t)(b & 0x7f) << shift;
         shift += 7;
     } while (b & 0x80);
+    if (is_signed && shift < 64 && (b & 0x40))
+        r |= ~(uint64_t)0 << shift;
     *v = r;
     return p;
 }
 
-HK_NOINSTR static const unsigned char *read_sleb128(const unsigned char *p, int64_t *v)
+HK_NOINSTR static const unsigned char *read_uleb128(const unsigned char *p, uint64_t *v)
 {
-    uint64_t r = 0;
-    unsigned shift = 0;
-    unsigned char b;
-    do {
-        b = *p++;
-        if (shift < 64)
-            r |= (uint64_t)(b & 0x7f) << shift;
-        shift += 7;
-    } while (b & 0x80);
-    if (shift < 64 && (b & 0x40))
-        r |= ~(uint64_t)0 << shift;
-    *v = (int64_t)r;
-    return p;
+    return read_leb128(p, v, 0);
 }
 
 /* One value in encoding enc at p, its application (pc-relative, from
@@ -76,55 +67,39 @@ HK_NOINSTR static const unsigned char *read_encoded(const unsigned char *p, unsi
 {
     const unsigned char *at = p;
     uint64_t u = 0;
-    int64_t s;
+/* A fixed-size field of type t, sign- or zero-extended as t is. */
+#define FIXED(t)                                                                                             \
+    {                                                                                                        \
+        t x;                                                                                                 \
+        memcpy(&x, p, sizeof x);                                                                             \
+        u = (uint64_t)(int64_t)x;                                                                            \
+        p += sizeof x;                                                                                       \
+        break;                                                                                               \
+    }
     switch (enc & 0x0f) {
     case PE_ABSPTR:
-        memcpy(&u, p, sizeof(uintptr_t));
-        p += sizeof(uintptr_t);
-        break;
+        FIXED(uintptr_t)
     case PE_ULEB128:
-        p = read_uleb128(p, &u);
+        p = read_leb128(p, &u, 0);
         break;
     case PE_SLEB128:
-        p = read_sleb128(p, &s);
-        u = (uint64_t)s;
+        p = read_leb128(p, &u, 1);
         break;
-    case PE_UDATA2: {
-        uint16_t x;
-        memcpy(&x, p, 2);
-        u = x;
-        p += 2;
-        break;
-    }
-    case PE_SDATA2: {
-        int16_t x;
-        memcpy(&x, p, 2);
-        u = (uint64_t)(int64_t)x;
-        p += 2;
-        break;
-    }
-    case PE_UDATA4: {
-        uint32_t x;
-        memcpy(&x, p, 4);
-        u = x;
-        p += 4;
-        break;
-    }
-    case PE_SDATA4: {
-        int32_t x;
-        memcpy(&x, p, 4);
-        u = (uint64_t)(int64_t)x;
-        p += 4;
-        break;
-    }
+    case PE_UDATA2:
+        FIXED(uint16_t)
+    case PE_SDATA2:
+        FIXED(int16_t)
+    case PE_UDATA4:
+        FIXED(uint32_t)
+    case PE_SDATA4:
+        FIXED(int32_t)
     case PE_UDATA8:
     case PE_SDATA8:
-        memcpy(&u, p, 8);
-        p += 8;
-        break;
+        FIXED(uint64_t)
     default:
         return NULL;
     }
+#undef FIXED
     if (u) {
         switch (enc & 0x70) {
         case 0:
