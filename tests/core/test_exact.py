@@ -503,7 +503,9 @@ def test_landing_pad_in_an_inlined_frame_is_exact(tmp):
     code up to the end of the handler and the same unwinder context; the
     landing pad's call-site ranges and where the callee's entry hook is
     called tell them apart (docs/exactness.md).  The trace plugin makes the
-    same decision (common/inlined_pad.h)."""
+    same decision (common/inlined_pad.h).  Only x86-64 looks for the entry
+    hook's calls: elsewhere (HOOKIT_TARGET) clang's 0 and 3 keep the
+    callee open and say so, and 5 is the documented silent limit."""
     for compiler, opt in (("clang++", "-O0"), ("clang++", "-O2"), ("g++", "-O2")):
         for owner in range(6):
             name = f"inlined_landing{owner}_{compiler[:-2]}{opt}"
@@ -512,6 +514,12 @@ def test_landing_pad_in_an_inlined_frame_is_exact(tmp):
             run_one(tmp, exe)
             doc = hk.export_json(tmp, hk.one_profile(tmp, name))
             got, want = bare_counts(hk.thread_of(doc, 0)), inlined_landing_expected(owner)
+            if hk.TARGET and compiler == "clang++" and owner in (0, 3, 5):
+                if owner != 5:
+                    callee = {0: "inner_throws()", 3: "second()"}[owner]
+                    assert int(doc["process"]["meta"]["unmatched_exits"]) == 3, (opt, owner, doc["process"]["meta"])
+                    assert hk.node(hk.thread_of(doc, 0), "main", "host()", callee)["unmatched_exits"] == 3
+                continue
             assert got == want, (compiler, opt, owner, sorted(set(got.items()) ^ set(want.items())))
             no_lost_events(doc)
             if compiler != "clang++" or opt != "-O2":
