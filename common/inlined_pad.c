@@ -168,7 +168,8 @@ NOINSTR static void find_entry_calls(struct entry_calls *e, uintptr_t end)
 /* Kept per (host, callee) in pages of our own, found once: a program that
  * throws a lot through the same frames reads its code once.  Another
  * thread holding the table (or a signal handler that interrupted this
- * thread in it) leaves this search uncached. */
+ * thread in it) leaves this search uncached; so does, for good, a fork
+ * child whose parent had it held (an entry may be half written there). */
 #define SLOTS 512u
 static struct entry_calls *table;
 static int table_lock;

@@ -382,15 +382,14 @@ struct hookit_flow {
     const void *from, *to;      /* SWITCH, MADE, ENDED: ucontext_t addresses */
     /* UNWIND with nranges > 0 (added without an ABI bump), from the
      * landing pad's function's LSDA (its call-site table, Itanium C++
-     * ABI): */
-    uintptr_t pad;              /* the landing pad about to run */
-    uintptr_t func;             /* its function's start (_Unwind_GetRegionStart) */
-    uintptr_t func_calls_end;   /* the end of the function's last call-site range: every
-                                 * call in [func, func_calls_end) that may throw is in one */
-    const struct hookit_code_range *ranges; /* the call-site ranges whose landing
-                                             * pad is `pad`: code that, when a call
-                                             * in it throws, goes there; valid
-                                             * during the flow call only */
+     * ABI).  pad: the landing pad about to run.  func: its function's
+     * start (_Unwind_GetRegionStart).  func_calls_end: the end of the
+     * function's last call-site range (every call in [func,
+     * func_calls_end) that may throw is in one).  ranges: the call-site
+     * ranges whose landing pad is pad, the code from which a throw goes
+     * there (valid during the flow call only). */
+    uintptr_t pad, func, func_calls_end;
+    const struct hookit_code_range *ranges;
 };
 
 typedef uint64_t (*hookit_flow_fn)(const struct hookit_flow *flow);
