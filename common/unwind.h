@@ -8,7 +8,8 @@
  * stack pointer was unwound: a callee keeps its own below its caller's
  * stack pointer at the call, while the landing pad's frame keeps its own
  * at or above it.  Functions inlined into the landing pad's frame share
- * its return address and stay open.
+ * its return address and stay open here; common/inlined_pad.h decides
+ * whether the landing pad is theirs.
  *
  * The search reads the program's frames between two addresses, so both
  * must lie on one stack: the thread's own (its bounds, hk_stack_bounds),

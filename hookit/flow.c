@@ -11,18 +11,23 @@
 #include "hookit/io_api.h"
 #include "lifecycle/internal.h"
 
-HK_NOINSTR uint64_t hk_flow_tell(uint32_t kind, uint64_t mark, uintptr_t sp, const void *from, const void *to)
+HK_NOINSTR uint64_t hk_flow_send(const struct hookit_flow *f)
 {
     hookit_flow_fn flow = hk_plugin.info.flow;
     if (!flow)
         return 0;
-    struct hookit_flow f = { .kind = kind, .mark = mark, .sp = sp, .from = from, .to = to };
     /* The plugin's work is not the program's: a lock it takes (libjprof's
      * context table on makecontext) must not time as the program's wait. */
     hk_io_guard++;
-    uint64_t r = flow(&f);
+    uint64_t r = flow(f);
     hk_io_guard--;
     return r;
+}
+
+HK_NOINSTR uint64_t hk_flow_tell(uint32_t kind, uint64_t mark, uintptr_t sp, const void *from, const void *to)
+{
+    struct hookit_flow f = { .kind = kind, .mark = mark, .sp = sp, .from = from, .to = to };
+    return hk_flow_send(&f);
 }
 
 #ifndef HOOKIT_STATIC

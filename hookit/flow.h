@@ -14,6 +14,16 @@
 
 /* Tell the plugin (struct hookit_flow); 0 without a plugin that listens. */
 uint64_t hk_flow_tell(uint32_t kind, uint64_t mark, uintptr_t sp, const void *from, const void *to);
+uint64_t hk_flow_send(const struct hookit_flow *f);
+
+/* The call-site ranges whose landing pad is pad, from the LSDA of the
+ * function that starts at func (flow_lsda.c): at most max of them into
+ * out, and the end of the function's last call-site range into
+ * *calls_end.  Returns how many, 0 when none or when the table cannot be
+ * read (an encoding not handled, more than max ranges). */
+#define HK_LSDA_MAX_RANGES 32
+unsigned hk_lsda_pad_ranges(const unsigned char *lsda, uintptr_t func, uintptr_t pad,
+                            struct hookit_code_range *out, unsigned max, uintptr_t *calls_end);
 
 /* This thread's marks, by buffer (jmp_buf or ucontext_t). */
 void hk_flow_keep_mark(const void *buf, uint64_t mark);

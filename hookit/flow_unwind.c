@@ -10,7 +10,13 @@
  * _Unwind_GetCFA for the frame (libgcc and LLVM's libunwind both answer
  * with the CFA of the frame below, which is that).  Every frame that keeps
  * its return address below it is gone.  GCC runs the exit hooks in its own
- * cleanups, so there is then nothing left to close. */
+ * cleanups, so there is then nothing left to close.
+ *
+ * Functions inlined into the landing pad's frame share its return address:
+ * whether the landing pad is theirs or their host's, the plugin tells from
+ * where in the host their entry hooks are called, against the code ranges
+ * from which a throw goes to that landing pad, read here from the
+ * function's LSDA (flow_lsda.c). */
 #include "hookit/flow.h"
 
 #include <errno.h>
@@ -19,10 +25,35 @@
 /* The unwinder that called us is loaded (libgcc_s or LLVM's libunwind):
  * found at the first call, after libhookit in the search order. */
 static _Unwind_Word (*get_cfa)(struct _Unwind_Context *);
-#define GET_CFA(ctx) hk_flow_next((void **)&get_cfa, "_Unwind_GetCFA") ? get_cfa(ctx) : 0
+static _Unwind_Ptr (*get_ip)(struct _Unwind_Context *);
+static _Unwind_Ptr (*get_region_start)(struct _Unwind_Context *);
+static void *(*get_lsda)(struct _Unwind_Context *);
+#define UNWINDER(fn, name, ctx) (hk_flow_next((void **)&fn, name) ? fn(ctx) : 0)
+#define GET_CFA(ctx) UNWINDER(get_cfa, "_Unwind_GetCFA", ctx)
+#define GET_IP(ctx) UNWINDER(get_ip, "_Unwind_GetIP", ctx)
+#define GET_REGION_START(ctx) UNWINDER(get_region_start, "_Unwind_GetRegionStart", ctx)
+#define GET_LSDA(ctx) UNWINDER(get_lsda, "_Unwind_GetLanguageSpecificData", ctx)
 #else
 #define GET_CFA(ctx) _Unwind_GetCFA(ctx)
+#define GET_IP(ctx) _Unwind_GetIP(ctx)
+#define GET_REGION_START(ctx) _Unwind_GetRegionStart(ctx)
+#define GET_LSDA(ctx) _Unwind_GetLanguageSpecificData(ctx)
 #endif
+
+/* The landing pad the real personality routine installed, and the ranges
+ * of its function's code that go there (struct hookit_flow). */
+HK_NOINSTR static void tell_unwind(struct _Unwind_Context *ctx, uintptr_t sp)
+{
+    struct hookit_code_range ranges[HK_LSDA_MAX_RANGES];
+    struct hookit_flow f = { .kind = HOOKIT_FLOW_UNWIND, .sp = sp };
+    f.pad = (uintptr_t)GET_IP(ctx);
+    f.func = (uintptr_t)GET_REGION_START(ctx);
+    if (f.func)
+        f.nranges =
+            hk_lsda_pad_ranges(GET_LSDA(ctx), f.func, f.pad, ranges, HK_LSDA_MAX_RANGES, &f.func_calls_end);
+    f.ranges = ranges;
+    hk_flow_send(&f);
+}
 
 HK_EXPORT HK_NOINSTR _Unwind_Reason_Code HK_FLOW_NAME(__gxx_personality_v0)(int version,
                                                                             _Unwind_Action actions,
@@ -35,7 +66,7 @@ HK_EXPORT HK_NOINSTR _Unwind_Reason_Code HK_FLOW_NAME(__gxx_personality_v0)(int 
         int saved = errno;
         uintptr_t sp = (uintptr_t)(GET_CFA(ctx));
         if (sp)
-            hk_flow_tell(HOOKIT_FLOW_UNWIND, 0, sp, NULL, NULL);
+            tell_unwind(ctx, sp);
         errno = saved;
     }
     return rc;

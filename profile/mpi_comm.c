@@ -142,16 +142,30 @@ NOINSTR static uint64_t now_ns(void)
     return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
+/* How long a rank may sleep between two polls.  A parent waiting for a
+ * child's partial, and the child sending it, are on the reduction's
+ * critical path: 1 ms at most (a large message moves only while both
+ * sides call into the library: Open MPI's shared-memory rendezvous took
+ * 10-25 ms more per level with the sender polling every 10 ms).  A rank
+ * waiting for the word to go on, or for its child to take it, delays
+ * nobody's work: 10 ms.  On a node with more ranks than
+ * cores most ranks wait that way, and each poll wakes a process and runs
+ * the library's progress engine: 128 ranks polling every 20 us took the
+ * cores from the few ranks still reducing (MPICH, 128 ranks on 2 cores:
+ * 350-540 ms from the last rank's profile to the job's, docs/mpi.md). */
+#define POLL_CRITICAL_NS 1000000l
+#define POLL_IDLE_NS 10000000l
+
 /* Between two polls: nothing at first (a message on its way arrives in
- * microseconds), then a growing sleep up to 1 ms, so that ranks waiting on
- * an oversubscribed node leave the cores to the ranks still working. */
-NOINSTR static void pause_poll(unsigned *polls)
+ * microseconds), then a sleep that doubles from 10 us up to cap_ns. */
+NOINSTR static void pause_poll(unsigned *polls, long cap_ns)
 {
     unsigned n = (*polls)++;
-    if (n < 64)
+    if (n < 16)
         return;
-    long ns = n < 1000 ? 20000 : 1000000;
-    struct timespec ts = { 0, ns };
+    unsigned doublings = n - 16 < 20 ? n - 16 : 20;
+    long ns = 10000l << doublings;
+    struct timespec ts = { 0, ns < cap_ns ? ns : cap_ns };
     nanosleep(&ts, NULL);
 }
 
@@ -159,7 +173,7 @@ NOINSTR static void pause_poll(unsigned *polls)
  * deadline (the request is left cancelled when cancel: a point-to-point
  * one; a collective's may not be cancelled, Open MPI makes that an error
  * of MPI_COMM_WORLD, fatal by default), -1 on an MPI error. */
-NOINSTR static int wait_request_then(uint64_t *req, uint64_t deadline_ns, int cancel)
+NOINSTR static int wait_request_then(uint64_t *req, uint64_t deadline_ns, long cap_ns, int cancel)
 {
     mstatus st;
     unsigned polls = 0;
@@ -176,13 +190,13 @@ NOINSTR static int wait_request_then(uint64_t *req, uint64_t deadline_ns, int ca
                 pmpi.cancel(req);
             return 1;
         }
-        pause_poll(&polls);
+        pause_poll(&polls, cap_ns);
     }
 }
 
-NOINSTR static int wait_request(uint64_t *req, uint64_t deadline_ns)
+NOINSTR static int wait_request(uint64_t *req, uint64_t deadline_ns, long cap_ns)
 {
-    return wait_request_then(req, deadline_ns, 1);
+    return wait_request_then(req, deadline_ns, cap_ns, 1);
 }
 
 NOINSTR int mpi_comm_send(int dest, const void *buf, size_t len, uint64_t deadline_ns)
@@ -194,7 +208,7 @@ NOINSTR int mpi_comm_send(int dest, const void *buf, size_t len, uint64_t deadli
      * parent that gave up on us is never mistaken for one that has it. */
     if (pmpi.issend(buf, (int)len, byte_type, dest, TAG, (mh)(uintptr_t)own_comm, &req) != 0)
         return -1;
-    return wait_request(&req, deadline_ns);
+    return wait_request(&req, deadline_ns, POLL_CRITICAL_NS);
 }
 
 NOINSTR int mpi_comm_recv(int source, unsigned char **buf, size_t *len, uint64_t deadline_ns,
@@ -213,7 +227,7 @@ NOINSTR int mpi_comm_recv(int source, unsigned char **buf, size_t *len, uint64_t
             break;
         if (now_ns() >= deadline_ns)
             return 1;
-        pause_poll(&polls);
+        pause_poll(&polls, POLL_CRITICAL_NS);
     }
     int count = 0;
     if (pmpi.get_count(&st, byte_type, &count) != 0 || count < 0)
@@ -225,7 +239,7 @@ NOINSTR int mpi_comm_recv(int source, unsigned char **buf, size_t *len, uint64_t
     /* The message is there: its bytes get a bound of their own. */
     int rc = pmpi.irecv(*buf, count, byte_type, source, TAG, comm, &req) != 0
         ? -1
-        : wait_request(&req, now_ns() + transfer_ns);
+        : wait_request(&req, now_ns() + transfer_ns, POLL_CRITICAL_NS);
     if (rc != 0) {
         if (rc < 0) /* cancelled at the bound: the library may yet write it */
             free(*buf);
@@ -244,7 +258,7 @@ NOINSTR int mpi_comm_wait_go(int parent, uint64_t deadline_ns)
     uint64_t req = 0;
     if (pmpi.irecv(&byte, 1, byte_type, parent, TAG_GO, (mh)(uintptr_t)own_comm, &req) != 0)
         return -1;
-    return wait_request(&req, deadline_ns);
+    return wait_request(&req, deadline_ns, POLL_IDLE_NS);
 }
 
 NOINSTR int mpi_comm_go(int child, uint64_t deadline_ns)
@@ -253,7 +267,7 @@ NOINSTR int mpi_comm_go(int child, uint64_t deadline_ns)
     uint64_t req = 0;
     if (!ready || pmpi.issend(&byte, 1, byte_type, child, TAG_GO, (mh)(uintptr_t)own_comm, &req) != 0)
         return -1;
-    return wait_request(&req, deadline_ns);
+    return wait_request(&req, deadline_ns, POLL_IDLE_NS);
 }
 
 NOINSTR uint64_t mpi_comm_now(void)
@@ -266,5 +280,5 @@ NOINSTR int mpi_comm_barrier(uint64_t deadline_ns)
     uint64_t req = 0;
     if (!ready || !pmpi.ibarrier || pmpi.ibarrier((mh)(uintptr_t)own_comm, &req) != 0)
         return -1;
-    return wait_request_then(&req, deadline_ns, 0);
+    return wait_request_then(&req, deadline_ns, POLL_CRITICAL_NS, 0);
 }

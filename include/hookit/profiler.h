@@ -339,6 +339,10 @@ typedef void (*hookit_fast_fn)(void *fn, void *call_site);
  *           stack pointer, at the call the exception came out of, is `sp`;
  *           every open frame that keeps its return address below `sp` is
  *           gone (the landing pad's frame keeps its own at or above it).
+ *           When `nranges` > 0, `pad` says which landing pad it is:
+ *           whose it is among the functions inlined into that machine
+ *           frame can be told from where their entry hooks are called
+ *           (docs/exactness.md).
  *   SWITCH  swapcontext, setcontext: the running context is saved in `from`
  *           (NULL: it is abandoned) and the context `to` resumes.
  *   MADE    makecontext: `to` will start a function on a stack of its own.
@@ -359,13 +363,33 @@ enum hookit_flow_kind {
     HOOKIT_FLOW_UNWIND,
 };
 
+/* A range of machine code, [start, end). */
+struct hookit_code_range {
+    uintptr_t start, end;
+};
+
 struct hookit_flow {
     uint32_t kind;              /* enum hookit_flow_kind */
-    uint32_t reserved;
+    /* UNWIND: how many entries `ranges` holds; 0 when the landing pad's
+     * call-site table was not read (none, an encoding not handled, more
+     * ranges than libhookit keeps).  The fields after `to` are only set,
+     * and may only be read, when it is not 0: a libhookit older than them
+     * passed a shorter struct with this word (then `reserved`) at 0. */
+    uint32_t nranges;
     uint64_t mark;              /* JUMP: what MARK returned */
     uintptr_t sp;               /* CATCH: the catching frame's stack pointer;
                                  * UNWIND: the landing pad's frame's stack pointer */
     const void *from, *to;      /* SWITCH, MADE, ENDED: ucontext_t addresses */
+    /* UNWIND with nranges > 0 (added without an ABI bump), from the
+     * landing pad's function's LSDA (its call-site table, Itanium C++
+     * ABI).  pad: the landing pad about to run.  func: its function's
+     * start (_Unwind_GetRegionStart).  func_calls_end: the end of the
+     * function's last call-site range (every call in [func,
+     * func_calls_end) that may throw is in one).  ranges: the call-site
+     * ranges whose landing pad is pad, the code from which a throw goes
+     * there (valid during the flow call only). */
+    uintptr_t pad, func, func_calls_end;
+    const struct hookit_code_range *ranges;
 };
 
 typedef uint64_t (*hookit_flow_fn)(const struct hookit_flow *flow);

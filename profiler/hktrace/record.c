@@ -16,6 +16,7 @@
  * A signal handler running instrumented code while this thread is inside
  * the tracer sees the busy flag: its events are counted as lost. */
 #include "hktrace.h"
+#include "common/inlined_pad.h"
 #include "common/unwind.h"
 #include "profile/trace.h"
 
@@ -245,15 +246,30 @@ HT_NOINSTR static int on_stack(const struct ht_thread *t, uintptr_t sp)
     return sp >= t->stack_lo && sp < t->stack_hi;
 }
 
-HT_NOINSTR static void unwind_to(struct ht_thread *t, uintptr_t sp, uint64_t now)
+HT_NOINSTR static void open_frame(const void *ctx, unsigned i, uint64_t *fn, uintptr_t *site)
 {
-    int here = on_stack(t, sp);
+    const struct ht_thread *t = ctx;
+    const struct ht_frame *f = &t->stack[t->depth - i];
+    *fn = ht_func_addr(f->id);
+    *site = f->site;
+}
+
+/* The calls the landing pad unwound: those below its frame's stack
+ * pointer, and the inlined copies in its frame entered inside its try
+ * (common/inlined_pad.h). */
+HT_NOINSTR static void unwind_to(struct ht_thread *t, const struct hookit_flow *flow, uint64_t now)
+{
+    int here = on_stack(t, flow->sp);
     while (t->depth > 0 && !t->overflow) {
         const struct ht_frame *f = &t->stack[t->depth];
-        if (!hk_frame_unwound(f->sp, f->site, on_stack(t, f->sp), sp, here))
+        if (!hk_frame_unwound(f->sp, f->site, on_stack(t, f->sp), flow->sp, here))
             break;
         close_top(t, now);
     }
+    if (t->overflow)
+        return;
+    for (unsigned n = hk_inlined_unwound(flow, t->depth, open_frame, t); n; n--)
+        close_top(t, now);
 }
 
 HT_NOINSTR uint64_t ht_flow(const struct hookit_flow *f)
@@ -271,7 +287,7 @@ HT_NOINSTR uint64_t ht_flow(const struct hookit_flow *f)
     if (f->kind == HOOKIT_FLOW_JUMP)
         jump_to(t, f->mark, now);
     else
-        unwind_to(t, f->sp, now);
+        unwind_to(t, f, now);
     barrier();
     t->busy = 0;
     return 0;

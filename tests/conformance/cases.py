@@ -295,7 +295,7 @@ CASES = [
     Case("sigjump", ["sigjump.c"], reference=expected_sigjump),
     Case("signals", ["signals.c"]),
     Case("exceptions", ["exceptions.cc"], lang="cxx", uninstrumented=["uninst_sort.cc"],
-         reference=expected_exceptions),
+         reference=expected_exceptions, builds=LTO_BUILDS),
     Case("cleanups", ["cleanups.cc"], lang="cxx", uninstrumented=["uninst_call.cc"],
          reference=expected_cleanups, builds=LTO_BUILDS),
     Case("fmt_loop", ["fmt_loop.cc"], lang="cxx"),

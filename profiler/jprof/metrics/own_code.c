@@ -98,12 +98,14 @@ JP_NOINSTR static int in_own_ranges(uintptr_t pc)
     return 0;
 }
 
+#if defined(__x86_64__) /* only the x86-64 code reads it */
 JP_NOINSTR static uint32_t read_u32(const unsigned char *p)
 {
     uint32_t v;
     memcpy(&v, p, sizeof v);
     return v;
 }
+#endif
 
 /* pc is a PLT stub's indirect jump into hookit: `[endbr64] [bnd] jmp
  * *disp32(%rip)` whose slot holds an address of ours.  The bytes at pc are

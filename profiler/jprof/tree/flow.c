@@ -9,7 +9,9 @@
  * about to run, and a C++ catch: frames deeper than its frame on the same
  * stack are gone.  GCC runs the exit hooks of the frames it unwinds, so
  * there is nothing left to close; clang does not, and this closes them
- * before the landing pad's destructors run.
+ * before the landing pad's destructors run: the frames below the landing
+ * pad's frame, and the functions inlined into it that were entered inside
+ * the landing pad's try (common/inlined_pad.h).
  *
  * Contexts (swapcontext).  The thread's own context keeps its frames at the
  * bottom of the shadow stack.  A coroutine runs on top of whoever resumed
@@ -25,6 +27,7 @@
  * The records are shared by the process's threads (a coroutine may be
  * resumed by another thread), in private pages of our own: no malloc,
  * which may be the program's own instrumented one. */
+#include "common/inlined_pad.h"
 #include "common/unwind.h"
 #include "profiler/jprof/jprof.h"
 #include "profiler/jprof/live/attend.h"
@@ -197,13 +200,22 @@ JP_NOINSTR static void catch_at(struct jp_thread *t, uintptr_t sp, uint64_t now)
     }
 }
 
-/* A landing pad is about to run in the frame whose stack pointer, at the
- * call the exception came out of, is sp: the open frames it unwound are
- * closed (common/unwind.h).  Functions inlined into that frame share its
- * return address: which of them the landing pad belongs to, nothing at run
- * time says, so they stay open (docs/exactness.md). */
-JP_NOINSTR static void unwind_to(struct jp_thread *t, uintptr_t sp, uint64_t now)
+JP_NOINSTR static void open_frame(const void *ctx, unsigned i, uint64_t *fn, uintptr_t *site)
 {
+    const struct jp_thread *t = ctx;
+    const struct arena_frame *f = &t->stack[jp_depth(t) - i];
+    *fn = jp_node(f->node)->fn;
+    *site = f->site;
+}
+
+/* A landing pad is about to run in the frame whose stack pointer, at the
+ * call the exception came out of, is flow->sp: the open frames it unwound are
+ * closed (common/unwind.h).  Functions inlined into that frame share its
+ * return address: those entered inside the landing pad's try are closed
+ * too (common/inlined_pad.h), the others stay open (docs/exactness.md). */
+JP_NOINSTR static void unwind_to(struct jp_thread *t, const struct hookit_flow *flow, uint64_t now)
+{
+    uintptr_t sp = flow->sp;
     int here = jp_on_stack(t, sp);
     while (jp_depth(t) > t->floor) {
         const struct arena_frame *f = &t->stack[jp_depth(t)];
@@ -211,6 +223,8 @@ JP_NOINSTR static void unwind_to(struct jp_thread *t, uintptr_t sp, uint64_t now
             break;
         jp_close_top(t, now);
     }
+    for (unsigned n = hk_inlined_unwound(flow, jp_depth(t) - t->floor, open_frame, t); n; n--)
+        jp_close_top(t, now);
 }
 
 /* ---- contexts ---------------------------------------------------------------- */
@@ -339,7 +353,7 @@ JP_NOINSTR uint64_t jp_flow(const struct hookit_flow *f)
         catch_at(t, f->sp, now);
         break;
     case HOOKIT_FLOW_UNWIND:
-        unwind_to(t, f->sp, now);
+        unwind_to(t, f, now);
         break;
     case HOOKIT_FLOW_SWITCH:
         switch_context(t, f->from, f->to, now);

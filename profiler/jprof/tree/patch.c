@@ -26,6 +26,8 @@
  * and are never patched. */
 #include "skip.h"
 
+#include "common/code.h"
+
 #include <dlfcn.h>
 #include <link.h>
 #include <errno.h>
@@ -34,19 +36,21 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-static int patching; /* on, and mprotect has not refused */
+static int patching;       /* on, and mprotect has not refused */
+static int patch_possible; /* patching was on at start: x86-64, hookit's hooks and own code found */
 static int patch_lock;
 static uintptr_t hook_addr[2]; /* __cyg_profile_func_enter, _exit as the program's calls reach them */
 static uintptr_t page_size;
 static struct jp_patch_counts counts;
 
-#define CALL_REL32 0xe8
-#define CMP_EAX_IMM32 0x3d
+#define CALL_REL32 HK_CALL_REL32
+#define CMP_EAX_IMM32 HK_CMP_EAX_IMM32
 
 /* The object that holds the hooks (libhookit): its own calls of them (the
  * MPI wrappers' frames) serve every function, and are never patched. */
 static uintptr_t own_lo, own_hi;
 
+#if defined(__x86_64__) /* only the x86-64 code reads it */
 JP_NOINSTR static int find_own(struct dl_phdr_info *info, size_t size, void *ctx)
 {
     (void)size;
@@ -68,6 +72,7 @@ JP_NOINSTR static int find_own(struct dl_phdr_info *info, size_t size, void *ctx
     own_hi = hi;
     return 1;
 }
+#endif
 
 JP_NOINSTR void jp_patch_start(void)
 {
@@ -77,6 +82,7 @@ JP_NOINSTR void jp_patch_start(void)
     page_size = (uintptr_t)sysconf(_SC_PAGESIZE);
     patching = hook_addr[0] && hook_addr[1] && page_size && dl_iterate_phdr(find_own, NULL) == 1;
 #endif
+    patch_possible = patching;
 }
 
 JP_NOINSTR void jp_patch_fork_child(void)
@@ -88,30 +94,14 @@ JP_NOINSTR void jp_patch_counts(struct jp_patch_counts *out)
 {
     hk_spin_lock(&patch_lock);
     *out = counts;
+    out->possible = patch_possible;
     hk_spin_unlock(&patch_lock);
-}
-
-/* The GOT slot a PLT stub at target jumps through (`jmp *slot(%rip)`,
- * with or without endbr64 and a bnd prefix: .plt.sec), or 0 when target
- * is no such stub.  Reads up to 11 bytes at target. */
-JP_NOINSTR static uintptr_t plt_slot(uintptr_t target)
-{
-    const unsigned char *p = (const unsigned char *)target;
-    if (p[0] == 0xf3 && p[1] == 0x0f && p[2] == 0x1e && p[3] == 0xfa)
-        p += 4;
-    if (p[0] == 0xf2)
-        p++;
-    if (p[0] != 0xff || p[1] != 0x25)
-        return 0;
-    int32_t disp;
-    memcpy(&disp, p + 2, 4);
-    return (uintptr_t)(p + 6) + (intptr_t)disp;
 }
 
 /* Where a jump to target ends up, through one PLT stub. */
 JP_NOINSTR static uintptr_t through_plt(uintptr_t target)
 {
-    uintptr_t slot = plt_slot(target);
+    uintptr_t slot = hk_plt_slot(target);
     return slot ? __atomic_load_n((const uintptr_t *)slot, __ATOMIC_RELAXED) : target;
 }
 
@@ -184,78 +174,22 @@ JP_NOINSTR static int patch_call(uintptr_t ret, int exit, uint64_t fn)
 #define JMP_REL32 0xe9
 #define RET 0xc3
 
-/* The loaded segments of the object that holds an address: the search
- * reads only what they map (a displacement read off random bytes may
- * point anywhere). */
-#define MAX_SEGMENTS 8
-struct object_segments {
-    uintptr_t addr;
-    uintptr_t lo[MAX_SEGMENTS], hi[MAX_SEGMENTS];
-    unsigned n;
-    uintptr_t text_lo, text_hi; /* the executable segment holding addr */
-};
-
-JP_NOINSTR static int find_segments(struct dl_phdr_info *info, size_t size, void *ctx)
-{
-    (void)size;
-    struct object_segments *q = ctx;
-    q->n = 0;
-    q->text_hi = 0;
-    for (int i = 0; i < info->dlpi_phnum; i++) {
-        const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
-        if (ph->p_type != PT_LOAD)
-            continue;
-        uintptr_t lo = info->dlpi_addr + ph->p_vaddr, hi = lo + ph->p_filesz;
-        if ((ph->p_flags & PF_X) && q->addr >= lo && q->addr < hi) {
-            q->text_lo = lo;
-            q->text_hi = hi;
-        }
-        if ((ph->p_flags & PF_R) && q->n < MAX_SEGMENTS) {
-            q->lo[q->n] = lo;
-            q->hi[q->n++] = hi;
-        }
-    }
-    return q->text_hi != 0;
-}
-
-JP_NOINSTR static int mapped(const struct object_segments *q, uintptr_t at, size_t len)
-{
-    for (unsigned i = 0; i < q->n; i++)
-        if (at >= q->lo[i] && at + len <= q->hi[i])
-            return 1;
-    return 0;
-}
-
-/* reaches_hook for bytes that may not be an instruction at all: the jump's
- * target, the PLT stub and its GOT slot are read only where q maps them. */
-JP_NOINSTR static int scanned_reaches_hook(const struct object_segments *q, uintptr_t next, int exit)
-{
-    int32_t rel;
-    memcpy(&rel, (const void *)(next - 4), 4);
-    uintptr_t target = next + (intptr_t)rel;
-    if (target == hook_addr[exit])
-        return 1;
-    if (target < q->text_lo || target + 16 > q->text_hi)
-        return 0;
-    uintptr_t slot = plt_slot(target);
-    return slot && mapped(q, slot, sizeof(uintptr_t))
-        && __atomic_load_n((const uintptr_t *)slot, __ATOMIC_RELAXED) == hook_addr[exit];
-}
-
+/* The search reads only what the object's loaded segments map
+ * (common/code.h). */
 /* Under patch_lock: fn's tail jumps to the exit hook patched; how many. */
 JP_NOINSTR static int patch_tail_jumps(uint64_t fn)
 {
-    struct object_segments q = { .addr = (uintptr_t)fn };
-    if (dl_iterate_phdr(find_segments, &q) != 1)
+    struct hk_code_object q;
+    if (!hk_code_object(&q, (uintptr_t)fn))
         return 0;
     uintptr_t end = q.text_hi - 5 < fn + TAIL_SCAN ? q.text_hi - 5 : fn + TAIL_SCAN;
     int entry_seen = 0, done = 0;
     for (uintptr_t p = fn; p < end; p++) {
         unsigned char op = *(const unsigned char *)p;
-        if ((op == CALL_REL32 || op == CMP_EAX_IMM32) && scanned_reaches_hook(&q, p + 5, 0)) {
+        if ((op == CALL_REL32 || op == CMP_EAX_IMM32) && hk_rel32_reaches(&q, p + 5, hook_addr[0])) {
             if (entry_seen++)
                 break;
-        } else if (op == JMP_REL32 && entry_seen && scanned_reaches_hook(&q, p + 5, 1)) {
+        } else if (op == JMP_REL32 && entry_seen && hk_rel32_reaches(&q, p + 5, hook_addr[1])) {
             if (write_code_byte((unsigned char *)p, RET) != 0)
                 break;
             counts.exit_sites++;

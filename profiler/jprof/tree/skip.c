@@ -23,6 +23,7 @@
 #include "profile/profile.h"
 #include "tree.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 int jp_skipping;
@@ -245,20 +246,46 @@ JP_NOINSTR void jp_skip_start(void (*log)(const char *, ...))
  * one): 1 where the count stopped short, a throttled context or a node of
  * a function whose entry call was patched out (its calls through that call
  * no longer counted, in every context). */
+/* Whether node i's count may be incomplete: its context throttled, its
+ * function patched, or either of those above it (the calls beneath a
+ * skipped frame fold into its caller, so the contexts below a throttled
+ * one stop counting too).  state[]: 0 unknown, 1 complete, 2 incomplete.
+ * Each step decides the undecided node nearest the root on i's path, so
+ * no recursion (trees are deep); a copy lists parents before their
+ * children, so that is one step for each node in turn. */
+JP_NOINSTR static int incomplete(const struct arena_copy_node *nodes, uint8_t *state, uint32_t i)
+{
+    while (!state[i]) {
+        uint32_t k = i;
+        while (nodes[k].parent != UINT32_MAX && !state[nodes[k].parent])
+            k = nodes[k].parent;
+        int own = jp_throttled(nodes[k].ref) || (jp_fn_state(nodes[k].fn) & JP_FN_PATCHED);
+        int above = nodes[k].parent != UINT32_MAX && state[nodes[k].parent] == 2;
+        state[k] = own || above ? 2 : 1;
+    }
+    return state[i] == 2;
+}
+
 JP_NOINSTR int jp_skip_thread(struct profile *p, struct prof_thread *th, const struct arena_copy_node *nodes,
                               uint32_t n)
 {
     if (!jp_skipping)
         return 0;
+    uint8_t *state = calloc(n ? n : 1, 1);
+    if (!state)
+        return -1;
     uint64_t *col = NULL;
-    for (uint32_t i = 0; i < n; i++) {
-        if (!jp_throttled(nodes[i].ref) && !(jp_fn_state(nodes[i].fn) & JP_FN_PATCHED))
+    int rc = 0;
+    for (uint32_t i = 0; i < n && rc == 0; i++) {
+        if (!incomplete(nodes, state, i))
             continue;
         if (!col && !(col = jp_new_column(p, th, "count_incomplete", n)))
-            return -1;
-        col[i] = 1;
+            rc = -1;
+        else
+            col[i] = 1;
     }
-    return 0;
+    free(state);
+    return rc;
 }
 
 /* process.c: what was skipped, so that reports can say what is not shown. */
@@ -277,7 +304,10 @@ JP_NOINSTR int jp_skip_meta(struct profile *p)
     if (jp_skipping) {
         struct jp_patch_counts c;
         jp_patch_counts(&c);
-        rc |= profile_set_meta(p, "patching", jp_opt.patch ? "on" : "off");
+        rc |= profile_set_meta(p, "patching",
+                               !jp_opt.patch    ? "off"
+                                   : c.possible ? "on"
+                                                : "not here (x86-64 only)");
         rc |= procinfo_set_meta_u64(p, "patched_entry_calls", c.enter_sites);
         rc |= procinfo_set_meta_u64(p, "patched_exit_calls", c.exit_sites);
         rc |= procinfo_set_meta_u64(p, "unpatchable_calls", c.refused);

@@ -102,6 +102,7 @@ void jp_patch_fork_child(void);
 /* For the profile's metadata. */
 struct jp_patch_counts {
     uint64_t enter_sites, exit_sites, refused;
+    int possible; /* this machine's code can be patched (x86-64, hookit's hooks found) */
 };
 void jp_patch_counts(struct jp_patch_counts *out);
 

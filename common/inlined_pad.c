@@ -1,0 +1,275 @@
+/* Whose is a landing pad in a machine frame with inlined callees
+ * (inlined_pad.h). */
+#include "common/inlined_pad.h"
+
+#include "common/code.h"
+#include "common/pages.h"
+
+#include <dlfcn.h>
+#include <string.h>
+
+#define NOINSTR __attribute__((no_instrument_function))
+
+#if defined(__x86_64__)
+static uintptr_t enter_hook, exit_hook;
+
+/* A static link (`hookit link -- cc -static`) has no symbol table for dlsym
+ * to ask: there the hooks are linked in, and these weak references are
+ * them. */
+extern void __cyg_profile_func_enter(void *, void *) __attribute__((weak));
+extern void __cyg_profile_func_exit(void *, void *) __attribute__((weak));
+
+NOINSTR void hk_inlined_pads_start(void)
+{
+    enter_hook = (uintptr_t)dlsym(RTLD_DEFAULT, "__cyg_profile_func_enter");
+    exit_hook = (uintptr_t)dlsym(RTLD_DEFAULT, "__cyg_profile_func_exit");
+    if (!enter_hook || !exit_hook) {
+        enter_hook = (uintptr_t)&__cyg_profile_func_enter;
+        exit_hook = (uintptr_t)&__cyg_profile_func_exit;
+    }
+}
+
+/* ---- the entry hook's calls of an inlined callee in its host ------------ */
+
+/* How far after the first argument's set-up its call may come (the call
+ * site's load in between). */
+#define ARG_TO_CALL 48
+/* The most calls kept for one (host, callee): more, and none is used. */
+#define MAX_CALLS 32
+
+struct entry_calls {
+    uintptr_t host, callee;
+    int32_t n;              /* calls found; -1: more than MAX_CALLS */
+    uint32_t at[MAX_CALLS]; /* each call's last byte, from host: where a
+                                 * throw out of it is looked up in the LSDA */
+};
+
+/* The return address of the first hook call in [from, from + ARG_TO_CALL)
+ * when it is the entry hook's, 0 when it is the exit hook's or none. */
+NOINSTR static uintptr_t entry_call_after(const struct hk_code_object *q, uintptr_t from)
+{
+    for (uintptr_t p = from; p < from + ARG_TO_CALL && p + 6 <= q->text_hi; p++) {
+        const unsigned char *b = (const unsigned char *)p;
+        if (b[0] == HK_CALL_REL32 || b[0] == HK_CMP_EAX_IMM32) {
+            if (hk_rel32_reaches(q, p + 5, enter_hook))
+                return p + 5;
+            if (hk_rel32_reaches(q, p + 5, exit_hook))
+                return 0;
+        } else if (b[0] == 0xff && b[1] == 0x15) { /* call *slot(%rip) */
+            int32_t disp;
+            memcpy(&disp, b + 2, 4);
+            uintptr_t slot = p + 6 + (intptr_t)disp, hook;
+            if (!hk_code_mapped(q, slot, sizeof hook))
+                continue;
+            hook = __atomic_load_n((const uintptr_t *)slot, __ATOMIC_RELAXED);
+            if (hook == enter_hook)
+                return p + 6;
+            if (hook == exit_hook)
+                return 0;
+        }
+    }
+    return 0;
+}
+
+#define RDI 7
+
+/* The register a `lea rel32(%rip),%reg` at p loads (0..15) and the address
+ * into *to; -1 when p holds no such instruction. */
+NOINSTR static int lea_rip(uintptr_t p, uintptr_t *to)
+{
+    const unsigned char *b = (const unsigned char *)p;
+    if ((b[0] != 0x48 && b[0] != 0x4c) || b[1] != 0x8d || (b[2] & 0xc7) != 0x05)
+        return -1;
+    int32_t rel;
+    memcpy(&rel, b + 3, 4);
+    *to = p + 7 + (intptr_t)rel;
+    return ((b[2] >> 3) & 7) | (b[0] == 0x4c ? 8 : 0);
+}
+
+/* The register a `mov %reg,%rdi` at p copies (0..15), -1 when it is no
+ * such instruction (both encodings: 89 /r and 8b /r). */
+NOINSTR static int mov_to_rdi(uintptr_t p)
+{
+    const unsigned char *b = (const unsigned char *)p;
+    if ((b[0] == 0x48 || b[0] == 0x4c) && b[1] == 0x89 && (b[2] & 0xc7) == (0xc0 | RDI))
+        return ((b[2] >> 3) & 7) | (b[0] == 0x4c ? 8 : 0);
+    if ((b[0] == 0x48 || b[0] == 0x49) && b[1] == 0x8b && (b[2] & 0xf8) == (0xc0 | RDI << 3))
+        return (b[2] & 7) | (b[0] == 0x49 ? 8 : 0);
+    return -1;
+}
+
+/* The registers the host's code loads with the callee's address: clang
+ * keeps it in a callee-saved register when the callee is inlined more than
+ * once (std::sort's comparator), and copies it into %rdi for each call. */
+NOINSTR static unsigned registers_holding(uintptr_t host, uintptr_t end, uintptr_t callee)
+{
+    unsigned regs = 0;
+    for (uintptr_t p = host, to; p + 7 <= end; p++) {
+        int r = lea_rip(p, &to);
+        if (r >= 0 && to == callee)
+            regs |= 1u << r;
+    }
+    return regs;
+}
+
+/* Whether the instruction at p puts callee in the first argument's
+ * register (%rdi), and its length into *len: `lea callee(%rip),%rdi`,
+ * `mov $callee,%edi`, or `mov %reg,%rdi` from a register in regs. */
+NOINSTR static int sets_first_argument(uintptr_t p, uintptr_t callee, unsigned regs, unsigned *len)
+{
+    const unsigned char *b = (const unsigned char *)p;
+    uintptr_t to;
+    int r;
+    if (lea_rip(p, &to) == RDI) {
+        *len = 7;
+        return to == callee;
+    }
+    if (b[0] == 0xbf) { /* mov $imm32,%edi */
+        uint32_t imm;
+        memcpy(&imm, b + 1, 4);
+        *len = 5;
+        return imm == callee;
+    }
+    if ((r = mov_to_rdi(p)) >= 0 && r != RDI) {
+        *len = 3;
+        return (regs >> r) & 1;
+    }
+    return 0;
+}
+
+/* The entry hook's calls for callee in the host's code [host, end).  A
+ * register that holds the callee's address in one part of the host may
+ * hold another value elsewhere: a call found through it that is not the
+ * callee's can only make a decision mixed (the frame kept open), unless
+ * none of the callee's own calls is found. */
+NOINSTR static void find_entry_calls(struct entry_calls *e, uintptr_t end)
+{
+    struct hk_code_object q;
+    e->n = -1;
+    if (!enter_hook || !e->callee || !hk_code_object(&q, e->host) || end <= e->host || end > q.text_hi)
+        return;
+    unsigned regs = registers_holding(e->host, end, e->callee) & ~(1u << RDI);
+    e->n = 0;
+    for (uintptr_t p = e->host; p + 7 <= end; p++) {
+        unsigned len = 0;
+        if (!sets_first_argument(p, e->callee, regs, &len))
+            continue;
+        uintptr_t ret = entry_call_after(&q, p + len);
+        if (!ret || (e->n && e->at[e->n - 1] == (uint32_t)(ret - 1 - e->host)))
+            continue; /* not one, or one found twice (two set-ups before it) */
+        if (e->n == MAX_CALLS) {
+            e->n = -1;
+            return;
+        }
+        e->at[e->n++] = (uint32_t)(ret - 1 - e->host);
+    }
+}
+
+/* Kept per (host, callee) in pages of our own, found once: a program that
+ * throws a lot through the same frames reads its code once.  Another
+ * thread holding the table (or a signal handler that interrupted this
+ * thread in it) leaves this search uncached; so does, for good, a fork
+ * child whose parent had it held (an entry may be half written there). */
+#define SLOTS 512u
+static struct entry_calls *table;
+static int table_lock;
+
+NOINSTR static uint32_t slot_of(uintptr_t host, uintptr_t callee)
+{
+    return (uint32_t)(((host ^ (callee * 0x9e3779b97f4a7c15ull)) * 0x9e3779b97f4a7c15ull) >> 54)
+        & (SLOTS - 1);
+}
+
+NOINSTR static void entry_calls_of(struct entry_calls *out, uintptr_t host, uintptr_t callee, uintptr_t end)
+{
+    *out = (struct entry_calls){ .host = host, .callee = callee };
+    if (__atomic_exchange_n(&table_lock, 1, __ATOMIC_ACQUIRE)) {
+        find_entry_calls(out, end);
+        return;
+    }
+    if (!table)
+        table = hk_pages_map(SLOTS * sizeof *table, 0);
+    struct entry_calls *slot = NULL;
+    for (uint32_t i = 0, s = slot_of(host, callee); table && i < SLOTS; i++, s = (s + 1) & (SLOTS - 1)) {
+        if (table[s].host == host && table[s].callee == callee) {
+            *out = table[s];
+            __atomic_store_n(&table_lock, 0, __ATOMIC_RELEASE);
+            return;
+        }
+        if (!table[s].host) {
+            slot = &table[s];
+            break;
+        }
+    }
+    find_entry_calls(out, end);
+    if (slot)
+        *slot = *out;
+    __atomic_store_n(&table_lock, 0, __ATOMIC_RELEASE);
+}
+
+/* ---- the decision ---------------------------------------------------------- */
+
+NOINSTR static int in_ranges(const struct hookit_flow *f, uintptr_t a)
+{
+    for (uint32_t i = 0; i < f->nranges; i++)
+        if (a >= f->ranges[i].start && a < f->ranges[i].end)
+            return 1;
+    return 0;
+}
+
+/* Whether callee, inlined into the landing pad's function, was entered
+ * inside the landing pad's try at every place it is. */
+NOINSTR static int entered_inside(const struct hookit_flow *f, uintptr_t callee)
+{
+    struct entry_calls e;
+    entry_calls_of(&e, f->func, callee, f->func_calls_end);
+    if (e.n <= 0)
+        return 0;
+    for (int32_t i = 0; i < e.n; i++)
+        if (!in_ranges(f, f->func + e.at[i]))
+            return 0;
+    return 1;
+}
+
+NOINSTR unsigned hk_inlined_unwound(const struct hookit_flow *f, unsigned open, hk_open_frame_fn frame,
+                                    const void *ctx)
+{
+    if (f->kind != HOOKIT_FLOW_UNWIND || !f->nranges || !enter_hook || !open)
+        return 0;
+    /* The host: the landing pad's function, the nearest below the top
+     * among the frames that share the top's return address. */
+    uint64_t fn;
+    uintptr_t site, top_site;
+    unsigned host = 0;
+    frame(ctx, 0, &fn, &top_site);
+    for (unsigned i = 1; i < open && !host; i++) {
+        frame(ctx, i, &fn, &site);
+        if (site != top_site)
+            break;
+        if (fn == f->func)
+            host = i;
+    }
+    unsigned n = 0;
+    while (n < host) {
+        frame(ctx, n, &fn, &site);
+        if (!entered_inside(f, (uintptr_t)fn))
+            break;
+        n++;
+    }
+    return n;
+}
+#else
+/* Elsewhere the entry hook's calls are not looked for: inlined frames stay
+ * open, as before (docs/exactness.md). */
+NOINSTR void hk_inlined_pads_start(void) {}
+
+NOINSTR unsigned hk_inlined_unwound(const struct hookit_flow *f, unsigned open, hk_open_frame_fn frame,
+                                    const void *ctx)
+{
+    (void)f;
+    (void)open;
+    (void)frame;
+    (void)ctx;
+    return 0;
+}
+#endif
