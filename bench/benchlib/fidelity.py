@@ -122,11 +122,8 @@ def perf_run(exe, args, work, instrumented, env=None, own=(), out_of_line=False)
 
 def compare_program(name, view=NOINLINE_VIEW):
     """perf against every hookit mode on one program; the table and the
-    gate.  The view as compiled compares the default mode only, without the
-    placement witness (perf on hookit's build), which the -fno-inline
-    comparison prints."""
+    gate.  The view as compiled compares the default mode only."""
     modes = chosen_modes() if not view.as_compiled else MODES[:1]
-    witness = not view.as_compiled
     try:
         plain, noop, hooked, args = BUILDERS[name](view.build)
     except Unavailable as e:
@@ -139,29 +136,27 @@ def compare_program(name, view=NOINLINE_VIEW):
         # The same functions uninstrumented: what the no-op hooks alone move.
         plain_shares, tally["plain"] = perf_run(plain, args, work, instrumented,
                                                 out_of_line=view.as_compiled)
-        if witness:
-            # perf on hookit's own build, hookit's code left out: the witness
-            # of hookit's placement of its samples (not of the program's time).
-            own_dir = os.path.join(work, "perf-hookit")
-            os.mkdir(own_dir)
-            on_hookit, tally["on_hookit"] = perf_run(hooked, args, work, instrumented,
-                                                     clean_env({"HOOKIT_OUTPUT": own_dir}),
-                                                     selfshares.OWN_DSOS)
+        # perf on hookit's own build, hookit's code left out: the witness of
+        # hookit's placement of its samples (not of the program's time).
+        own_dir = os.path.join(work, "perf-hookit")
+        os.mkdir(own_dir)
+        on_hookit, tally["on_hookit"] = perf_run(hooked, args, work, instrumented,
+                                                 clean_env({"HOOKIT_OUTPUT": own_dir}),
+                                                 selfshares.OWN_DSOS, view.as_compiled)
         got, metas = {"perf_plain": plain_shares}, {}
         for key, _, opts in modes:
             got[key], metas[key] = hookit_run(hooked, args, work, opts, view.as_compiled)
     finally:
         shutil.rmtree(work, ignore_errors=True)
     out = report(name, view, args, modes, perf, tally, got, metas)
-    if not witness:
-        return out
     placement = selfshares.compare(on_hookit, got["default"], TOP)[1]
     print(f"  perf on hookit's build (default mode, its own code left out: "
           f"{tally['on_hookit'].get('in_hookit', 0):,} of {tally['on_hookit'].get('samples', 0):,} "
           f"samples) against hookit's profile of another run, perf's top {TOP}: "
           f"{placement:.2f} pp (placement, shown)\n")
     out["errors_perf_on_hookit"] = placement
-    out["targets"].append({"target": f"placement_{name}", "value": placement, "ok": None,
+    out["targets"].append({"target": f"{view.target.replace('selfshares', 'placement')}_{name}",
+                           "value": placement, "ok": None,
                            "note": "perf on hookit's build against hookit's profile"})
     return out
 
