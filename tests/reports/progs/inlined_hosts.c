@@ -33,20 +33,19 @@ static inline __attribute__((always_inline)) long sq(long x)
     return x * x + leaf(x);
 }
 
-__attribute__((noinline)) long host_a(long k);
-__attribute__((noinline)) long host_a(long k)
+/* the two hosts: M copies of sq each per call, host_a also M calls of leaf */
+static __attribute__((noinline)) long host_a(long k)
 {
-    long s = 0;
-    for (long i = 0; i < M; i++)
+    long s = 0, i = M;
+    while (i-- > 0)
         s += sq(i + k) + leaf(i);
     return s;
 }
 
-__attribute__((noinline)) long host_b(long k);
-__attribute__((noinline)) long host_b(long k)
+static __attribute__((noinline)) long host_b(long k)
 {
-    long s = 0;
-    for (long i = 0; i < M; i++)
+    long s = 0, i = M;
+    while (i-- > 0)
         s ^= sq(i - k);
     return s;
 }
