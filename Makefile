@@ -77,7 +77,7 @@ PLUGIN_SOS   := $(foreach p,$(PLUGINS),$(B)/lib/hookit/lib$(p).so)
 PLUGIN_AS    := $(foreach p,$(PLUGINS),$(B)/lib/hookit/lib$(p).a)
 HOOKIT_BIN   := $(B)/bin/hookit
 
-.PHONY: all check demo bench bench-advise install uninstall deps clean
+.PHONY: all check demo bench bench-advise bench-remedies install uninstall deps clean
 all: $(LIBHOOKIT_SO) $(LIBHOOKIT_A) $(LIBA2N_A) $(PLUGIN_SOS) $(PLUGIN_AS) $(HOOKIT_BIN) examples
 
 $(O)/%.o: %.c
@@ -223,6 +223,10 @@ bench: all
 # hookit advise end to end on zstd and SQLite (docs/cost.md); not in bench
 bench-advise: all
 	@HOOKIT_BUILD_DIR=$(abspath $(B)) bench/advise
+
+# run-time filters (advise's lists) and throttling on the same builds (docs/cost.md)
+bench-remedies: all
+	@HOOKIT_BUILD_DIR=$(abspath $(B)) bench/advise --remedies
 
 # ---- install -----------------------------------------------------------------
 install: all

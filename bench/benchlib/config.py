@@ -53,6 +53,11 @@ FIDELITY_SCALE = _int("BENCH_FIDELITY_SCALE", 4, 2)
 FIDELITY_REPS = _int("BENCH_FIDELITY_REPS", 5, 3)
 FIDELITY_PROGRAMS = [p for p in (os.environ.get("BENCH_FIDELITY_PROGRAMS") or
                                  ("fmt" if QUICK else "sqlite,lua,fmt")).split(",") if p]
+# The parts of the fidelity workload (phases: bench/phases.c; noinline:
+# the real programs at -O2 -fno-inline against perf; inline: the same at
+# -O2, hookit's view as compiled against perf); unset: all.
+FIDELITY_PARTS = [p for p in (os.environ.get("BENCH_FIDELITY_PARTS") or
+                              "phases,noinline,inline").split(",") if p]
 # The hookit modes of the phases table (default, exact, compensate,
 # sampler_timer); unset: all.
 FIDELITY_MODES = [m for m in (os.environ.get("BENCH_FIDELITY_MODES") or "").split(",") if m] or None

@@ -8,7 +8,11 @@ instrumented function of the program (one whose code calls
 __cyg_profile_func_enter: objdump says which, not hookit), so library and
 kernel frames fold into their innermost instrumented caller; frames perf
 shows as inlined count when they are instrumented functions (GCC
-instruments an inlined body too, and hookit counts it).  A sample whose
+instruments an inlined body too, and hookit counts it).  On an inlining
+build compared with hookit's view as compiled (`--as-compiled`: inlined
+copies folded into their hosts), the owner is the innermost *out-of-line*
+instrumented function instead: frames perf shows as inlined are not
+functions there (out_of_line=True).  A sample whose
 leaf is a hook (__cyg_profile_func_enter/exit, or its PLT stub) is left
 out: that is instrumentation, not the program, and the uninstrumented
 program would not have spent it.  So is a sample with no instrumented
@@ -73,11 +77,14 @@ class PerfFailed(Exception):
     pass
 
 
-def perf_samples(data):
-    """Each sample's frames, innermost first: [(symbol, dso), ...]."""
+def perf_samples(data, inline=True):
+    """Each sample's frames, innermost first: [(symbol, dso), ...];
+    inline=False: without the frames perf would add for inlined code (it
+    looks them up in the debug information, slowly, on an inlining build)."""
     err = tempfile.TemporaryFile(mode="w+")
     p = subprocess.Popen(["perf", "script", "-i", data, "-F", "tid,period,ip,sym,dso",
-                          "--no-demangle"], stdout=subprocess.PIPE, stderr=err, text=True)
+                          "--no-demangle"] + ([] if inline else ["--no-inline"]),
+                         stdout=subprocess.PIPE, stderr=err, text=True)
     yield from parse_script(p.stdout)
     if p.wait() != 0:
         err.seek(0)
@@ -106,19 +113,22 @@ def parse_script(lines):
 # hookit's own objects: on hookit's build, a sample there is hookit's, as
 # the hooks' are on the no-op build.
 OWN_DSOS = ("libhookit", "libjprof")
+# The DSO perf gives a frame of code inlined into the frame below it.
+INLINED = "inlined"
 
 
 def innermost_dso(frames):
     """The object of the innermost frame that has one: perf shows a frame
     inlined there with the DSO "inlined"."""
-    return next((dso for _, dso in frames if dso != "inlined"), "")
+    return next((dso for _, dso in frames if dso != INLINED), "")
 
 
-def charge(samples, instrumented, own=()):
+def charge(samples, instrumented, own=(), out_of_line=False):
     """Samples (frames innermost first) charged to functions: ({function:
     samples}, the tally of what was kept and left out).  own: names of
     objects whose samples are left out as the hooks' are (OWN_DSOS, for
-    perf on hookit's build)."""
+    perf on hookit's build).  out_of_line: a frame perf shows as inlined
+    owns nothing (the view as compiled has folded it into its host)."""
     counts = collections.Counter()
     tally = collections.Counter()
     for frames in samples:
@@ -132,7 +142,9 @@ def charge(samples, instrumented, own=()):
         if own and any(o in os.path.basename(innermost_dso(frames)) for o in own):
             tally["in_hookit"] += 1
             continue
-        owner = next((base_name(s) for s, _ in frames if base_name(s) in instrumented), None)
+        owner = next((base_name(s) for s, dso in frames
+                      if base_name(s) in instrumented and not (out_of_line and dso == INLINED)),
+                     None)
         if owner is None:
             tally["no_instrumented_frame"] += 1
             continue
@@ -143,11 +155,12 @@ def charge(samples, instrumented, own=()):
     return counts, dict(tally)
 
 
-def perf_shares(data, instrumented, own=()):
+def perf_shares(data, instrumented, own=(), out_of_line=False):
     """{function: percent of the program's samples}, and the tally of what
     was left out (hook leaves, samples with no instrumented frame, and
-    those in own's objects)."""
-    counts, tally = charge(perf_samples(data), instrumented, own)
+    those in own's objects); out_of_line as charge's."""
+    counts, tally = charge(perf_samples(data, inline=not out_of_line), instrumented, own,
+                           out_of_line)
     total = sum(counts.values())
     if not total:
         raise PerfFailed(f"perf script -i {data}: no sample of the program ({tally})")
@@ -155,11 +168,13 @@ def perf_shares(data, instrumented, own=()):
     return {names[f]: 100.0 * c / total for f, c in counts.items()}, tally
 
 
-def hookit_shares(profile):
+def hookit_shares(profile, as_compiled=False):
     """{function: percent of all self time} from hookit's profile (every
-    thread, every context of a function summed), and the profile's meta."""
-    doc = json.loads(subprocess.run([config.HOOKIT, "export", "--format=json", "--demangle=no",
-                                     profile], capture_output=True, text=True,
+    thread, every context of a function summed), and the profile's meta;
+    as_compiled: the view as compiled, inlined copies in their hosts."""
+    view = ["--as-compiled"] if as_compiled else []
+    doc = json.loads(subprocess.run([config.HOOKIT, "export", "--format=json", "--demangle=no"]
+                                    + view + [profile], capture_output=True, text=True,
                                     check=True).stdout)
     self_ns = collections.Counter()
     for t in doc["threads"]:

@@ -116,3 +116,44 @@ def test_perf_on_hookits_build_leaves_hookit_out(tmp):
     assert counts == {"sqlite3GetVarint": 1} and tally["in_hookit"] == 2, (counts, tally)
     counts, _ = selfshares.charge(samples, {"sqlite3GetVarint"})
     assert counts == {"sqlite3GetVarint": 3}, counts
+
+
+INLINING_SCRIPT = """\
+ 8288     100000 
+\t           13a14 sqlite3GetVarint+0x14 (inlined)
+\t           13a99 sqlite3VdbeExec.constprop.0+0x99 (/b/sqlite-noop)
+
+ 8288     100000 
+\t    7f0000001000 __memmove_avx_unaligned_erms+0x20 (/usr/lib/libc.so.6)
+\t           13b10 sqlite3GetVarint+0x10 (/b/sqlite-noop)
+\t           13c00 main+0x10 (/b/sqlite-noop)
+
+ 8288     100000 
+\t           13a20 pcacheFetch+0x8 (inlined)
+\t           13a20 helper+0x8 (/b/sqlite-noop)
+\t           13c00 main+0x10 (/b/sqlite-noop)
+
+ 8288     100000 
+\t           13a30 sqlite3GetVarint+0x4 (inlined)
+\t           13d00 _start+0x10 (/b/sqlite-noop)
+"""
+
+
+def test_perf_samples_charged_out_of_line_for_the_view_as_compiled(tmp):
+    """The inlining build against hookit's view as compiled: a frame perf
+    shows as inlined is its host's code, even when the inlined function is
+    instrumented and also has an out-of-line copy (sqlite3GetVarint here);
+    the out-of-line copy's own samples stay its own, and a host that is not
+    instrumented passes the sample on to the next instrumented frame.  The
+    -fno-inline comparison's rule charges the same samples to the inlined
+    frames."""
+    sys.path.insert(0, os.path.join(hk.ROOT, "bench"))
+    from benchlib import selfshares
+    samples = list(selfshares.parse_script(INLINING_SCRIPT.splitlines(keepends=True)))
+    assert len(samples) == 4, samples
+    instrumented = {"sqlite3GetVarint", "sqlite3VdbeExec", "pcacheFetch", "main"}
+    counts, tally = selfshares.charge(samples, instrumented, out_of_line=True)
+    assert counts == {"sqlite3VdbeExec": 1, "sqlite3GetVarint": 1, "main": 1}, counts
+    assert tally == {"samples": 4, "kept": 3, "no_instrumented_frame": 1}, tally
+    counts, _ = selfshares.charge(samples, instrumented)
+    assert counts == {"sqlite3GetVarint": 3, "pcacheFetch": 1}, counts
