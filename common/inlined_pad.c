@@ -15,17 +15,20 @@ static uintptr_t enter_hook, exit_hook;
 
 /* A static link (`hookit link -- cc -static`) has no symbol table for dlsym
  * to ask: there the hooks are linked in, and these weak references are
- * them. */
-extern void __cyg_profile_func_enter(void *, void *) __attribute__((weak));
-extern void __cyg_profile_func_exit(void *, void *) __attribute__((weak));
+ * them (hookit/hooks.c's hidden aliases of the hooks).  Not the hooks'
+ * own names: a shared object that refers to those looks instrumented to
+ * hookit/rebind.c, and unconnected when libhookit is not loaded.  In a
+ * shared object these stay null (hidden in libhookit.so). */
+extern void hk_func_enter(void *, void *) __attribute__((weak));
+extern void hk_func_exit(void *, void *) __attribute__((weak));
 
 NOINSTR void hk_inlined_pads_start(void)
 {
     enter_hook = (uintptr_t)dlsym(RTLD_DEFAULT, "__cyg_profile_func_enter");
     exit_hook = (uintptr_t)dlsym(RTLD_DEFAULT, "__cyg_profile_func_exit");
     if (!enter_hook || !exit_hook) {
-        enter_hook = (uintptr_t)&__cyg_profile_func_enter;
-        exit_hook = (uintptr_t)&__cyg_profile_func_exit;
+        enter_hook = (uintptr_t)&hk_func_enter;
+        exit_hook = (uintptr_t)&hk_func_exit;
     }
 }
 

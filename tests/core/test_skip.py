@@ -174,6 +174,10 @@ def phase_shares(line):
     return {p: 100.0 * int(fields["cpu_" + p]) / total for p in PHASES}
 
 
+def median_of_three(runs):
+    return {p: sorted(r[p] for r in runs)[1] for p in PHASES}
+
+
 def worst(got, truth):
     return max(abs(got[p] - truth[p]) for p in PHASES)
 
@@ -185,16 +189,32 @@ def test_throttled_phases(tmp):
     its phases (its CPU clock, read outside them).  With the leaves' hook
     calls patched out, that run is the program with hardly any hooks left
     (docs/filters.md: 3-3.5 points from the uninstrumented build's shares
-    on a quiet machine, where the default mode is 5-7 off).  The
-    uninstrumented build's shares, which move by several points from run to
-    run on a loaded machine, are held to 10."""
+    on a quiet machine, where the default mode is 5-7 off).  Against the
+    uninstrumented build's shares, which move by several points from run
+    to run (19.8-28.3% for the tiny phase on a quiet machine), the median
+    of three rounds, each a plain run and a throttled one, is held to 10."""
     src = hk.os.path.join(hk.ROOT, "bench", "phases.c")
     plain = hk.cc(tmp, [src], "phases-plain", flags=["-O2"], link_hookit=False, instrument=False)
-    runs = [phase_shares(hk.run(tmp, [plain]).stdout) for _ in range(3)]
-    truth = {p: sorted(r[p] for r in runs)[1] for p in PHASES}
     exe = hk.cc(tmp, [src], "phases", flags=["-O2"])
-    own = phase_shares(hk.run(tmp, [exe], env={"JPROFOPTS": "throttle"}).stdout)
-    doc = hk.export_json(tmp, hk.one_profile(tmp, "phases"))
+    truths, gots = [], []
+    for r in range(3):
+        truths.append(phase_shares(hk.run(tmp, [plain]).stdout))
+        d = hk.os.path.join(tmp, f"round{r}")
+        hk.os.mkdir(d)
+        got, own = throttled_phases_run(d, exe)
+        assert worst(got, own) <= 3, f"throttled shares {got} against the run's own {own}"
+        gots.append(got)
+    if not X86_64:
+        return  # no patching: the hooks of the throttled leaves still run, and cost what they cost
+    assert worst(median_of_three(gots), median_of_three(truths)) <= 10, \
+        f"throttled shares {gots} against the uninstrumented build's {truths}"
+
+
+def throttled_phases_run(d, exe):
+    """One throttled run in d: its profile's phase shares and the program's
+    own, after the checks of its counts."""
+    own = phase_shares(hk.run(d, [exe], env={"JPROFOPTS": "throttle"}).stdout)
+    doc = hk.export_json(d, hk.one_profile(d, "phases"))
     main = hk.thread_of(doc, 0)
     for leaf in ("tiny_leaf", "mid_leaf"):
         n = hk.node(main, "main", "phase_" + leaf.split("_")[0], leaf)
@@ -207,11 +227,7 @@ def test_throttled_phases(tmp):
     assert hk.node(main, "slow_leaf").get("count_incomplete", 0) == 0, hk.node(main, "slow_leaf")
     no_lost_events(doc)
     incl = {p: hk.node(main, "phase_" + p)["incl_ns"] for p in PHASES}
-    got = {p: 100.0 * incl[p] / sum(incl.values()) for p in PHASES}
-    if not X86_64:
-        return  # no patching: the hooks of the throttled leaves still run, and cost what they cost
-    assert worst(got, own) <= 3, f"throttled shares {got} against the run's own {own}"
-    assert worst(got, truth) <= 10, f"throttled shares {got} against the uninstrumented build's {truth}"
+    return {p: 100.0 * incl[p] / sum(incl.values()) for p in PHASES}, own
 
 
 def test_throttle_inlined_copies_per_call_site(tmp):
