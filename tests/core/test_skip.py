@@ -202,10 +202,12 @@ def test_throttled_phases(tmp):
         d = hk.os.path.join(tmp, f"round{r}")
         hk.os.mkdir(d)
         got, own = throttled_phases_run(d, exe)
-        assert worst(got, own) <= 3, f"throttled shares {got} against the run's own {own}"
         gots.append(got)
+        if not X86_64:
+            continue  # no patching: the throttled leaves' hooks still run, and cost what they cost
+        assert worst(got, own) <= 3, f"throttled shares {got} against the run's own {own}"
     if not X86_64:
-        return  # no patching: the hooks of the throttled leaves still run, and cost what they cost
+        return
     assert worst(median_of_three(gots), median_of_three(truths)) <= 10, \
         f"throttled shares {gots} against the uninstrumented build's {truths}"
 
