@@ -10,6 +10,13 @@
 
 #define NOINSTR __attribute__((no_instrument_function))
 
+/* Whose a landing pad is, for one inlined callee on top of its host. */
+enum pad_owner {
+    OWNER_CALLER, /* its caller's: the callee is gone */
+    OWNER_CALLEE, /* its own: it stays open */
+    OWNER_UNKNOWN,
+};
+
 #if defined(__x86_64__)
 static uintptr_t enter_hook, exit_hook;
 
@@ -43,6 +50,8 @@ NOINSTR void hk_inlined_pads_start(void)
 struct entry_calls {
     uintptr_t host, callee;
     int32_t n;              /* calls found; -1: more than MAX_CALLS */
+    int32_t unsure;         /* the host has entry hook calls whose function
+                             * the scan could not tell: some may be callee's */
     uint32_t at[MAX_CALLS]; /* each call's last byte, from host: where a
                                  * throw out of it is looked up in the LSDA */
 };
@@ -101,71 +110,144 @@ NOINSTR static int mov_to_rdi(uintptr_t p)
     return -1;
 }
 
-/* The registers the host's code loads with the callee's address: clang
- * keeps it in a callee-saved register when the callee is inlined more than
- * once (std::sort's comparator), and copies it into %rdi for each call. */
-NOINSTR static unsigned registers_holding(uintptr_t host, uintptr_t end, uintptr_t callee)
+/* Where the host's code keeps a function's address before it passes it:
+ * clang keeps the address of a callee inlined more than once in a
+ * callee-saved register (std::sort's comparator) and copies it into %rdi
+ * for each call; clang -O0 spills it to a frame slot and loads it back.
+ * Registers and %rbp-relative slots loaded from `lea fn(%rip),%reg`. */
+#define MAX_SLOTS 8
+struct holders {
+    unsigned regs;
+    unsigned nslots;
+    int8_t slot[MAX_SLOTS];
+};
+
+/* The register a `mov %reg,disp8(%rbp)` at p stores (0..15) and the
+ * displacement into *disp; -1 when p holds no such instruction. */
+NOINSTR static int store_to_frame(uintptr_t p, int8_t *disp)
 {
-    unsigned regs = 0;
-    for (uintptr_t p = host, to; p + 7 <= end; p++) {
-        int r = lea_rip(p, &to);
-        if (r >= 0 && to == callee)
-            regs |= 1u << r;
-    }
-    return regs;
+    const unsigned char *b = (const unsigned char *)p;
+    if ((b[0] != 0x48 && b[0] != 0x4c) || b[1] != 0x89 || (b[2] & 0xc7) != 0x45)
+        return -1;
+    *disp = (int8_t)b[3];
+    return ((b[2] >> 3) & 7) | (b[0] == 0x4c ? 8 : 0);
 }
 
-/* Whether the instruction at p puts callee in the first argument's
- * register (%rdi), and its length into *len: `lea callee(%rip),%rdi`,
- * `mov $callee,%edi`, or `mov %reg,%rdi` from a register in regs. */
-NOINSTR static int sets_first_argument(uintptr_t p, uintptr_t callee, unsigned regs, unsigned *len)
+/* Whether p holds `mov disp8(%rbp),%rdi` from one of h's slots. */
+NOINSTR static int load_from_slot(uintptr_t p, const struct holders *h)
+{
+    const unsigned char *b = (const unsigned char *)p;
+    if (b[0] != 0x48 || b[1] != 0x8b || b[2] != (0x45 | RDI << 3))
+        return 0;
+    for (unsigned i = 0; i < h->nslots; i++)
+        if (h->slot[i] == (int8_t)b[3])
+            return 1;
+    return 0;
+}
+
+/* The registers and slots the host's code [host, end) loads with callee's
+ * address (with any function's when callee is 0). */
+NOINSTR static void holders_of(uintptr_t host, uintptr_t end, uintptr_t callee, struct holders *h)
+{
+    *h = (struct holders){ 0 };
+    for (uintptr_t p = host, to; p + 11 <= end; p++) {
+        int r = lea_rip(p, &to);
+        if (r < 0 || (callee && to != callee))
+            continue;
+        if (r != RDI)
+            h->regs |= 1u << r;
+        int8_t disp;
+        if (store_to_frame(p + 7, &disp) == r && h->nslots < MAX_SLOTS)
+            h->slot[h->nslots++] = disp;
+    }
+}
+
+/* Whether the instruction at p puts callee (any function's address when
+ * callee is 0) in the first argument's register (%rdi), and its length
+ * into *len: `lea callee(%rip),%rdi`, `mov $callee,%edi`, `mov %reg,%rdi`
+ * or `mov disp8(%rbp),%rdi` from a holder of h. */
+NOINSTR static int sets_first_argument(uintptr_t p, uintptr_t callee, const struct holders *h, unsigned *len)
 {
     const unsigned char *b = (const unsigned char *)p;
     uintptr_t to;
     int r;
     if (lea_rip(p, &to) == RDI) {
         *len = 7;
-        return to == callee;
+        return !callee || to == callee;
     }
     if (b[0] == 0xbf) { /* mov $imm32,%edi */
         uint32_t imm;
         memcpy(&imm, b + 1, 4);
         *len = 5;
-        return imm == callee;
+        return !callee || imm == callee;
     }
     if ((r = mov_to_rdi(p)) >= 0 && r != RDI) {
         *len = 3;
-        return (regs >> r) & 1;
+        return (h->regs >> r) & 1;
     }
-    return 0;
+    *len = 4;
+    return load_from_slot(p, h);
+}
+
+/* The entry hook's calls whose set-up the scan knows, for callee (for any
+ * function when callee is 0) in [host, end): each one's return address
+ * into at[] (offsets from host, ascending), up to max; -1 past max. */
+NOINSTR static int32_t calls_set_up(const struct hk_code_object *q, uintptr_t host, uintptr_t end,
+                                    uintptr_t callee, uint32_t *at, int32_t max)
+{
+    struct holders h;
+    holders_of(host, end, callee, &h);
+    int32_t n = 0;
+    for (uintptr_t p = host; p + 7 <= end; p++) {
+        unsigned len = 0;
+        if (!sets_first_argument(p, callee, &h, &len))
+            continue;
+        uintptr_t ret = entry_call_after(q, p + len);
+        if (!ret || (n && at[n - 1] == (uint32_t)(ret - 1 - host)))
+            continue; /* not one, or one found twice (two set-ups before it) */
+        if (n == max)
+            return -1;
+        at[n++] = (uint32_t)(ret - 1 - host);
+    }
+    return n;
+}
+
+/* Every call of the entry hook in [host, end), whatever its set-up:
+ * `call rel32` or `call *slot(%rip)` that reaches it. */
+NOINSTR static int32_t entry_hook_calls(const struct hk_code_object *q, uintptr_t host, uintptr_t end)
+{
+    int32_t n = 0;
+    for (uintptr_t p = host; p + 6 <= end; p++) {
+        const unsigned char *b = (const unsigned char *)p;
+        if ((b[0] == HK_CALL_REL32 || b[0] == HK_CMP_EAX_IMM32) && hk_rel32_reaches(q, p + 5, enter_hook)) {
+            n++;
+        } else if (b[0] == 0xff && b[1] == 0x15) {
+            int32_t disp;
+            memcpy(&disp, b + 2, 4);
+            uintptr_t slot = p + 6 + (intptr_t)disp;
+            n += hk_code_mapped(q, slot, sizeof slot)
+                && __atomic_load_n((const uintptr_t *)slot, __ATOMIC_RELAXED) == enter_hook;
+        }
+    }
+    return n;
 }
 
 /* The entry hook's calls for callee in the host's code [host, end).  A
- * register that holds the callee's address in one part of the host may
- * hold another value elsewhere: a call found through it that is not the
- * callee's can only make a decision mixed (the frame kept open), unless
- * none of the callee's own calls is found. */
+ * register or slot that holds the callee's address in one part of the
+ * host may hold another value elsewhere: a call found through it that is
+ * not the callee's can only make a decision mixed (the frame kept open),
+ * unless none of the callee's own calls is found.  The host's entry hook
+ * calls whose function no known set-up names make the search unsure. */
 NOINSTR static void find_entry_calls(struct entry_calls *e, uintptr_t end)
 {
     struct hk_code_object q;
+    uint32_t any[4 * MAX_CALLS];
     e->n = -1;
     if (!enter_hook || !e->callee || !hk_code_object(&q, e->host) || end <= e->host || end > q.text_hi)
         return;
-    unsigned regs = registers_holding(e->host, end, e->callee) & ~(1u << RDI);
-    e->n = 0;
-    for (uintptr_t p = e->host; p + 7 <= end; p++) {
-        unsigned len = 0;
-        if (!sets_first_argument(p, e->callee, regs, &len))
-            continue;
-        uintptr_t ret = entry_call_after(&q, p + len);
-        if (!ret || (e->n && e->at[e->n - 1] == (uint32_t)(ret - 1 - e->host)))
-            continue; /* not one, or one found twice (two set-ups before it) */
-        if (e->n == MAX_CALLS) {
-            e->n = -1;
-            return;
-        }
-        e->at[e->n++] = (uint32_t)(ret - 1 - e->host);
-    }
+    e->n = calls_set_up(&q, e->host, end, e->callee, e->at, MAX_CALLS);
+    int32_t known = calls_set_up(&q, e->host, end, 0, any, 4 * MAX_CALLS);
+    e->unsure = known < 0 || entry_hook_calls(&q, e->host, end) > known;
 }
 
 /* Kept per (host, callee) in pages of our own, found once: a program that
@@ -220,59 +302,74 @@ NOINSTR static int in_ranges(const struct hookit_flow *f, uintptr_t a)
     return 0;
 }
 
-/* Whether callee, inlined into the landing pad's function, was entered
- * inside the landing pad's try at every place it is. */
-NOINSTR static int entered_inside(const struct hookit_flow *f, uintptr_t callee)
+/* Whose the landing pad is, for callee inlined into its function: the
+ * callee's caller's when every place callee is entered lies inside the
+ * landing pad's try; its own when none does. */
+NOINSTR static enum pad_owner owner_for(const struct hookit_flow *f, uintptr_t callee)
 {
     struct entry_calls e;
+    if (!enter_hook || !f->nranges)
+        return OWNER_UNKNOWN;
     entry_calls_of(&e, f->func, callee, f->func_calls_end);
     if (e.n <= 0)
-        return 0;
+        return OWNER_UNKNOWN;
+    unsigned inside = 0;
     for (int32_t i = 0; i < e.n; i++)
-        if (!in_ranges(f, f->func + e.at[i]))
+        inside += in_ranges(f, f->func + e.at[i]);
+    if (inside == (unsigned)e.n)
+        return OWNER_CALLER;
+    /* Unsure, a copy of callee entered inside may have gone unseen. */
+    return inside || e.unsure ? OWNER_UNKNOWN : OWNER_CALLEE;
+}
+#else
+/* Elsewhere the entry hook's calls are not looked for: inlined frames stay
+ * open, the landing pad's owner unknown (docs/exactness.md). */
+NOINSTR void hk_inlined_pads_start(void) {}
+
+NOINSTR static enum pad_owner owner_for(const struct hookit_flow *f, uintptr_t callee)
+{
+    (void)f;
+    (void)callee;
+    return OWNER_UNKNOWN;
+}
+#endif
+
+/* The host: the landing pad's function, the nearest below the top among
+ * the frames that share the top's return address; 0 when there is none
+ * (no inlined callee on top of the landing pad's frame). */
+NOINSTR static unsigned host_of(const struct hookit_flow *f, unsigned open, hk_open_frame_fn frame,
+                                const void *ctx)
+{
+    uint64_t fn;
+    uintptr_t site, top_site;
+    frame(ctx, 0, &fn, &top_site);
+    for (unsigned i = 1; i < open; i++) {
+        frame(ctx, i, &fn, &site);
+        if (site != top_site)
             return 0;
-    return 1;
+        if (fn == f->func)
+            return i;
+    }
+    return 0;
 }
 
 NOINSTR unsigned hk_inlined_unwound(const struct hookit_flow *f, unsigned open, hk_open_frame_fn frame,
-                                    const void *ctx)
+                                    const void *ctx, int *undecided)
 {
-    if (f->kind != HOOKIT_FLOW_UNWIND || !f->nranges || !enter_hook || !open)
+    *undecided = 0;
+    if (f->kind != HOOKIT_FLOW_UNWIND || !f->func || !open)
         return 0;
-    /* The host: the landing pad's function, the nearest below the top
-     * among the frames that share the top's return address. */
-    uint64_t fn;
-    uintptr_t site, top_site;
-    unsigned host = 0;
-    frame(ctx, 0, &fn, &top_site);
-    for (unsigned i = 1; i < open && !host; i++) {
-        frame(ctx, i, &fn, &site);
-        if (site != top_site)
-            break;
-        if (fn == f->func)
-            host = i;
-    }
-    unsigned n = 0;
+    unsigned host = host_of(f, open, frame, ctx), n = 0;
     while (n < host) {
+        uint64_t fn;
+        uintptr_t site;
         frame(ctx, n, &fn, &site);
-        if (!entered_inside(f, (uintptr_t)fn))
+        enum pad_owner owner = owner_for(f, (uintptr_t)fn);
+        if (owner != OWNER_CALLER) {
+            *undecided = owner == OWNER_UNKNOWN;
             break;
+        }
         n++;
     }
     return n;
 }
-#else
-/* Elsewhere the entry hook's calls are not looked for: inlined frames stay
- * open, as before (docs/exactness.md). */
-NOINSTR void hk_inlined_pads_start(void) {}
-
-NOINSTR unsigned hk_inlined_unwound(const struct hookit_flow *f, unsigned open, hk_open_frame_fn frame,
-                                    const void *ctx)
-{
-    (void)f;
-    (void)open;
-    (void)frame;
-    (void)ctx;
-    return 0;
-}
-#endif

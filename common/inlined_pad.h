@@ -17,9 +17,10 @@
  * The entry hook's calls are found in the host's code once per (host,
  * callee) and kept: x86-64 only (`lea callee(%rip),%rdi` or `mov
  * $callee,%edi`, then the call to the entry hook).  The frame is closed
- * when every call found lies in the landing pad's ranges; when none does,
- * when some do and some do not, or when none is found, it stays open,
- * as it did before: its exit then comes unmatched, and is said. */
+ * when every call found lies in the landing pad's ranges, and stays open
+ * when none does.  When some do and some do not, when none is found, or
+ * elsewhere than on x86-64, the owner is not known: the frame stays open,
+ * as it did before, and is doubted (struct hk_pad_doubt). */
 #ifndef HOOKIT_COMMON_INLINED_PAD_H
 #define HOOKIT_COMMON_INLINED_PAD_H
 
@@ -35,8 +36,42 @@ typedef void (*hk_open_frame_fn)(const void *ctx, unsigned i, uint64_t *fn, uint
 
 /* How many of the `open` frames on top (those the unwinder's stack
  * pointer left open, common/unwind.h) the landing pad of f (UNWIND) has
- * unwound: inlined copies, above their host, entered inside its try. */
+ * unwound: inlined copies, above their host, entered inside its try.
+ * *undecided: the frame then on top is an inlined copy whose owning of
+ * the landing pad could not be decided (kept open). */
 unsigned hk_inlined_unwound(const struct hookit_flow *f, unsigned open, hk_open_frame_fn frame,
-                            const void *ctx);
+                            const void *ctx, int *undecided);
+
+/* The frame an undecided landing pad kept open.  Right if its own exit
+ * comes (GCC's cleanups run it; so does a callee whose own catch clause
+ * ran); perhaps wrong if anything else closes it (the next landing pad, a
+ * catch, the fallback): the landing pad's calls then went under it, one
+ * level too deep.  A plugin keeps the frame's identity here and, where it
+ * closes frames otherwise than at their exit, counts the landing pad as
+ * undecided on the frame's context when it closes this one.  A frame
+ * closed at its exit leaves the record stale: the next frame at that depth
+ * has another start time (or, with no clock, may be taken for it). */
+struct hk_pad_doubt {
+    uint32_t depth; /* 0: none */
+    uint64_t t0;
+    uintptr_t sp;
+};
+
+__attribute__((no_instrument_function)) static inline void
+hk_pad_doubt_keep(struct hk_pad_doubt *d, uint32_t depth, uint64_t t0, uintptr_t sp)
+{
+    *d = (struct hk_pad_doubt){ depth, t0, sp };
+}
+
+/* Whether the frame at depth, started at t0 with stack pointer sp, being
+ * closed otherwise than at its exit, is the doubted one (then forgotten). */
+__attribute__((no_instrument_function)) static inline int
+hk_pad_doubt_closes(struct hk_pad_doubt *d, uint32_t depth, uint64_t t0, uintptr_t sp)
+{
+    if (d->depth != depth || d->t0 != t0 || d->sp != sp)
+        return 0;
+    d->depth = 0;
+    return 1;
+}
 
 #endif

@@ -140,7 +140,11 @@ struct node_ext {
      * flag, summed as the others), and the clock at its last checkpoint
      * (summed too when trees merge: those trees no longer run) */
     uint64_t throttled, throttle_t0;
-    uint64_t spare[2];
+    /* landing pads whose owner was not decided, counted on the context of
+     * the frame they kept open, once it closed otherwise than at its exit
+     * (common/inlined_pad.h; unexact.c).  Was spare (always 0). */
+    uint64_t undecided_pads;
+    uint64_t spare;
     /* The start of the blocking call this node is in now (libjprof's
      * clock, arena_header.clock), 0 when none: stored when the call
      * begins, cleared when it ends, moved to a reset's or zerobase's

@@ -411,7 +411,8 @@ static uint64_t meta_count(const struct profile *p, const char *key)
     return v ? strtoull(v, NULL, 10) : 0;
 }
 
-static void unmatched_contexts(FILE *out, const struct profile *p, const struct report_opts *o);
+static void unexact_contexts(FILE *out, const struct profile *p, const char *column,
+                             const struct report_opts *o);
 
 /* A tree with events hookit could not place is not exact: one line says
  * so, above the trees, with the counts and what they mean; the contexts
@@ -429,7 +430,24 @@ static void lost_events_line(FILE *out, const struct profile *p, const struct re
             dropped == 1 ? "" : "s", (unsigned long long)unmatched, unmatched == 1 ? "" : "s",
             style_reset(o));
     if (unmatched)
-        unmatched_contexts(out, p, o);
+        unexact_contexts(out, p, "unmatched_exits", o);
+}
+
+/* A C++ landing pad ran in a frame with inlined callees and hookit could
+ * not tell whose it was: the frame it kept open then closed otherwise
+ * than at its exit, so the landing pad's calls may sit one level too deep
+ * (docs/exactness.md, common/inlined_pad.h). */
+static void undecided_pads_line(FILE *out, const struct profile *p, const struct report_opts *o)
+{
+    uint64_t n = meta_count(p, "undecided_landing_pads");
+    if (!n)
+        return;
+    fprintf(out,
+            "%s!! not exact: pid %d: %llu C++ landing pad%s whose owner hookit could not decide (a cleanup "
+            "or catch clause that ran in a frame holding inlined callees; the callee kept open never "
+            "returned, so the calls the landing pad made may be one level too deep, under it)%s\n",
+            style_bold(o), p->process.pid, (unsigned long long)n, n == 1 ? "" : "s", style_reset(o));
+    unexact_contexts(out, p, "undecided_landing_pads", o);
 }
 
 /* Frames a `ctl stop` left open that returned while collection was off,
@@ -447,9 +465,11 @@ static void stopped_line(FILE *out, const struct profile *p, const struct report
             style_dim(o), (unsigned long long)n, n == 1 ? "" : "s", style_reset(o));
 }
 
-/* The contexts the fallback repaired, from the per-node column
- * "unmatched_exits" (profiler/jprof/unexact.c): each with its count and
- * path, the first few in preorder. */
+/* The contexts where the tree may be wrong, from a per-node column
+ * ("unmatched_exits": those the fallback repaired; "undecided_landing_pads":
+ * the frames such a landing pad kept open; profiler/jprof/metrics/unexact.c):
+ * each with its count and path, the first few in preorder.  None for a
+ * trace (it names no context). */
 #define UNMATCHED_SHOWN 8
 #define UNMATCHED_PATH 48 /* innermost frames of a path shown */
 
@@ -467,14 +487,15 @@ static void unmatched_path(FILE *out, const struct profile *p, const struct prof
         fprintf(out, "%s%s", names_display(&p->funcs[th->nodes[path[n]].func]), n ? " > " : "");
 }
 
-static void unmatched_contexts(FILE *out, const struct profile *p, const struct report_opts *o)
+static void unexact_contexts(FILE *out, const struct profile *p, const char *column,
+                             const struct report_opts *o)
 {
     uint32_t shown = 0, more = 0;
     for (uint32_t t = 0; t < p->nthreads; t++) {
         const struct prof_thread *th = &p->threads[t];
         const uint64_t *v = NULL;
         for (uint32_t m = 0; m < th->nmetrics; m++)
-            if (strcmp(th->metrics[m].name, "unmatched_exits") == 0)
+            if (strcmp(th->metrics[m].name, column) == 0)
                 v = th->metrics[m].values;
         for (uint32_t i = 0; v && i < th->nnodes; i++) {
             if (!v[i])
@@ -564,6 +585,7 @@ static int report_profile(FILE *out, const struct profile *p, const char *path, 
 {
     names_use_profile(p);
     lost_events_line(out, p, o);
+    undecided_pads_line(out, p, o);
     stopped_line(out, p, o);
     not_shown_line(out, p);
     estimate_line(out, p);
@@ -1022,9 +1044,11 @@ int cmd_report(int argc, char **argv)
             threads_shown += printed;
             printed = 0;
         }
-        if (listing && is_trace(ps[i].prof))
+        if (listing && is_trace(ps[i].prof)) {
+            lost_events_line(stdout, ps[i].prof, &o);
+            undecided_pads_line(stdout, ps[i].prof, &o);
             rc = view_listing(stdout, ps[i].path, &o, &printed);
-        else
+        } else
             rc = report_profile(stdout, ps[i].prof, ps[i].path, &o, &printed, &fn_found);
         if (!rc && o.io_view)
             report_io_summary(stdout, ps[i].prof, o.io_view == REPORT_IO ? REPORT_IO : REPORT_ALLOC);

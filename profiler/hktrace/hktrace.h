@@ -5,6 +5,7 @@
 
 #include <hookit/profiler.h>
 #include "common/clock.h"
+#include "common/inlined_pad.h"
 #include "common/pages.h"
 #include <stddef.h>
 #include <stdint.h>
@@ -99,6 +100,10 @@ struct ht_thread {
     char name[16];
     volatile int ended;
     uint64_t short_dropped, lost, unmatched;
+    /* landing pads whose owner was not decided, once the frame they kept
+     * open closed otherwise than at its exit (record.c, the doubt) */
+    uint64_t undecided_pads;
+    struct hk_pad_doubt pad_doubt;
     uint32_t flags;
     struct ht_thread *next;     /* all threads, newest first */
 };

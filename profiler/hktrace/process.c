@@ -55,6 +55,11 @@ HT_NOINSTR static int fill_process(struct profile *p, int how)
     rc |= procinfo_set_meta_u64(p, "trace_threshold_ns", ht_opt.threshold_ns);
     rc |= procinfo_set_meta_u64(p, "trace_depth", ht_opt.max_depth);
     rc |= procinfo_set_meta_u64(p, "trace_size_cap_bytes", ht_opt.size_bytes);
+    uint64_t undecided = 0; /* the trace names no context: the count alone */
+    for (struct ht_thread *t = ht_threads; t; t = t->next)
+        undecided += t->undecided_pads;
+    if (undecided)
+        rc |= procinfo_set_meta_u64(p, "undecided_landing_pads", undecided);
     return rc ? -1 : 0;
 }
 

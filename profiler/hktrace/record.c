@@ -159,6 +159,17 @@ HT_NOINSTR static inline void enter(uint64_t now, void *fn, void *site, uintptr_
     t->busy = 0;
 }
 
+/* Close the top call otherwise than at its exit (a jump, a landing pad,
+ * the fallback): the frame an undecided landing pad kept open counts that
+ * landing pad as undecided (common/inlined_pad.h). */
+HT_NOINSTR static void close_top_unexited(struct ht_thread *t, uint64_t now)
+{
+    const struct ht_frame *f = &t->stack[t->depth];
+    if (hk_pad_doubt_closes(&t->pad_doubt, t->depth, f->t0, f->sp))
+        t->undecided_pads++;
+    close_top(t, now);
+}
+
 /* An exit that is not the top call's: close down to its call if it is open
  * (a longjmp skipped the exits in between), else count it. */
 HT_NOINSTR __attribute__((noinline)) static void exit_unmatched(struct ht_thread *t, uint32_t id, uint64_t now)
@@ -171,7 +182,7 @@ HT_NOINSTR __attribute__((noinline)) static void exit_unmatched(struct ht_thread
         return;
     }
     while (t->depth >= d)
-        close_top(t, now);
+        close_top_unexited(t, now);
 }
 
 HT_NOINSTR static inline void leave(uint64_t now, void *fn)
@@ -238,7 +249,7 @@ HT_NOINSTR void ht_enter_event(void *fn, void *site)
 HT_NOINSTR static void jump_to(struct ht_thread *t, uint64_t mark, uint64_t now)
 {
     while (t->depth > mark && !t->overflow)
-        close_top(t, now);
+        close_top_unexited(t, now);
 }
 
 HT_NOINSTR static int on_stack(const struct ht_thread *t, uintptr_t sp)
@@ -256,7 +267,8 @@ HT_NOINSTR static void open_frame(const void *ctx, unsigned i, uint64_t *fn, uin
 
 /* The calls the landing pad unwound: those below its frame's stack
  * pointer, and the inlined copies in its frame entered inside its try
- * (common/inlined_pad.h). */
+ * (common/inlined_pad.h); an inlined copy kept open though its owning of
+ * the landing pad was not decided is doubted until its exit comes. */
 HT_NOINSTR static void unwind_to(struct ht_thread *t, const struct hookit_flow *flow, uint64_t now)
 {
     int here = on_stack(t, flow->sp);
@@ -264,12 +276,15 @@ HT_NOINSTR static void unwind_to(struct ht_thread *t, const struct hookit_flow *
         const struct ht_frame *f = &t->stack[t->depth];
         if (!hk_frame_unwound(f->sp, f->site, on_stack(t, f->sp), flow->sp, here))
             break;
-        close_top(t, now);
+        close_top_unexited(t, now);
     }
     if (t->overflow)
         return;
-    for (unsigned n = hk_inlined_unwound(flow, t->depth, open_frame, t); n; n--)
-        close_top(t, now);
+    int undecided;
+    for (unsigned n = hk_inlined_unwound(flow, t->depth, open_frame, t, &undecided); n; n--)
+        close_top_unexited(t, now);
+    if (undecided)
+        hk_pad_doubt_keep(&t->pad_doubt, t->depth, t->stack[t->depth].t0, t->stack[t->depth].sp);
 }
 
 HT_NOINSTR uint64_t ht_flow(const struct hookit_flow *f)

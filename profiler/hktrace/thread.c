@@ -129,7 +129,7 @@ HT_NOINSTR void ht_thread_fork_child(void)
     t->chunk = NULL;
     t->pos = t->end = NULL;
     t->first_chunk = 0;
-    t->short_dropped = t->lost = t->unmatched = 0;
+    t->short_dropped = t->lost = t->unmatched = t->undecided_pads = 0;
     t->flags = 0;
     t->next = NULL;
     t->ended = 0;

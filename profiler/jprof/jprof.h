@@ -25,6 +25,7 @@
 
 #include <hookit/profiler.h>
 #include "common/clock.h"
+#include "common/inlined_pad.h"
 #include "common/pages.h"
 #include "common/spin.h"
 #include "profile/arena.h"
@@ -151,11 +152,12 @@ struct jp_thread {
     const void *native_ctx;     /* where the thread's own context was last saved (swapcontext) */
     int quiet;                  /* inside jp_quiet_begin: refused hooks are not drops */
     uint32_t arena_full;
-    struct jp_thread *next_free;/* the free list's link while recycled (thread.c) */
-    int rec_reused;             /* rec was a retired thread's (retire.c) */
-    uint32_t named;             /* rec->name was given (a Java thread's name): kept at the end */
-    struct jp_wait wait;        /* the blocking call in progress (wait.c) */
-    struct jp_restart restart;  /* frames open across a stop (unexact.c) */
+    struct jp_thread *next_free;         /* the free list's link while recycled (thread.c) */
+    int rec_reused;                      /* rec was a retired thread's (retire.c) */
+    uint32_t named;                      /* rec->name was given (a Java thread's name): kept at the end */
+    struct jp_wait wait;                 /* the blocking call in progress (wait.c) */
+    struct jp_restart restart;           /* frames open across a stop (unexact.c) */
+    struct hk_pad_doubt pad_doubt;       /* a frame an undecided landing pad kept open (flow.c) */
     arena_ref edges[1u << JP_EDGE_BITS]; /* see jp_edge_slot */
     /* Kept when the state is recycled (reuse_thread clears what is above):
      * the list of every state made, and the I/O and memory numbers, which

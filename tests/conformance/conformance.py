@@ -462,6 +462,8 @@ def hookit_meta_issues(got):
                 out.append(f"{p['label']}: no {k} in process.meta")
             elif str(m[k]) != "0":
                 out.append(f"{p['label']}: {k}={m[k]}")
+        if str(m.get("undecided_landing_pads", "0")) != "0":
+            out.append(f"{p['label']}: undecided_landing_pads={m['undecided_landing_pads']}")
     if got["export_errors"]:
         out.append("hookit export failed: " + " | ".join(got["export_errors"])[:300])
     return out

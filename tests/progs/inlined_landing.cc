@@ -19,6 +19,11 @@
  *   OWNER=5  the host's cleanup (a destructor) while an inlined callee's
  *            throw passes through, caught in main:
  *            main > host > inner_throws ; main > host > ~Guard ; main > handled
+ *   OWNER=6  as 5, with the callee inlined twice into the host, before the
+ *            guarded scope and inside it (the second throws): whose the
+ *            landing pad is cannot be decided, and is said:
+ *            main > host > maybe_throws (x2) ; main > host > ~Guard ;
+ *            main > handled
  *
  * In 0 and 1 the throw comes out of the host's machine frame, the unwinder
  * installs a landing pad in that frame, and the inlined callee's entry
@@ -127,12 +132,30 @@ KEEP void host()
     Guard g;
     inner_throws();
 }
+#elif OWNER == 6
+struct Guard {
+    KEEP ~Guard() { sink++; }
+};
+
+INLINE void maybe_throws(int really)
+{
+    sink++;
+    if (really && sink > 0)
+        throw 1;
+}
+
+KEEP void host()
+{
+    maybe_throws(0);
+    Guard g;
+    maybe_throws(1);
+}
 #endif
 
 int main()
 {
     for (int i = 0; i < 3; i++) {
-#if OWNER == 5
+#if OWNER >= 5
         try {
             host();
         } catch (int) {

@@ -54,9 +54,17 @@ uint64_t *jp_new_column(struct profile *p, struct prof_thread *th, const char *n
 /* ---- where the tree may be wrong (unexact.c) --------------------------------
  * tree's fallbacks count each unmatched exit on the context it concerns
  * (through jp_tree_unmatched, tree/restart.c);
- * build.c writes the per-node column "unmatched_exits". */
+ * build.c writes the per-node column "unmatched_exits" (and
+ * "undecided_landing_pads", below). */
 void jp_unmatched_at(arena_ref node, uint64_t exits);
 int jp_unmatched_thread(struct profile *p, struct prof_thread *th, const struct arena_copy_node *nodes,
                         uint32_t n);
+/* A landing pad whose owner was not decided kept node's frame open, and
+ * something else than its exit closed it (tree/flow.c's doubt): the calls
+ * the landing pad made may be one level too deep, under it.  build.c
+ * writes the per-node column "undecided_landing_pads" (only when some
+ * node has one) and their sum as the metadata of the same name. */
+void jp_undecided_pad_at(arena_ref node);
+int jp_undecided_process(struct profile *p);
 
 #endif

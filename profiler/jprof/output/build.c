@@ -165,6 +165,8 @@ JP_NOINSTR struct profile *jp_build_profile(int how)
     if (rc == 0)
         rc = add_threads(&b);
     if (rc == 0)
+        rc = jp_undecided_process(b.p);
+    if (rc == 0)
         rc = jp_metrics_process(b.p);
     if (rc == 0)
         rc = arena_funcs_to_profile(&b.funcs, b.p);

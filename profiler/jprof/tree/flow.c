@@ -212,7 +212,9 @@ JP_NOINSTR static void open_frame(const void *ctx, unsigned i, uint64_t *fn, uin
  * call the exception came out of, is flow->sp: the open frames it unwound are
  * closed (common/unwind.h).  Functions inlined into that frame share its
  * return address: those entered inside the landing pad's try are closed
- * too (common/inlined_pad.h), the others stay open (docs/exactness.md). */
+ * too (common/inlined_pad.h), the others stay open (docs/exactness.md);
+ * one kept open though its owning of the landing pad was not decided is
+ * doubted until its exit comes (struct hk_pad_doubt, jp_close_top). */
 JP_NOINSTR static void unwind_to(struct jp_thread *t, const struct hookit_flow *flow, uint64_t now)
 {
     uintptr_t sp = flow->sp;
@@ -223,8 +225,13 @@ JP_NOINSTR static void unwind_to(struct jp_thread *t, const struct hookit_flow *
             break;
         jp_close_top(t, now);
     }
-    for (unsigned n = hk_inlined_unwound(flow, jp_depth(t) - t->floor, open_frame, t); n; n--)
+    int undecided;
+    for (unsigned n = hk_inlined_unwound(flow, jp_depth(t) - t->floor, open_frame, t, &undecided); n; n--)
         jp_close_top(t, now);
+    if (undecided) {
+        const struct arena_frame *f = &t->stack[jp_depth(t)];
+        hk_pad_doubt_keep(&t->pad_doubt, jp_depth(t), f->t0, f->sp);
+    }
 }
 
 /* ---- contexts ---------------------------------------------------------------- */

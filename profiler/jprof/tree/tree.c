@@ -223,6 +223,9 @@ found:
 
 JP_NOINSTR void jp_close_top(struct jp_thread *t, uint64_t now)
 {
+    const struct arena_frame *f = &t->stack[jp_depth(t)];
+    if (hk_pad_doubt_closes(&t->pad_doubt, jp_depth(t), f->t0, f->sp))
+        jp_undecided_pad_at(f->node);
     close_top(t, now);
 }
 
