@@ -9,16 +9,6 @@
 
 #define NOINSTR __attribute__((no_instrument_function))
 
-NOINSTR static int meta_u64(const struct profile *p, const char *key, uint64_t *v)
-{
-    const char *s = profile_get_meta(p, key);
-    char *end;
-    if (!s || !*s)
-        return -1;
-    *v = strtoull(s, &end, 10);
-    return *end ? -1 : 0;
-}
-
 NOINSTR static uint64_t all_calls(const struct profile *p)
 {
     uint64_t calls = 0;
@@ -65,8 +55,9 @@ NOINSTR int cost_of_run(const struct profile *p, struct run_cost *c)
     if (!timer || !c->calls || source)
         return -1;
     if (!strcmp(timer, "sample")) {
-        if (meta_u64(p, "hookit_sampled_ns", &own_ns) || meta_u64(p, "hookit_samples", &own_samples)
-            || meta_u64(p, "sample_period_ns", &period) || all_samples(p, &samples))
+        if (profile_meta_u64(p, "hookit_sampled_ns", &own_ns)
+            || profile_meta_u64(p, "hookit_samples", &own_samples)
+            || profile_meta_u64(p, "sample_period_ns", &period) || all_samples(p, &samples))
             return -1;
         c->sampled = 1;
         c->cost_ns = (double)own_ns;
@@ -75,17 +66,17 @@ NOINSTR int cost_of_run(const struct profile *p, struct run_cost *c)
         c->period_ns = (double)period;
         c->own_samples = own_samples;
     } else {
-        if (meta_u64(p, "overhead_ns_per_call", &per_call))
+        if (profile_meta_u64(p, "overhead_ns_per_call", &per_call))
             return -1;
         c->ns_per_call = (double)per_call;
         uint64_t inner = 0;
-        meta_u64(p, "overhead_inner_ns_per_call", &inner);
+        profile_meta_u64(p, "overhead_inner_ns_per_call", &inner);
         c->inner_ns = (double)inner;
         c->cost_ns = (double)c->calls * c->ns_per_call;
         c->run_ns = (double)all_roots_ns(p);
     }
     uint64_t build_ns = 0;
-    meta_u64(p, "build_ns", &build_ns);
+    profile_meta_u64(p, "build_ns", &build_ns);
     c->fixed_ns = COST_START_NS + (double)build_ns;
     return c->run_ns > 0 ? 0 : -1;
 }

@@ -9,6 +9,7 @@
  */
 #include "profile/profile.h"
 
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -218,6 +219,20 @@ PUBLIC const char *profile_get_meta(const struct profile *p, const char *key)
         if (p->process.meta[i].key && strcmp(p->process.meta[i].key, key) == 0)
             return p->process.meta[i].value;
     return NULL;
+}
+
+PUBLIC int profile_meta_u64(const struct profile *p, const char *key, uint64_t *v)
+{
+    const char *s = profile_get_meta(p, key);
+    char *end;
+    if (!s || *s < '0' || *s > '9')
+        return -1;
+    errno = 0;
+    unsigned long long x = strtoull(s, &end, 10);
+    if (*end || errno)
+        return -1;
+    *v = x;
+    return 0;
 }
 
 PUBLIC const struct prof_metric *profile_find_metric(const struct prof_thread *t,

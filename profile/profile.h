@@ -101,6 +101,9 @@ int profile_name_func(struct profile *p, struct prof_func *f, const char *name, 
 int profile_set_meta(struct profile *p, const char *key, const char *value);
 /* The value of key, or NULL. */
 const char *profile_get_meta(const struct profile *p, const char *key);
+/* The value of key as a whole decimal number into *v: 0, or -1 (*v left
+ * as it was) when the key is absent or its value is not such a number. */
+int profile_meta_u64(const struct profile *p, const char *key, uint64_t *v);
 
 /* The metric column called name in thread t, or NULL. */
 const struct prof_metric *profile_find_metric(const struct prof_thread *t, const char *name);

@@ -4,6 +4,7 @@
  * and turns the trace into calling-context trees (a struct profile) so
  * every report and export works on traces too.  Format: docs/trace-format.md.
  */
+#include "profile/procinfo.h"
 #include "profile/trace.h"
 #include "profile/u64map.h"
 #include "profile/codec.h"
@@ -611,13 +612,6 @@ static int thread_tree(const struct trace *tr, const struct trace_thread *tt, st
     return rc;
 }
 
-static int set_meta_u64(struct profile *p, const char *key, uint64_t v)
-{
-    char buf[32];
-    snprintf(buf, sizeof buf, "%llu", (unsigned long long)v);
-    return profile_set_meta(p, key, buf);
-}
-
 PUBLIC struct profile *trace_to_profile(const struct trace *tr, char *err, size_t errlen)
 {
     /* A fresh copy of the embedded profile (process + functions) gets the threads. */
@@ -639,9 +633,9 @@ PUBLIC struct profile *trace_to_profile(const struct trace *tr, char *err, size_
         p->nthreads = k + 1;
     }
     rc |= profile_set_meta(p, "source", "trace");
-    rc |= set_meta_u64(p, "trace_short_calls_dropped", short_calls);
-    rc |= set_meta_u64(p, "trace_events_lost", lost);
-    rc |= set_meta_u64(p, "unmatched_exits", unmatched);
+    rc |= procinfo_set_meta_u64(p, "trace_short_calls_dropped", short_calls);
+    rc |= procinfo_set_meta_u64(p, "trace_events_lost", lost);
+    rc |= procinfo_set_meta_u64(p, "unmatched_exits", unmatched);
     if (tr->flags & TR_FLAG_SIZE_CAP)
         rc |= profile_set_meta(p, "trace_truncated", "size cap reached");
     if (rc != 0) {

@@ -407,8 +407,9 @@ static int report_flat(FILE *out, const struct profile *p, const struct prof_thr
 
 static uint64_t meta_count(const struct profile *p, const char *key)
 {
-    const char *v = profile_get_meta(p, key);
-    return v ? strtoull(v, NULL, 10) : 0;
+    uint64_t v = 0;
+    profile_meta_u64(p, key, &v);
+    return v;
 }
 
 static void unexact_contexts(FILE *out, const struct profile *p, const char *column,

@@ -57,9 +57,9 @@ static void print_set_pause(enum live_consistency c, const struct live_set_pause
     printf(", pause %.3f ms%s (copying %.3f ms; the longest process %.3f ms, pid %d)", sp->pause_ns / 1e6,
            c == LIVE_PROCESS ? " in all, one process after another" : "", sp->copy_ns / 1e6,
            sp->pause_max_ns / 1e6, (int)sp->pause_max_pid);
-    const char *run = profile_get_meta(p, "live_set_pause_runnable_ns");
-    if (run && strtoull(run, NULL, 10) > 0)
-        printf(", the reader waiting for a CPU %.3f ms of it", strtoull(run, NULL, 10) / 1e6);
+    uint64_t run = 0;
+    if (profile_meta_u64(p, "live_set_pause_runnable_ns", &run) == 0 && run > 0)
+        printf(", the reader waiting for a CPU %.3f ms of it", run / 1e6);
 }
 
 static int snapshot_set(const struct live_set_sel *sel, enum live_consistency c, const char *out)

@@ -6,8 +6,9 @@
 
 static uint64_t meta_u64(const struct profile *p, const char *key)
 {
-    const char *v = profile_get_meta(p, key);
-    return v ? strtoull(v, NULL, 10) : 0;
+    uint64_t v = 0;
+    profile_meta_u64(p, key, &v);
+    return v;
 }
 
 int estimate_of(const struct profile *p, const struct prof_thread *th, struct estimate *e)

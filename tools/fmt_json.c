@@ -335,8 +335,8 @@ static int write_document(struct json *j, const struct profile *p)
     const char *files = profile_get_meta(p, "io_files");
     const char *ios = profile_get_meta(p, "io_series");
     const char *allocs = profile_get_meta(p, "alloc_series");
-    const char *iv = profile_get_meta(p, "io_interval_ns");
-    uint64_t interval = iv ? strtoull(iv, NULL, 10) : 0;
+    uint64_t interval = 0;
+    profile_meta_u64(p, "io_interval_ns", &interval);
     if (files)
         io_files(j, files);
     if (ios) {
