@@ -142,18 +142,27 @@ NOINSTR static uint64_t now_ns(void)
     return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
-/* How long a rank may sleep between two polls.  A parent waiting for a
- * child's partial, and the child sending it, are on the reduction's
- * critical path: 1 ms at most (a large message moves only while both
- * sides call into the library: Open MPI's shared-memory rendezvous took
- * 10-25 ms more per level with the sender polling every 10 ms).  A rank
- * waiting for the word to go on, or for its child to take it, delays
- * nobody's work: 10 ms.  On a node with more ranks than
- * cores most ranks wait that way, and each poll wakes a process and runs
- * the library's progress engine: 128 ranks polling every 20 us took the
- * cores from the few ranks still reducing (MPICH, 128 ranks on 2 cores:
- * 350-540 ms from the last rank's profile to the job's, docs/mpi.md). */
+/* How long a rank may sleep between two polls.  On a node with more
+ * ranks than cores each poll wakes a process and runs the library's
+ * progress engine, taking the cores from the few ranks still reducing
+ * (128 ranks polling every 20 us: MPICH, 2 cores, 350-540 ms from the last
+ * rank's profile to the job's, docs/mpi.md), so each wait sleeps as long
+ * as its place in the reduction allows:
+ *  - a parent waiting for its child's message is where the critical path
+ *    waits (the child is late): 250 us;
+ *  - a message on its way, once found (a large one moves only while both
+ *    sides call into the library), and a word a peer waits for: 1 ms;
+ *  - a child whose partial waits for its parent to get to it (after the
+ *    parent's own profile and earlier children): 3 ms.  When the parent
+ *    takes it, the child is the side that must wake; at 1 ms, 64 such
+ *    children polled at 128 ranks;
+ *  - a rank waiting for the word to go on, or for its child to take it,
+ *    delays nobody's work: 10 ms.
+ * 128 ranks, 2 cores, MPICH: 26.5 ms median with the parents at 1 ms and
+ * the children at 1 ms, 19.6 ms with these (docs/mpi.md). */
+#define POLL_PROBE_NS 250000l
 #define POLL_CRITICAL_NS 1000000l
+#define POLL_PATIENT_NS 3000000l
 #define POLL_IDLE_NS 10000000l
 
 /* Between two polls: nothing at first (a message on its way arrives in
@@ -199,7 +208,7 @@ NOINSTR static int wait_request(uint64_t *req, uint64_t deadline_ns, long cap_ns
     return wait_request_then(req, deadline_ns, cap_ns, 1);
 }
 
-NOINSTR int mpi_comm_send(int dest, const void *buf, size_t len, uint64_t deadline_ns)
+NOINSTR static int send_polling(int dest, const void *buf, size_t len, uint64_t deadline_ns, long cap_ns)
 {
     if (!ready || len > 0x7fffffff)
         return -1;
@@ -208,7 +217,17 @@ NOINSTR int mpi_comm_send(int dest, const void *buf, size_t len, uint64_t deadli
      * parent that gave up on us is never mistaken for one that has it. */
     if (pmpi.issend(buf, (int)len, byte_type, dest, TAG, (mh)(uintptr_t)own_comm, &req) != 0)
         return -1;
-    return wait_request(&req, deadline_ns, POLL_CRITICAL_NS);
+    return wait_request(&req, deadline_ns, cap_ns);
+}
+
+NOINSTR int mpi_comm_send(int dest, const void *buf, size_t len, uint64_t deadline_ns)
+{
+    return send_polling(dest, buf, len, deadline_ns, POLL_CRITICAL_NS);
+}
+
+NOINSTR int mpi_comm_send_patient(int dest, const void *buf, size_t len, uint64_t deadline_ns)
+{
+    return send_polling(dest, buf, len, deadline_ns, POLL_PATIENT_NS);
 }
 
 NOINSTR int mpi_comm_recv(int source, unsigned char **buf, size_t *len, uint64_t deadline_ns,
@@ -227,7 +246,7 @@ NOINSTR int mpi_comm_recv(int source, unsigned char **buf, size_t *len, uint64_t
             break;
         if (now_ns() >= deadline_ns)
             return 1;
-        pause_poll(&polls, POLL_CRITICAL_NS);
+        pause_poll(&polls, POLL_PROBE_NS);
     }
     int count = 0;
     if (pmpi.get_count(&st, byte_type, &count) != 0 || count < 0)

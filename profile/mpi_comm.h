@@ -19,6 +19,10 @@ int mpi_comm_init(int *rank, int *size, char *err, size_t errlen);
 /* Send len bytes to dest, done once dest has them: 0, 1 when the deadline
  * (CLOCK_MONOTONIC ns) passed first, -1 on an MPI error. */
 int mpi_comm_send(int dest, const void *buf, size_t len, uint64_t deadline_ns);
+/* The same for a message dest may take long to get to (a rank's partial,
+ * which its parent takes after its other children's): the sender sleeps
+ * longer between polls while it waits. */
+int mpi_comm_send_patient(int dest, const void *buf, size_t len, uint64_t deadline_ns);
 /* Receive the message of source (a new buffer): 0, 1 when none came by the
  * deadline or its bytes took longer than transfer_ns, -1 on an error. */
 int mpi_comm_recv(int source, unsigned char **buf, size_t *len, uint64_t deadline_ns, uint64_t transfer_ns);

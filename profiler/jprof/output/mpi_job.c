@@ -325,7 +325,7 @@ JP_NOINSTR static int send_up(struct merge *m, struct missing *miss, struct slow
         && (!miss->count || (mt && profile_set_meta(part, MISSING_KEY, mt) == 0))
         && profile_write_mem(part, &buf, &len) == 0;
     free(mt);
-    int rc = ok ? mpi_comm_send((int)merge_tree_parent((uint32_t)job.rank), buf, len, deadline) : -1;
+    int rc = ok ? mpi_comm_send_patient((int)merge_tree_parent((uint32_t)job.rank), buf, len, deadline) : -1;
     free(buf);
     if (rc != 0 && part)
         write_subtree(part,
