@@ -15,8 +15,7 @@
  * entered before its own try, outside those ranges.)
  *
  * The entry hook's calls are found in the host's code once per (host,
- * callee) and kept: x86-64 only (`lea callee(%rip),%rdi` or `mov
- * $callee,%edi`, then the call to the entry hook).  The frame is closed
+ * callee) and kept (common/entry_calls.h: x86-64 only).  The frame is closed
  * when every call found lies in the landing pad's ranges, and stays open
  * when none does.  When some do and some do not, when none is found, or
  * elsewhere than on x86-64, the owner is not known: the frame stays open,
@@ -27,7 +26,8 @@
 #include <hookit/profiler.h>
 #include <stdint.h>
 
-/* Find the entry hook the program's calls reach; at the plugin's start. */
+/* Find the entry hook the program's calls reach (common/entry_calls.h);
+ * at the plugin's start. */
 void hk_inlined_pads_start(void);
 
 /* The open frame i from the top of a plugin's shadow stack (0: the
