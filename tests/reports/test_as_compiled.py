@@ -46,13 +46,14 @@ def test_inlined_copies_fold_into_their_host(tmp):
     flat = hk.hookit(tmp, "report", "--flat", "--no-pager", prof).stdout
     assert "F:inlining.sq()" in flat and "F:inlining.twice()" in flat, flat
     flat = hk.hookit(tmp, "report", "--flat", "--no-pager", "--as-compiled", prof).stdout
-    assert "sq" not in flat and "F:inlining.twice()" in flat and "F:inlining.work()" in flat, flat
+    # (the names, not bare "sq": the header's path is a random directory's)
+    assert "F:inlining.sq()" not in flat and "F:inlining.twice()" in flat and "F:inlining.work()" in flat, flat
     tree = hk.hookit(tmp, "report", "--no-pager", "--as-compiled", prof).stdout
     assert not re.search(r"F:inlining\.sq\(\)", tree), tree
     diff = hk.hookit(tmp, "diff", "--all", "--as-compiled", prof, prof).stdout
-    assert "inlining:twice" in diff and "sq" not in diff, diff
+    assert "inlining:twice" in diff and "inlining:sq" not in diff, diff
     folded = hk.hookit(tmp, "export", "--format=folded", "--as-compiled", prof).stdout
-    assert folded and "sq" not in folded and "main;work;twice " in folded, folded
+    assert folded and not re.search(r"(^|;)sq[; ]", folded, re.M) and "main;work;twice " in folded, folded
 
 
 def test_live_snapshot_has_the_inlined_column(tmp):
