@@ -19,12 +19,14 @@
 
 struct hk_entry_calls {
     uintptr_t host, callee;
-    int32_t n;      /* calls found; -1: more than HK_ENTRY_CALLS_MAX, or none looked for */
-    int32_t unsure; /* the host has entry hook calls whose function the
-                     * scan could not tell: some may be callee's */
-    uint32_t at[HK_ENTRY_CALLS_MAX]; /* each call's last byte, from host:
-                                      * where a throw out of it is looked
-                                      * up in the LSDA */
+    /* calls found; -1: more than HK_ENTRY_CALLS_MAX, or none looked for */
+    int32_t n;
+    /* the host has entry hook calls whose function the scan could not
+     * tell: some may be callee's */
+    int32_t unsure;
+    /* each call's last byte, from host: where a throw out of it is looked
+     * up in the LSDA */
+    uint32_t at[HK_ENTRY_CALLS_MAX];
 };
 
 /* Find the entry hook the program's calls reach; at the plugin's start. */

@@ -13,11 +13,6 @@ enum pad_owner {
     OWNER_UNKNOWN,
 };
 
-NOINSTR void hk_inlined_pads_start(void)
-{
-    hk_entry_calls_start();
-}
-
 /* ---- the decision ---------------------------------------------------------- */
 
 NOINSTR static int in_ranges(const struct hookit_flow *f, uintptr_t a)

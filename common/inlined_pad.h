@@ -26,10 +26,6 @@
 #include <hookit/profiler.h>
 #include <stdint.h>
 
-/* Find the entry hook the program's calls reach (common/entry_calls.h);
- * at the plugin's start. */
-void hk_inlined_pads_start(void);
-
 /* The open frame i from the top of a plugin's shadow stack (0: the
  * innermost): its function and its call site. */
 typedef void (*hk_open_frame_fn)(const void *ctx, unsigned i, uint64_t *fn, uintptr_t *site);

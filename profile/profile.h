@@ -104,6 +104,12 @@ const char *profile_get_meta(const struct profile *p, const char *key);
 /* The value of key as a whole decimal number into *v: 0, or -1 (*v left
  * as it was) when the key is absent or its value is not such a number. */
 int profile_meta_u64(const struct profile *p, const char *key, uint64_t *v);
+/* The same, def when there is no such number. */
+static inline uint64_t profile_meta_u64_or(const struct profile *p, const char *key, uint64_t def)
+{
+    profile_meta_u64(p, key, &def);
+    return def;
+}
 
 /* The metric column called name in thread t, or NULL. */
 const struct prof_metric *profile_find_metric(const struct prof_thread *t, const char *name);

@@ -108,8 +108,7 @@ static int load_profile(struct io_input *in, char *err, size_t errlen)
         snprintf(err, errlen, "%s: the io_files table is not readable", in->path);
         return -1;
     }
-    in->interval_ns = 1000000000ull;
-    profile_meta_u64(p, "io_interval_ns", &in->interval_ns);
+    in->interval_ns = profile_meta_u64_or(p, "io_interval_ns", 1000000000ull);
     const char *s = profile_get_meta(p, "io_series");
     while (s && *s) {
         char *end;

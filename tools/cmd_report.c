@@ -405,13 +405,6 @@ static int report_flat(FILE *out, const struct profile *p, const struct prof_thr
 
 /* ---- one profile ------------------------------------------------------------------ */
 
-static uint64_t meta_count(const struct profile *p, const char *key)
-{
-    uint64_t v = 0;
-    profile_meta_u64(p, key, &v);
-    return v;
-}
-
 static void unexact_contexts(FILE *out, const struct profile *p, const char *column,
                              const struct report_opts *o);
 
@@ -420,7 +413,8 @@ static void unexact_contexts(FILE *out, const struct profile *p, const char *col
  * concerned follow, one a line. */
 static void lost_events_line(FILE *out, const struct profile *p, const struct report_opts *o)
 {
-    uint64_t dropped = meta_count(p, "dropped_events"), unmatched = meta_count(p, "unmatched_exits");
+    uint64_t dropped = profile_meta_u64_or(p, "dropped_events", 0),
+             unmatched = profile_meta_u64_or(p, "unmatched_exits", 0);
     if (!dropped && !unmatched)
         return;
     fprintf(out, "%s!! not exact: pid %d: %llu dropped event%s (calls or returns in a signal handler "
@@ -440,7 +434,7 @@ static void lost_events_line(FILE *out, const struct profile *p, const struct re
  * (docs/exactness.md, common/inlined_pad.h). */
 static void undecided_pads_line(FILE *out, const struct profile *p, const struct report_opts *o)
 {
-    uint64_t n = meta_count(p, "undecided_landing_pads");
+    uint64_t n = profile_meta_u64_or(p, "undecided_landing_pads", 0);
     if (!n)
         return;
     fprintf(out,
@@ -456,7 +450,7 @@ static void undecided_pads_line(FILE *out, const struct profile *p, const struct
  * doing, counted apart from the unmatched exits, and said so. */
 static void stopped_line(FILE *out, const struct profile *p, const struct report_opts *o)
 {
-    uint64_t n = meta_count(p, "unmatched_after_start");
+    uint64_t n = profile_meta_u64_or(p, "unmatched_after_start", 0);
     if (!n)
         return;
     fprintf(out,
@@ -557,7 +551,7 @@ static uint32_t incomplete_top(const struct profile *p, const struct prof_node *
 static void not_shown_line(FILE *out, const struct profile *p)
 {
     const char *filters = profile_get_meta(p, "filters");
-    uint64_t maxdepth = meta_count(p, "maxdepth");
+    uint64_t maxdepth = profile_meta_u64_or(p, "maxdepth", 0);
     const struct prof_node *top[INCOMPLETE_NAMED + 1] = { NULL };
     uint32_t incomplete = incomplete_top(p, top);
     if (!filters && !maxdepth && !incomplete)

@@ -4,19 +4,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-static uint64_t meta_u64(const struct profile *p, const char *key)
-{
-    uint64_t v = 0;
-    profile_meta_u64(p, key, &v);
-    return v;
-}
-
 int estimate_of(const struct profile *p, const struct prof_thread *th, struct estimate *e)
 {
     const struct prof_metric *m = profile_find_metric(th, "samples");
     e->samples = m ? m->values : NULL;
     e->subtree = NULL;
-    e->period_ns = meta_u64(p, "sample_period_ns");
+    e->period_ns = profile_meta_u64_or(p, "sample_period_ns", 0);
     if (!e->samples)
         return 0;
     e->subtree = calloc((size_t)th->nnodes + 1, sizeof *e->subtree);
@@ -59,11 +52,11 @@ void estimate_line(FILE *out, const struct profile *p)
         for (uint32_t i = 0; m && i < p->threads[t].nnodes; i++)
             samples += m->values[i];
     }
-    uint64_t period = meta_u64(p, "sample_period_ns"), own = meta_u64(p, "hookit_sampled_ns");
+    uint64_t period = profile_meta_u64_or(p, "sample_period_ns", 0);
+    uint64_t own = profile_meta_u64_or(p, "hookit_sampled_ns", 0);
+    uint64_t own_samples = profile_meta_u64_or(p, "hookit_samples", 0);
     char per[UNITS_BUF], ours[UNITS_BUF];
-    double share = samples + meta_u64(p, "hookit_samples")
-        ? 100.0 * (double)meta_u64(p, "hookit_samples") / (double)(samples + meta_u64(p, "hookit_samples"))
-        : 0;
+    double share = samples + own_samples ? 100.0 * (double)own_samples / (double)(samples + own_samples) : 0;
     fprintf(out,
             "# times: on-CPU from %llu samples (one per %s of CPU) plus measured blocking calls; "
             "'~' marks a time resting on fewer than %d samples; hookit's own code took %s (%.0f%% of "

@@ -335,8 +335,7 @@ static int write_document(struct json *j, const struct profile *p)
     const char *files = profile_get_meta(p, "io_files");
     const char *ios = profile_get_meta(p, "io_series");
     const char *allocs = profile_get_meta(p, "alloc_series");
-    uint64_t interval = 0;
-    profile_meta_u64(p, "io_interval_ns", &interval);
+    uint64_t interval = profile_meta_u64_or(p, "io_interval_ns", 0);
     if (files)
         io_files(j, files);
     if (ios) {

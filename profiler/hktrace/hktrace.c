@@ -2,7 +2,7 @@
  * record).  This file is the plugin ABI of include/hookit/profiler.h. */
 #include "hktrace.h"
 
-#include "common/inlined_pad.h"
+#include "common/entry_calls.h"
 
 #include <stdlib.h>
 
@@ -25,7 +25,7 @@ HT_EXPORT HT_NOINSTR int HookitStart(const struct hookit_host *host, struct hook
     ht_process_start();
     ht_threads_init();
     ht_names_start();
-    hk_inlined_pads_start();
+    hk_entry_calls_start(); /* for the landing pads' owners (common/inlined_pad.h) */
     plugin->abi_version = HOOKIT_ABI_VERSION;
     plugin->caps = HOOKIT_CAP_CALLS | HOOKIT_CAP_THREADS | HOOKIT_CAP_FORK |
                    HOOKIT_CAP_DLOPEN | HOOKIT_CAP_CONTROL;

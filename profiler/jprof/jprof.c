@@ -2,7 +2,7 @@
  * with exact call counts and inclusive/exclusive times.  This file is the
  * plugin ABI (include/hookit/profiler.h): start, events, finish. */
 #include "jprof.h"
-#include "common/inlined_pad.h"
+#include "common/entry_calls.h"
 #include "profiler/jprof/metrics/metrics.h"
 #include "profiler/jprof/frames/frames.h"
 #include "profiler/jprof/live/attend.h"
@@ -54,7 +54,7 @@ JP_EXPORT JP_NOINSTR int HookitStart(const struct hookit_host *host, struct hook
     jp_retire_init();
     jp_names_start();
     jp_skip_start(host->log);
-    hk_inlined_pads_start();
+    hk_entry_calls_start(); /* for the landing pads' owners (common/inlined_pad.h) */
     if (!jp_opt.start_on)
         *host->collecting = 0;
     plugin->abi_version = HOOKIT_ABI_VERSION;
